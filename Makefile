@@ -1,0 +1,71 @@
+# dlc: two commands on a fresh machine.
+#   make demo   set up (.venv, pinned wheels, CMake+ninja build) and run the MLP demo
+#   make test   set up and run every test (lit + pytest)
+# Both are idempotent; a second run rebuilds only what changed.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+BUILD  := build
+JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
+
+VENV_STAMP  := $(VENV)/.requirements-installed
+BUILD_NINJA := $(BUILD)/build.ninja
+PTH_STAMP   := $(VENV)/.dlc-pth-installed
+
+.PHONY: all venv configure build test lit pytest demo bench clean distclean
+
+all: build
+
+venv: $(VENV_STAMP)
+
+$(VENV_STAMP): requirements.txt
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@touch $@
+
+# Configured once; afterwards ninja re-runs CMake by itself when a
+# CMakeLists.txt changes.
+$(BUILD_NINJA): $(VENV_STAMP)
+	@site=$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
+	$(VENV)/bin/cmake -G Ninja -S . -B $(BUILD) \
+	  -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_MAKE_PROGRAM=$(CURDIR)/$(VENV)/bin/ninja \
+	  -DMLIR_DIR=$$site/mlir/lib/cmake/mlir \
+	  -DLLVM_DIR=$$site/llvm/lib/cmake/llvm \
+	  -DPython3_EXECUTABLE=$(CURDIR)/$(PY) \
+	  -DPython_EXECUTABLE=$(CURDIR)/$(PY)
+
+configure: $(BUILD_NINJA)
+
+# Puts build/python_packages on the venv's path so `import dlc` works.
+$(PTH_STAMP): $(VENV_STAMP)
+	@site=$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'); \
+	echo "$(CURDIR)/$(BUILD)/python_packages" > $$site/dlc.pth
+	@touch $@
+
+build: $(BUILD_NINJA) $(PTH_STAMP)
+	$(VENV)/bin/cmake --build $(BUILD) -- -j$(JOBS)
+
+lit: build
+	$(VENV)/bin/lit -sv $(BUILD)/test
+
+pytest: build
+	$(PY) -m pytest -q test/python
+
+test: build
+	$(VENV)/bin/lit -sv $(BUILD)/test
+	$(PY) -m pytest -q test/python
+
+demo: build
+	$(PY) examples/mlp.py
+
+bench: build
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(BUILD)
+
+distclean: clean
+	rm -rf $(VENV)

@@ -1,0 +1,57 @@
+//===- DLBase.td - dl dialect definition and type constraints -*- tablegen -*-===//
+//
+// The `dl` dialect: dlc's high-level tensor dialect. Ops work on ranked tensors
+// whose dimensions are static, except that the leading (batch) dimension may be
+// dynamic (`?`). Binary ops broadcast like numpy.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DL_BASE_TD
+#define DL_BASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def DL_Dialect : Dialect {
+  let name = "dl";
+  let cppNamespace = "::mlir::dl";
+  let summary = "High-level tensor dialect of the dlc deep-learning compiler";
+  let description = [{
+    `dl` holds the operators a deep-learning model is written in (matmul,
+    elementwise arithmetic with numpy broadcasting, activations, reductions,
+    shape manipulation). Every op infers its result type from its operands and
+    attributes, and every op verifies its operands with a precise message.
+
+    Tensors are ranked. All dimensions are static, except that the leading
+    dimension may be dynamic (`?`); this models a dynamic batch. Where two
+    dynamic dimensions meet (broadcasting, matmul batch), they are required to
+    be equal at run time; the `dlc` Python frontend checks this before a call.
+
+    `convert-dl-to-linalg` lowers every op to `linalg`, `tensor`, `arith` and
+    `math` on tensors.
+  }];
+  let hasConstantMaterializer = 1;
+}
+
+class DL_Op<string mnemonic, list<Trait> traits = []>
+    : Op<DL_Dialect, mnemonic, traits>;
+
+// Element types dl computes on.
+def DL_AnyElement : AnyTypeOf<[F16, BF16, F32, F64, I1, I8, I16, I32, I64]>;
+
+class DL_TensorOf<string pred, string desc>
+    : Type<CPred<pred>, desc, "::mlir::RankedTensorType">;
+
+def DL_Tensor : DL_TensorOf<"::mlir::dl::isDLTensor($_self)",
+    "ranked tensor of f16, bf16, f32, f64, i1, i8, i16, i32 or i64 values with "
+    "static dimensions except an optionally dynamic leading one">;
+
+def DL_NumericTensor : DL_TensorOf<"::mlir::dl::isDLNumericTensor($_self)",
+    "ranked tensor of f16, bf16, f32, f64, i8, i16, i32 or i64 values with "
+    "static dimensions except an optionally dynamic leading one">;
+
+def DL_FloatTensor : DL_TensorOf<"::mlir::dl::isDLFloatTensor($_self)",
+    "ranked tensor of f16, bf16, f32 or f64 values with static dimensions "
+    "except an optionally dynamic leading one">;
+
+#endif // DL_BASE_TD

@@ -1,0 +1,69 @@
+//===- Pipelines.h - dlc's named pass pipelines -----------------*- C++ -*-===//
+//
+// The CPU pipeline is built in ONE place (lib/Pipelines/CPUPipeline.cpp) as a
+// sequence of named stages; `from`/`to` select a slice of it so that any stage
+// can be replayed from the printed IR of the previous one.
+//
+//===----------------------------------------------------------------------===//
+#ifndef DL_PIPELINES_H
+#define DL_PIPELINES_H
+
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir {
+class OpPassManager;
+namespace dl {
+
+/// The stages of the CPU pipeline, in order. The IR "at" a stage is the IR
+/// after the passes that produce it.
+enum class CPUStage {
+  DL,         // dl as traced / written
+  Graph,      // dl after graph-level simplification
+  Linalg,     // linalg on tensors
+  Bufferized, // linalg on memrefs, deallocation explicit
+  Affine,     // affine loops (tiled when tile-size > 0)
+  Vector,     // affine loops with vector ops
+  LLVM,       // llvm dialect, ready for the ExecutionEngine
+};
+
+/// The `cl::values` naming every stage (for the `from`/`to` options).
+inline auto cpuStageValues() {
+  return llvm::cl::values(
+      clEnumValN(CPUStage::DL, "dl", "dl as written"),
+      clEnumValN(CPUStage::Graph, "graph", "dl after graph simplification"),
+      clEnumValN(CPUStage::Linalg, "linalg", "linalg on tensors"),
+      clEnumValN(CPUStage::Bufferized, "bufferized", "linalg on memrefs"),
+      clEnumValN(CPUStage::Affine, "affine", "affine loops"),
+      clEnumValN(CPUStage::Vector, "vector", "affine loops with vectors"),
+      clEnumValN(CPUStage::LLVM, "llvm", "llvm dialect"));
+}
+
+struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
+  Option<CPUStage> from{*this, "from",
+                        llvm::cl::desc("Stage the input IR is at"),
+                        llvm::cl::init(CPUStage::DL), cpuStageValues()};
+  Option<CPUStage> to{*this, "to",
+                      llvm::cl::desc("Stage to stop at (inclusive)"),
+                      llvm::cl::init(CPUStage::LLVM), cpuStageValues()};
+  Option<unsigned> tileSize{
+      *this, "tile-size",
+      llvm::cl::desc("Tile affine loop nests with this tile size (0: no "
+                     "tiling). The hook where dependence-driven tiling goes."),
+      llvm::cl::init(0)};
+  Option<unsigned> vectorWidth{
+      *this, "vector-width",
+      llvm::cl::desc("Vectorize innermost affine loops with this many lanes "
+                     "(0: no vectorization)"),
+      llvm::cl::init(8)};
+};
+
+/// Adds the passes that take IR at `options.from` to IR at `options.to`.
+void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
+
+/// Registers `dl-cpu-pipeline`.
+void registerPipelines();
+
+} // namespace dl
+} // namespace mlir
+
+#endif // DL_PIPELINES_H

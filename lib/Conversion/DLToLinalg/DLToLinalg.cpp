@@ -1,0 +1,520 @@
+//===- DLToLinalg.cpp - convert-dl-to-linalg ------------------------------===//
+//
+// Lowers every dl op to upstream ops on tensors. Ours, because upstream has no
+// dl; the output uses only upstream named ops and linalg.generic so that every
+// upstream linalg transformation (fusion, tiling, vectorization, bufferization)
+// applies afterwards.
+//
+// - numpy broadcasting becomes indexing maps (a size-1 operand dimension reads
+//   index 0), never a materialized broadcast copy;
+// - matmul: linalg.matmul (2-D), linalg.batch_matmul (3-D, equal batch) or a
+//   linalg.generic contraction (broadcast batch dimensions);
+// - reductions: linalg.reduce, then tensor.expand_shape for keepdims;
+// - softmax: max-reduce, exp(x - max), sum-reduce, divide (numerically stable);
+// - reshape: tensor.collapse_shape to 1-D and tensor.expand_shape to the new
+//   shape (both bufferize to views, no copy).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dl/DLOps.h"
+#include "dl/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+namespace mlir::dl {
+#define GEN_PASS_DEF_CONVERTDLTOLINALG
+#include "dl/Passes.h.inc"
+} // namespace mlir::dl
+
+using namespace mlir;
+using namespace mlir::dl;
+
+namespace {
+
+using BodyBuilder = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+bool isFloat(Type type) { return isa<FloatType>(type); }
+
+/// `tensor.empty` of `type`, taking dynamic sizes from `dynamicSizes` in order.
+Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                  ValueRange dynamicSizes) {
+  return tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType(),
+                                 dynamicSizes);
+}
+
+/// The dynamic sizes of `resultType`, each read from the first of `operands`
+/// whose dimension aligned from the right (`numpy` style) is dynamic too.
+/// `trailing` dimensions of the result are not aligned with the operands
+/// (matmul's M and N); they are passed in `trailingSizes` instead.
+SmallVector<Value> alignedDynamicSizes(OpBuilder &b, Location loc,
+                                       RankedTensorType resultType,
+                                       ValueRange operands,
+                                       ArrayRef<int64_t> operandRanks) {
+  SmallVector<Value> sizes;
+  int64_t rank = resultType.getRank();
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    if (!resultType.isDynamicDim(dim))
+      continue;
+    for (auto [operand, operandRank] : llvm::zip(operands, operandRanks)) {
+      int64_t operandDim = dim - (rank - operandRank);
+      auto type = cast<RankedTensorType>(operand.getType());
+      if (operandDim >= 0 && type.isDynamicDim(operandDim)) {
+        sizes.push_back(tensor::DimOp::create(b, loc, operand, operandDim));
+        break;
+      }
+    }
+  }
+  return sizes;
+}
+
+/// Indexing map reading an operand of shape `operandShape` (the last
+/// `operandShape.size()` of `numLoops` loops, offset by `firstDim`) while
+/// iterating over `resultShape`: broadcast dimensions read index 0.
+AffineMap broadcastReadMap(MLIRContext *ctx, int64_t numLoops,
+                           ArrayRef<int64_t> operandShape,
+                           ArrayRef<int64_t> resultShape,
+                           int64_t firstResultDim) {
+  SmallVector<AffineExpr> exprs;
+  int64_t offset = resultShape.size() - operandShape.size();
+  for (auto [dim, size] : llvm::enumerate(operandShape)) {
+    int64_t resultDim = dim + offset;
+    if (size == 1 && resultShape[resultDim] != 1)
+      exprs.push_back(getAffineConstantExpr(0, ctx));
+    else
+      exprs.push_back(getAffineDimExpr(firstResultDim + resultDim, ctx));
+  }
+  return AffineMap::get(numLoops, 0, exprs, ctx);
+}
+
+/// An all-parallel linalg.generic producing `resultType` from `inputs`, which
+/// broadcast against the result numpy-style.
+Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
+                       ValueRange inputs, BodyBuilder body) {
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = resultType.getRank();
+  SmallVector<AffineMap> maps;
+  SmallVector<int64_t> ranks;
+  for (Value input : inputs) {
+    auto type = cast<RankedTensorType>(input.getType());
+    maps.push_back(broadcastReadMap(ctx, rank, type.getShape(),
+                                    resultType.getShape(), 0));
+    ranks.push_back(type.getRank());
+  }
+  maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
+  Value init = emptyTensor(
+      b, loc, resultType, alignedDynamicSizes(b, loc, resultType, inputs, ranks));
+  SmallVector<utils::IteratorType> iterators(rank,
+                                             utils::IteratorType::parallel);
+  auto generic = linalg::GenericOp::create(
+      b, loc, resultType, inputs, ValueRange{init}, maps, iterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        Value result = body(nested, nestedLoc, args.drop_back());
+        linalg::YieldOp::create(nested, nestedLoc, result);
+      });
+  return generic.getResult(0);
+}
+
+Value constantScalar(OpBuilder &b, Location loc, Type type, double floatValue,
+                     int64_t intValue) {
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(floatType, floatValue));
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, intValue));
+}
+
+Value addScalars(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isFloat(x.getType()))
+    return arith::AddFOp::create(b, loc, x, y);
+  return arith::AddIOp::create(b, loc, x, y);
+}
+
+Value mulScalars(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isFloat(x.getType()))
+    return arith::MulFOp::create(b, loc, x, y);
+  return arith::MulIOp::create(b, loc, x, y);
+}
+
+/// numpy's max: NaN-propagating on floats.
+Value maxScalars(OpBuilder &b, Location loc, Value x, Value y) {
+  if (isFloat(x.getType()))
+    return arith::MaximumFOp::create(b, loc, x, y);
+  return arith::MaxSIOp::create(b, loc, x, y);
+}
+
+/// The identity of max: -inf, or the smallest signed integer.
+Value lowestValue(OpBuilder &b, Location loc, Type type) {
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(
+        b, loc,
+        b.getFloatAttr(floatType, APFloat::getInf(floatType.getFloatSemantics(),
+                                                  /*Negative=*/true)));
+  return arith::ConstantOp::create(
+      b, loc,
+      b.getIntegerAttr(type, APInt::getSignedMinValue(type.getIntOrFloatBitWidth())));
+}
+
+Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                   ValueRange dynamicSizes, Value fillValue) {
+  Value empty = emptyTensor(b, loc, type, dynamicSizes);
+  return linalg::FillOp::create(b, loc, ValueRange{fillValue}, ValueRange{empty})
+      .getResult(0);
+}
+
+/// linalg.reduce of `input` over sorted `axes`, starting from `init`, combining
+/// with `combine`. The result drops the reduced dimensions.
+Value buildReduce(OpBuilder &b, Location loc, Value input,
+                  ArrayRef<int64_t> axes, Value initValue,
+                  function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape;
+  SmallVector<Value> dynamicSizes;
+  for (auto [dim, size] : llvm::enumerate(type.getShape())) {
+    if (llvm::is_contained(axes, static_cast<int64_t>(dim)))
+      continue;
+    shape.push_back(size);
+    if (ShapedType::isDynamic(size))
+      dynamicSizes.push_back(tensor::DimOp::create(b, loc, input, dim));
+  }
+  auto reducedType = RankedTensorType::get(shape, type.getElementType());
+  Value init = filledTensor(b, loc, reducedType, dynamicSizes, initValue);
+  auto reduce = linalg::ReduceOp::create(
+      b, loc, ValueRange{input}, ValueRange{init}, axes,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        // linalg.reduce passes (input element, accumulator).
+        Value result = combine(nested, nestedLoc, args[1], args[0]);
+        linalg::YieldOp::create(nested, nestedLoc, result);
+      });
+  return reduce.getResult(0);
+}
+
+/// Reinserts the reduced `axes` as size-1 dimensions (keepdims).
+Value expandReducedDims(OpBuilder &b, Location loc, Value reduced,
+                        RankedTensorType keptType, ArrayRef<int64_t> axes) {
+  auto reducedType = cast<RankedTensorType>(reduced.getType());
+  SmallVector<ReassociationIndices> groups(reducedType.getRank());
+  ReassociationIndices leadingOnes;
+  int64_t group = -1;
+  for (int64_t dim = 0; dim < keptType.getRank(); ++dim) {
+    bool isReduced = llvm::is_contained(axes, dim);
+    if (!isReduced) {
+      ++group;
+      groups[group].append(leadingOnes.begin(), leadingOnes.end());
+      leadingOnes.clear();
+      groups[group].push_back(dim);
+    } else if (group < 0) {
+      leadingOnes.push_back(dim);
+    } else {
+      groups[group].push_back(dim);
+    }
+  }
+  return tensor::ExpandShapeOp::create(b, loc, keptType, reduced, groups);
+}
+
+//===----------------------------------------------------------------------===//
+// Patterns
+//===----------------------------------------------------------------------===//
+
+struct ConstantLowering : OpRewritePattern<ConstantOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConstantOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+        op, cast<TypedAttr>(op.getValueAttr()));
+    return success();
+  }
+};
+
+template <typename OpTy, typename FloatOp, typename IntOp>
+struct BinaryLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    auto resultType = cast<RankedTensorType>(op.getType());
+    Value result = buildElementwise(
+        rewriter, op.getLoc(), resultType, {op.getLhs(), op.getRhs()},
+        [](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          if (isFloat(args[0].getType()))
+            return FloatOp::create(b, loc, args[0], args[1]);
+          return IntOp::create(b, loc, args[0], args[1]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct ReluLowering : OpRewritePattern<ReluOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReluOp op,
+                                PatternRewriter &rewriter) const override {
+    Value result = buildElementwise(
+        rewriter, op.getLoc(), op.getType(), {op.getInput()},
+        [](OpBuilder &b, Location loc, ValueRange args) {
+          Value zero = constantScalar(b, loc, args[0].getType(), 0.0, 0);
+          return maxScalars(b, loc, args[0], zero);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct ExpLowering : OpRewritePattern<ExpOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ExpOp op,
+                                PatternRewriter &rewriter) const override {
+    Value result = buildElementwise(
+        rewriter, op.getLoc(), op.getType(), {op.getInput()},
+        [](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          return math::ExpOp::create(b, loc, args[0]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct MatmulLowering : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value lhs = op.getLhs(), rhs = op.getRhs();
+    auto lhsType = cast<RankedTensorType>(lhs.getType());
+    auto rhsType = cast<RankedTensorType>(rhs.getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    int64_t rank = resultType.getRank();
+    int64_t batchRank = rank - 2;
+
+    // Dynamic sizes: batch dims align with the operands' batch dims; M comes
+    // from lhs, N from rhs.
+    SmallVector<Value> dynamicSizes;
+    for (int64_t dim = 0; dim < rank; ++dim) {
+      if (!resultType.isDynamicDim(dim))
+        continue;
+      if (dim == rank - 2) {
+        dynamicSizes.push_back(
+            tensor::DimOp::create(rewriter, loc, lhs, lhsType.getRank() - 2));
+        continue;
+      }
+      for (auto [operand, type] :
+           {std::pair{lhs, lhsType}, std::pair{rhs, rhsType}}) {
+        int64_t operandDim = dim - (rank - type.getRank());
+        if (operandDim >= 0 && type.isDynamicDim(operandDim)) {
+          dynamicSizes.push_back(
+              tensor::DimOp::create(rewriter, loc, operand, operandDim));
+          break;
+        }
+      }
+    }
+    Type elementType = resultType.getElementType();
+    Value zero = constantScalar(rewriter, loc, elementType, 0.0, 0);
+    Value init = filledTensor(rewriter, loc, resultType, dynamicSizes, zero);
+
+    if (rank == 2 && lhsType.getRank() == 2 && rhsType.getRank() == 2) {
+      rewriter.replaceOpWithNewOp<linalg::MatmulOp>(op, ValueRange{lhs, rhs},
+                                                    ValueRange{init});
+      return success();
+    }
+    if (rank == 3 && lhsType.getRank() == 3 && rhsType.getRank() == 3 &&
+        lhsType.getDimSize(0) == rhsType.getDimSize(0)) {
+      rewriter.replaceOpWithNewOp<linalg::BatchMatmulOp>(
+          op, ValueRange{lhs, rhs}, ValueRange{init});
+      return success();
+    }
+
+    // General case: loops (batch..., m, n, k), batch dims broadcast.
+    MLIRContext *ctx = rewriter.getContext();
+    int64_t numLoops = batchRank + 3;
+    ArrayRef<int64_t> batchShape = resultType.getShape().drop_back(2);
+    auto operandMap = [&](RankedTensorType type, int64_t row, int64_t col) {
+      AffineMap batchMap =
+          broadcastReadMap(ctx, numLoops, type.getShape().drop_back(2),
+                           batchShape, 0);
+      SmallVector<AffineExpr> exprs(batchMap.getResults());
+      exprs.push_back(getAffineDimExpr(row, ctx));
+      exprs.push_back(getAffineDimExpr(col, ctx));
+      return AffineMap::get(numLoops, 0, exprs, ctx);
+    };
+    int64_t m = batchRank, n = batchRank + 1, k = batchRank + 2;
+    SmallVector<AffineMap> maps = {operandMap(lhsType, m, k),
+                                   operandMap(rhsType, k, n)};
+    SmallVector<AffineExpr> outExprs;
+    for (int64_t dim = 0; dim < rank; ++dim)
+      outExprs.push_back(getAffineDimExpr(dim, ctx));
+    maps.push_back(AffineMap::get(numLoops, 0, outExprs, ctx));
+    SmallVector<utils::IteratorType> iterators(numLoops - 1,
+                                               utils::IteratorType::parallel);
+    iterators.push_back(utils::IteratorType::reduction);
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, resultType, ValueRange{lhs, rhs}, ValueRange{init}, maps,
+        iterators, [](OpBuilder &b, Location nestedLoc, ValueRange args) {
+          Value product = mulScalars(b, nestedLoc, args[0], args[1]);
+          linalg::YieldOp::create(b, nestedLoc,
+                                  addScalars(b, nestedLoc, args[2], product));
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+template <typename OpTy>
+struct ReductionLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  static constexpr bool isMax = std::is_same_v<OpTy, ReduceMaxOp>;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Type elementType = op.getType().getElementType();
+    Value initValue = isMax ? lowestValue(rewriter, loc, elementType)
+                            : constantScalar(rewriter, loc, elementType, 0.0, 0);
+    Value reduced = buildReduce(rewriter, loc, op.getInput(), op.getAxes(),
+                                initValue, isMax ? maxScalars : addScalars);
+    if (op.getKeepdims())
+      reduced = expandReducedDims(rewriter, loc, reduced, op.getType(),
+                                  op.getAxes());
+    rewriter.replaceOp(op, reduced);
+    return success();
+  }
+};
+
+struct TransposeLowering : OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resultType = cast<RankedTensorType>(op.getType());
+    SmallVector<Value> dynamicSizes;
+    // Only the leading dimension can be dynamic, and it stays in front.
+    if (resultType.getRank() > 0 && resultType.isDynamicDim(0))
+      dynamicSizes.push_back(
+          tensor::DimOp::create(rewriter, loc, op.getInput(), 0));
+    Value init = emptyTensor(rewriter, loc, resultType, dynamicSizes);
+    auto transpose = linalg::TransposeOp::create(rewriter, loc, op.getInput(),
+                                                 init, op.getPermutation());
+    rewriter.replaceOp(op, transpose.getResult()[0]);
+    return success();
+  }
+};
+
+struct ReshapeLowering : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value value = op.getInput();
+    auto inputType = cast<RankedTensorType>(value.getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    Type elementType = inputType.getElementType();
+
+    // Row-major order makes every reshape "flatten, then unflatten".
+    if (inputType.getRank() == 0) {
+      value = tensor::ExpandShapeOp::create(
+          rewriter, loc, RankedTensorType::get({1}, elementType), value,
+          ArrayRef<ReassociationIndices>{});
+    } else if (inputType.getRank() > 1) {
+      ReassociationIndices all =
+          llvm::to_vector(llvm::seq<int64_t>(0, inputType.getRank()));
+      value = tensor::CollapseShapeOp::create(rewriter, loc, value,
+                                              ArrayRef<ReassociationIndices>{all});
+    }
+    if (resultType.getRank() == 0) {
+      value = tensor::CollapseShapeOp::create(rewriter, loc, resultType, value,
+                                              ArrayRef<ReassociationIndices>{});
+    } else if (resultType.getRank() > 1) {
+      ReassociationIndices all =
+          llvm::to_vector(llvm::seq<int64_t>(0, resultType.getRank()));
+      value = tensor::ExpandShapeOp::create(rewriter, loc, resultType, value,
+                                            ArrayRef<ReassociationIndices>{all});
+    }
+    rewriter.replaceOp(op, value);
+    return success();
+  }
+};
+
+struct SoftmaxLowering : OpRewritePattern<SoftmaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SoftmaxOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = op.getInput();
+    auto type = cast<RankedTensorType>(op.getType());
+    int64_t axis = op.getAxis();
+    int64_t rank = type.getRank();
+    MLIRContext *ctx = rewriter.getContext();
+    Type elementType = type.getElementType();
+
+    // Maps of the full iteration space and of its reduction along `axis`.
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+    AffineMap reducedMap = identity.dropResult(axis);
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    SmallVector<Value> dynamicSizes;
+    if (rank > 0 && type.isDynamicDim(0))
+      dynamicSizes.push_back(tensor::DimOp::create(rewriter, loc, input, 0));
+
+    auto mapWithReduced = [&](Value full, Value reduced,
+                              function_ref<Value(OpBuilder &, Location, Value,
+                                                 Value)>
+                                  body) {
+      Value init = emptyTensor(rewriter, loc, type, dynamicSizes);
+      return linalg::GenericOp::create(
+                 rewriter, loc, type, ValueRange{full, reduced},
+                 ValueRange{init},
+                 ArrayRef<AffineMap>{identity, reducedMap, identity}, iterators,
+                 [&](OpBuilder &b, Location nestedLoc, ValueRange args) {
+                   linalg::YieldOp::create(
+                       b, nestedLoc, body(b, nestedLoc, args[0], args[1]));
+                 })
+          .getResult(0);
+    };
+
+    Value max = buildReduce(rewriter, loc, input, {axis},
+                            lowestValue(rewriter, loc, elementType), maxScalars);
+    Value exps = mapWithReduced(
+        input, max, [](OpBuilder &b, Location l, Value x, Value m) -> Value {
+          return math::ExpOp::create(b, l, arith::SubFOp::create(b, l, x, m));
+        });
+    Value sum = buildReduce(rewriter, loc, exps, {axis},
+                            constantScalar(rewriter, loc, elementType, 0.0, 0),
+                            addScalars);
+    Value result = mapWithReduced(
+        exps, sum, [](OpBuilder &b, Location l, Value e, Value s) -> Value {
+          return arith::DivFOp::create(b, l, e, s);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct ConvertDLToLinalgPass
+    : public dl::impl::ConvertDLToLinalgBase<ConvertDLToLinalgPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    ConversionTarget target(*ctx);
+    target.addIllegalDialect<DLDialect>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    RewritePatternSet patterns(ctx);
+    populateDLToLinalgConversionPatterns(patterns);
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::dl::populateDLToLinalgConversionPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<ConstantLowering, ReluLowering, ExpLowering, MatmulLowering,
+               ReductionLowering<ReduceSumOp>, ReductionLowering<ReduceMaxOp>,
+               TransposeLowering, ReshapeLowering, SoftmaxLowering,
+               BinaryLowering<AddOp, arith::AddFOp, arith::AddIOp>,
+               BinaryLowering<SubOp, arith::SubFOp, arith::SubIOp>,
+               BinaryLowering<MulOp, arith::MulFOp, arith::MulIOp>,
+               BinaryLowering<DivOp, arith::DivFOp, arith::DivSIOp>>(
+      patterns.getContext());
+}

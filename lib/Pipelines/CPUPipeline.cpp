@@ -1,0 +1,152 @@
+//===- CPUPipeline.cpp - dl-cpu-pipeline ----------------------------------===//
+//
+// The whole CPU lowering, top to bottom, in one function. Each stage is a named
+// phase; `from`/`to` run a slice, so Python can show the IR at every stage and
+// `dl-opt` can replay any stage from printed IR.
+//
+//   dl ─graph─> dl ─linalg─> linalg on tensors ─bufferized─> linalg on memrefs
+//      ─affine─> affine loops (+ tiling hook) ─vector─> affine + vector
+//      ─llvm─> llvm dialect for the ExecutionEngine
+//
+// Upstream passes do every step except convert-dl-to-linalg.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dl/Pipelines.h"
+#include "dl/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Affine/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::dl;
+
+namespace {
+
+void addCleanups(OpPassManager &pm) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+/// dl -> dl: graph-level simplification (folding, dead code, CSE).
+void addGraphStage(OpPassManager &pm) { addCleanups(pm); }
+
+/// dl -> linalg on tensors; elementwise producers fused into consumers.
+void addLinalgStage(OpPassManager &pm) {
+  pm.addPass(createConvertDLToLinalg());
+  pm.addPass(createLinalgElementwiseOpFusionPass());
+  addCleanups(pm);
+}
+
+/// Tensors -> memrefs, function boundaries included (identity layouts, so the
+/// caller passes plain contiguous buffers), then explicit deallocation of
+/// every temporary: returned buffers are owned by the caller.
+void addBufferizedStage(OpPassManager &pm) {
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  pm.addPass(createCanonicalizerPass());
+  bufferization::buildBufferDeallocationPipeline(pm);
+  addCleanups(pm);
+}
+
+/// linalg on memrefs -> affine loop nests. `tileSize` is the hook for loop
+/// tiling; today it runs upstream's affine-loop-tile.
+void addAffineStage(OpPassManager &pm, const CPUPipelineOptions &options) {
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToAffineLoopsPass());
+  if (options.tileSize > 0) {
+    std::unique_ptr<Pass> tiling = affine::createLoopTilingPass();
+    std::string tilingOptions = "tile-size=" + std::to_string(options.tileSize);
+    (void)tiling->initializeOptions(tilingOptions, [](const Twine &) {
+      return failure();
+    });
+    pm.addNestedPass<func::FuncOp>(std::move(tiling));
+  }
+  pm.addNestedPass<func::FuncOp>(affine::createAffineLoopInvariantCodeMotionPass());
+  addCleanups(pm);
+}
+
+/// Innermost affine loops -> vector ops (upstream super-vectorizer; loops it
+/// cannot prove vectorizable stay scalar).
+void addVectorStage(OpPassManager &pm, const CPUPipelineOptions &options) {
+  if (options.vectorWidth == 0)
+    return;
+  affine::AffineVectorizeOptions vectorize;
+  vectorize.vectorSizes = {static_cast<int64_t>(options.vectorWidth)};
+  vectorize.vectorizeReductions = true;
+  pm.addNestedPass<func::FuncOp>(affine::createAffineVectorize(vectorize));
+  addCleanups(pm);
+}
+
+/// Everything -> llvm dialect.
+void addLLVMStage(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createSCFToControlFlowPass());
+  addCleanups(pm);
+  pm.addPass(createConvertVectorToLLVMPass());
+  pm.addNestedPass<func::FuncOp>(createConvertMathToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createUBToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  addCleanups(pm);
+}
+
+} // namespace
+
+void mlir::dl::buildCPUPipeline(OpPassManager &pm,
+                                const CPUPipelineOptions &options) {
+  auto runs = [&](CPUStage stage) {
+    return options.from < stage && stage <= options.to;
+  };
+  if (runs(CPUStage::Graph))
+    addGraphStage(pm);
+  if (runs(CPUStage::Linalg))
+    addLinalgStage(pm);
+  if (runs(CPUStage::Bufferized))
+    addBufferizedStage(pm);
+  if (runs(CPUStage::Affine))
+    addAffineStage(pm, options);
+  if (runs(CPUStage::Vector))
+    addVectorStage(pm, options);
+  if (runs(CPUStage::LLVM))
+    addLLVMStage(pm);
+}
+
+void mlir::dl::registerPipelines() {
+  registerPassPipeline(
+      "dl-cpu-pipeline",
+      "Lower dl to the llvm dialect for CPU execution, through linalg, "
+      "bufferization, affine and vector; `from`/`to` select stages",
+      [](OpPassManager &pm, StringRef optionsText,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        CPUPipelineOptions options;
+        if (failed(options.parseFromString(optionsText)))
+          return failure();
+        if (options.from > options.to)
+          return errorHandler("dl-cpu-pipeline: `from` must not come after "
+                              "`to` in the stage order dl, graph, linalg, "
+                              "bufferized, affine, vector, llvm");
+        buildCPUPipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> printOptions) {
+        printOptions(CPUPipelineOptions());
+      });
+}

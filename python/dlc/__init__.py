@@ -1,0 +1,1 @@
+"""dlc: an MLIR-based deep-learning compiler."""

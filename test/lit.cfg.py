@@ -1,0 +1,24 @@
+# lit configuration of dlc's FileCheck suites (test/Dialect, test/Conversion,
+# test/Pipelines). `filecheck` is the Python FileCheck from requirements.txt.
+import os
+import shutil
+import sys
+
+import lit.formats
+
+config.name = "dlc"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.dlc_obj_root, "test")
+config.excludes = ["python", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in"]
+
+venv_bin = os.path.dirname(sys.executable)
+path = [config.dlc_tools_dir, venv_bin, config.llvm_tools_dir,
+        config.environment.get("PATH", os.environ.get("PATH", ""))]
+config.environment["PATH"] = os.pathsep.join(path)
+
+filecheck = shutil.which("filecheck", path=os.pathsep.join(path))
+if filecheck is None:
+    lit_config.fatal("`filecheck` is not installed; run `make test` to set up .venv")
+config.substitutions.append(("FileCheck", filecheck))

@@ -1,0 +1,30 @@
+//===- dl-opt.cpp - the dlc optimizer driver ------------------------------===//
+//
+// mlir-opt with the dl dialect, dlc's passes and pipelines added to every
+// upstream dialect, extension and pass.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dl/DLDialect.h"
+#include "dl/Passes.h"
+#include "dl/Pipelines.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::registerAllPasses();
+  mlir::dl::registerDLPasses();
+  mlir::dl::registerPipelines();
+
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  registry.insert<mlir::dl::DLDialect>();
+
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "dl-opt: the dlc optimizer driver\n", registry));
+}
