@@ -49,9 +49,7 @@ Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type,
 }
 
 /// The dynamic sizes of `resultType`, each read from the first of `operands`
-/// whose dimension aligned from the right (`numpy` style) is dynamic too.
-/// `trailing` dimensions of the result are not aligned with the operands
-/// (matmul's M and N); they are passed in `trailingSizes` instead.
+/// whose dimension aligned from the right (numpy style) is dynamic too.
 SmallVector<Value> alignedDynamicSizes(OpBuilder &b, Location loc,
                                        RankedTensorType resultType,
                                        ValueRange operands,
@@ -367,6 +365,11 @@ struct ReductionLowering : OpRewritePattern<OpTy> {
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
+    // Reducing over no axis is the identity (numpy: sum(x, axis=())).
+    if (op.getAxes().empty()) {
+      rewriter.replaceOp(op, op.getInput());
+      return success();
+    }
     Location loc = op.getLoc();
     Type elementType = op.getType().getElementType();
     Value initValue = isMax ? lowestValue(rewriter, loc, elementType)

@@ -1,0 +1,32 @@
+"""Exceptions raised by dlc.
+
+Every error a user can cause is a subclass of :class:`DLCError` and also of the
+builtin exception a Python user would expect (``TypeError`` for wrong dtypes or
+arity, ``ValueError`` for wrong shapes), so ``except ValueError`` keeps working.
+"""
+
+
+class DLCError(Exception):
+    """Base class of every dlc error."""
+
+
+class DTypeError(DLCError, TypeError):
+    """An argument or operand has a dtype the operation does not accept."""
+
+
+class ShapeError(DLCError, ValueError):
+    """An argument or operand has a shape the operation does not accept."""
+
+
+class ArityError(DLCError, TypeError):
+    """A compiled function was called with the wrong number of arguments."""
+
+
+class TraceError(DLCError, TypeError):
+    """The traced function did something that cannot be compiled (for example,
+    it converted a traced tensor to a Python bool or a numpy array)."""
+
+
+class CompileError(DLCError, RuntimeError):
+    """A pass of the compilation pipeline failed. The message holds the stage
+    and MLIR's diagnostics, whose locations point at the user's source lines."""

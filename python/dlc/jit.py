@@ -1,0 +1,321 @@
+"""``dlc.jit``: trace, compile, cache and call.
+
+Like ``jax.jit``: the first call with a new signature (argument shapes and
+dtypes) traces the Python function into `dl`, compiles it through
+`dl-cpu-pipeline` and the ExecutionEngine, and caches the result; later calls
+with that signature run the compiled code directly. ``f.lower(*args)`` stops
+before compiling and shows the IR at any stage; ``.compile()`` finishes.
+"""
+
+import functools
+import inspect
+import numbers
+import re
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import compiler, dtypes
+from .errors import ArityError, DTypeError, ShapeError, TraceError
+from .runtime import CompiledFunction
+from .tracing import Tensor, Trace, current_trace
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """What a compiled function accepts at one argument position. `shape` has
+    None for the dynamic (batch) dimension. `static` holds the value of a
+    Python scalar argument, which is a compile-time constant."""
+
+    name: str
+    shape: tuple = None
+    dtype: np.dtype = None
+    static: object = None
+
+    @property
+    def is_static(self):
+        return self.shape is None
+
+    def describe(self):
+        if self.is_static:
+            return f"the Python scalar {self.static!r}"
+        return dtypes.format_type(self.shape, self.dtype)
+
+
+def _describe_array(array):
+    return dtypes.format_type(array.shape, array.dtype)
+
+
+def _is_static_scalar(value):
+    return isinstance(value, (bool, int, float)) and not isinstance(value, np.generic)
+
+
+def _to_array(value, name):
+    if isinstance(value, Tensor):
+        raise TraceError(f"argument {name!r} is a traced tensor: a dlc.jit function "
+                         f"cannot be called while another one is being traced")
+    try:
+        array = np.asarray(value)
+    except Exception as error:  # noqa: BLE001 - re-raised with the argument's name
+        raise DTypeError(f"argument {name!r}: cannot convert {type(value).__name__} "
+                         f"to an array: {error}") from None
+    if not dtypes.is_supported(array.dtype):
+        raise DTypeError(f"argument {name!r} has dtype {array.dtype}, which dlc does "
+                         f"not support; supported: {dtypes.supported_names()}")
+    return np.ascontiguousarray(array)
+
+
+class JitFunction:
+    """A Python function compiled on first call per signature. See :func:`jit`."""
+
+    def __init__(self, fn, dynamic_batch=False, vector_width=8, tile_size=0):
+        if not callable(fn):
+            raise TypeError(f"dlc.jit expects a function, but got {fn!r}")
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+        self._signature = inspect.signature(fn)
+        self._options = compiler.CompileOptions(vector_width=vector_width,
+                                                tile_size=tile_size)
+        self._dynamic_batch = dynamic_batch
+        self._cache = {}
+        name = re.sub(r"\W", "_", getattr(fn, "__name__", "") or "fn")
+        self._symbol = name if re.match(r"[A-Za-z_]", name) else "fn_" + name
+
+    # -- arguments -------------------------------------------------------
+
+    def _bind(self, args, kwargs):
+        """(names, values) of the call's arguments in parameter order."""
+        try:
+            bound = self._signature.bind(*args, **kwargs)
+        except TypeError as error:
+            raise ArityError(f"{self.__name__}(): {error}") from None
+        bound.apply_defaults()
+        names, values = [], []
+        for name, value in bound.arguments.items():
+            kind = self._signature.parameters[name].kind
+            if kind == inspect.Parameter.VAR_POSITIONAL:
+                names += [f"{name}[{i}]" for i in range(len(value))]
+                values += list(value)
+            elif kind == inspect.Parameter.VAR_KEYWORD:
+                names += list(value)
+                values += list(value.values())
+            else:
+                names.append(name)
+                values.append(value)
+        return names, values
+
+    def _is_batched(self, index, name):
+        batch = self._dynamic_batch
+        if isinstance(batch, bool):
+            return batch
+        return index in batch or name in batch
+
+    def _specs(self, names, values):
+        """ArgSpecs and arrays (None for static scalars) of a call."""
+        specs, arrays = [], []
+        batch_size, batch_arg = None, None
+        for index, (name, value) in enumerate(zip(names, values)):
+            if _is_static_scalar(value):
+                specs.append(ArgSpec(name, static=value))
+                arrays.append(None)
+                continue
+            array = _to_array(value, name)
+            shape = array.shape
+            if self._is_batched(index, name):
+                if array.ndim == 0:
+                    raise ShapeError(
+                        f"argument {name!r} is a scalar, but dynamic_batch makes its "
+                        f"leading dimension the batch; pass an array with a batch "
+                        f"dimension or exclude it from dynamic_batch")
+                if batch_size is None:
+                    batch_size, batch_arg = shape[0], name
+                elif shape[0] != batch_size:
+                    raise ShapeError(
+                        f"batched arguments disagree on the batch size: "
+                        f"{batch_arg!r} has {batch_size} and {name!r} has {shape[0]}")
+                shape = (None,) + shape[1:]
+            specs.append(ArgSpec(name, tuple(shape), array.dtype))
+            arrays.append(array)
+        return tuple(specs), arrays
+
+    # -- tracing ---------------------------------------------------------
+
+    def _trace(self, specs):
+        try:
+            file = inspect.getsourcefile(self._fn) or "<unknown>"
+            line = self._fn.__code__.co_firstlineno
+        except (TypeError, AttributeError):
+            file, line = "<unknown>", 0
+        array_specs = [(s.shape, s.dtype) for s in specs if not s.is_static]
+        trace = Trace(self._symbol, array_specs, (file, line, 1))
+        with trace:
+            arguments = iter(trace.arguments)
+            call_args = [s.static if s.is_static else next(arguments) for s in specs]
+            outputs = self._fn(*call_args)
+            structure, flat = _flatten_outputs(outputs, self.__name__)
+            results = [o if isinstance(o, Tensor) else trace.constant(np.asarray(o))
+                       for o in flat]
+            module = trace.finish(results)
+        result_specs = [(len(r.shape), r.dtype) for r in results]
+        return module, structure, result_specs
+
+    def lower(self, *args, **kwargs):
+        """Traces for these arguments' signature and returns a :class:`Lowered`
+        whose IR can be printed at every stage and which compiles on
+        ``.compile()``."""
+        names, values = self._bind(args, kwargs)
+        specs, _ = self._specs(names, values)
+        return self._lower(specs)
+
+    def _lower(self, specs):
+        module, structure, result_specs = self._trace(specs)
+        return Lowered(module, self._symbol, specs, structure, result_specs,
+                       self._options)
+
+    def __call__(self, *args, **kwargs):
+        if current_trace() is not None:
+            # Called from another traced function: inline it.
+            return self._fn(*args, **kwargs)
+        names, values = self._bind(args, kwargs)
+        specs, arrays = self._specs(names, values)
+        compiled = self._cache.get(specs)
+        if compiled is None:
+            compiled = self._lower(specs).compile()
+            self._cache[specs] = compiled
+        return compiled._run([a for a in arrays if a is not None])
+
+    def cache_size(self):
+        """How many signatures have been compiled."""
+        return len(self._cache)
+
+
+def _flatten_outputs(outputs, fn_name):
+    if isinstance(outputs, (tuple, list)):
+        if not outputs:
+            raise TraceError(f"{fn_name}() returned an empty {type(outputs).__name__}; "
+                             f"a dlc.jit function must return at least one tensor")
+        return type(outputs), list(outputs)
+    if outputs is None:
+        raise TraceError(f"{fn_name}() returned None; a dlc.jit function must return "
+                         f"a tensor or a tuple/list of tensors")
+    return None, [outputs]
+
+
+class Lowered:
+    """A traced function before compilation: its IR at every stage."""
+
+    stages = compiler.STAGES
+
+    def __init__(self, module, symbol, arg_specs, structure, result_specs, options):
+        self._modules = {"dl": module}
+        self.symbol = symbol
+        self.arg_specs = arg_specs
+        self._structure = structure
+        self.result_specs = result_specs
+        self.options = options
+
+    def _module_at(self, stage):
+        compiler.check_stage(stage)
+        if stage not in self._modules:
+            start = max((s for s in self._modules if compiler.STAGES.index(s) <
+                         compiler.STAGES.index(stage)), key=compiler.STAGES.index)
+            module = compiler.clone(self._modules[start])
+            self._modules[stage] = compiler.run_stages(module, start, stage, self.options)
+        return self._modules[stage]
+
+    def as_text(self, stage="dl", *, debug_info=False):
+        """The module's IR at `stage` (one of :data:`dlc.STAGES`). With
+        `debug_info`, every op shows its location (the user's file:line)."""
+        return self._module_at(stage).operation.get_asm(enable_debug_info=debug_info)
+
+    def compile(self):
+        """JIT-compiles the function; returns a :class:`Compiled`."""
+        start_time = time.perf_counter()
+        module = self._module_at("llvm")
+        function = CompiledFunction(module, self.symbol, self.result_specs)
+        seconds = time.perf_counter() - start_time
+        return Compiled(self, function, seconds)
+
+
+class Compiled:
+    """A compiled function for one signature. Calling it with arguments of
+    another shape, dtype or count raises a DTypeError, ShapeError or
+    ArityError naming the argument, what it expects and what it got."""
+
+    def __init__(self, lowered, function, compile_seconds):
+        self.lowered = lowered
+        self.arg_specs = lowered.arg_specs
+        self.compile_seconds = compile_seconds
+        self._function = function
+
+    def as_text(self, stage="dl", *, debug_info=False):
+        return self.lowered.as_text(stage, debug_info=debug_info)
+
+    def _check(self, args):
+        specs = self.arg_specs
+        if len(args) != len(specs):
+            names = ", ".join(s.name for s in specs)
+            raise ArityError(f"compiled function takes {len(specs)} arguments "
+                             f"({names}), but got {len(args)}")
+        arrays, batch_size, batch_arg = [], None, None
+        for spec, value in zip(specs, args):
+            if spec.is_static:
+                if value != spec.static or type(value) is not type(spec.static):
+                    raise ShapeError(
+                        f"argument {spec.name!r} was {spec.static!r} when compiled, "
+                        f"but got {value!r}; Python scalars are compile-time constants")
+                continue
+            array = _to_array(value, spec.name)
+            expected = spec.describe()
+            if array.dtype != spec.dtype:
+                raise DTypeError(f"argument {spec.name!r}: expected {expected}, but "
+                                 f"got {_describe_array(array)}")
+            if array.ndim != len(spec.shape) or any(
+                    e is not None and e != g for e, g in zip(spec.shape, array.shape)):
+                raise ShapeError(f"argument {spec.name!r}: expected {expected}, but "
+                                 f"got {_describe_array(array)}")
+            if spec.shape and spec.shape[0] is None:
+                if batch_size is None:
+                    batch_size, batch_arg = array.shape[0], spec.name
+                elif array.shape[0] != batch_size:
+                    raise ShapeError(
+                        f"batched arguments disagree on the batch size: "
+                        f"{batch_arg!r} has {batch_size} and {spec.name!r} has "
+                        f"{array.shape[0]}")
+            arrays.append(array)
+        return arrays
+
+    def __call__(self, *args):
+        return self._run(self._check(args))
+
+    def _run(self, arrays):
+        results = self._function(arrays)
+        structure = self.lowered._structure
+        if structure is None:
+            return results[0]
+        return structure(results)
+
+
+def jit(fn=None, *, dynamic_batch=False, vector_width=8, tile_size=0):
+    """Compiles `fn` with dlc on first call per argument signature.
+
+    Usable as ``@dlc.jit``, ``@dlc.jit(dynamic_batch=True)`` or
+    ``dlc.jit(fn, ...)``.
+
+    Arguments of the compiled function are numpy arrays (or anything
+    ``numpy.asarray`` accepts); Python ``int``/``float``/``bool`` arguments are
+    compile-time constants instead (a new value compiles a new version).
+
+    Args:
+      dynamic_batch: ``True`` makes the leading dimension of every array
+        argument dynamic, so one compiled version serves every batch size; a
+        tuple of argument positions or names restricts this to those
+        arguments. Batched arguments must agree on the batch size.
+      vector_width: lanes of the vectorizer (0 disables vectorization).
+      tile_size: affine loop tile size (0 disables tiling).
+    """
+    def wrap(function):
+        return JitFunction(function, dynamic_batch=dynamic_batch,
+                           vector_width=vector_width, tile_size=tile_size)
+    return wrap(fn) if fn is not None else wrap

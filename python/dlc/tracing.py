@@ -1,0 +1,249 @@
+"""Tracing: running a Python function on abstract tensors to build `dl` IR.
+
+A :class:`Trace` owns a module with one function under construction. While it
+is active, every dlc op called on a :class:`Tensor` appends a `dl` op to that
+function. Each op carries the user's ``file:line:col`` as its MLIR location, so
+diagnostics from any later pass point back at the line that created it.
+"""
+
+import os
+import sys
+import threading
+
+import numpy as np
+
+from . import dtypes
+from .errors import DTypeError, ShapeError, TraceError
+from .mlir import ir
+from .mlir.dialects import dl, func
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_state = threading.local()
+_context = None
+
+
+def context():
+    """The MLIR context every dlc module lives in (created on first use)."""
+    global _context
+    if _context is None:
+        _context = ir.Context()
+    return _context
+
+
+def current_trace():
+    return getattr(_state, "trace", None)
+
+
+def user_frame():
+    """The innermost stack frame outside the dlc package: the user's code."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not path.startswith(_PACKAGE_DIR + os.sep):
+            return frame
+        frame = frame.f_back
+    return None
+
+
+def user_location():
+    """(file, line, column) of the user's code calling into dlc."""
+    frame = user_frame()
+    if frame is None:
+        return ("<unknown>", 0, 0)
+    line, column = frame.f_lineno, 0
+    positions = list(frame.f_code.co_positions())
+    index = frame.f_lasti // 2
+    if 0 <= index < len(positions):
+        start_line, _, start_col, _ = positions[index]
+        if start_line is not None:
+            line = start_line
+        if start_col is not None:
+            column = start_col + 1
+    return (frame.f_code.co_filename, line, column)
+
+
+def format_location(location):
+    file, line, _ = location
+    return f"{file}:{line}"
+
+
+class Trace:
+    """Builds one `func.func` in a fresh module from a Python function."""
+
+    def __init__(self, name, arg_specs, location):
+        self.ctx = context()
+        self.location = location
+        with self.ctx, self._loc(location):
+            self.module = ir.Module.create()
+            arg_types = [dtypes.tensor_type(shape, dtype) for shape, dtype in arg_specs]
+            with ir.InsertionPoint(self.module.body):
+                self.func = func.FuncOp(name, (arg_types, []))
+            self.func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
+            self.block = self.func.add_entry_block()
+        self.arguments = [Tensor(value) for value in self.block.arguments]
+
+    def _loc(self, location):
+        file, line, column = location
+        return ir.Location.file(file, line, column, context=self.ctx)
+
+    def __enter__(self):
+        if current_trace() is not None:
+            raise TraceError("dlc.jit functions cannot be traced inside another "
+                             "trace; call the inner function directly instead")
+        _state.trace = self
+        return self
+
+    def __exit__(self, *exc):
+        _state.trace = None
+        return False
+
+    def emit(self, op_name, build):
+        """Runs ``build()`` (which creates one dl op) at the user's location and
+        verifies the op; MLIR diagnostics become ShapeError/DTypeError."""
+        location = user_location()
+        with self.ctx, self._loc(location), ir.InsertionPoint(self.block):
+            try:
+                op = build()
+                op.operation.verify()
+            except ir.MLIRError as error:
+                raise _diagnostic_error(op_name, location, error) from None
+        return Tensor(op.result)
+
+    def constant(self, array):
+        """A dl.constant holding a numpy array (or scalar)."""
+        array = np.ascontiguousarray(array)
+        if not dtypes.is_supported(array.dtype):
+            raise DTypeError(
+                f"{format_location(user_location())}: cannot use a constant of "
+                f"dtype {array.dtype}; supported: {dtypes.supported_names()}")
+        with self.ctx:
+            element = dtypes.to_mlir(array.dtype)
+            tensor_type = ir.RankedTensorType.get(list(array.shape), element)
+            if array.dtype == np.bool_:
+                attr = ir.DenseElementsAttr.get(
+                    np.packbits(array, axis=None, bitorder="little"),
+                    type=tensor_type)
+            else:
+                attr = ir.DenseElementsAttr.get(array, type=tensor_type)
+        return self.emit("dl.constant", lambda: dl.ConstantOp(attr))
+
+    def finish(self, results):
+        """Returns `results` (Tensors) from the function."""
+        with self.ctx, self._loc(self.location), ir.InsertionPoint(self.block):
+            func.ReturnOp([r.value for r in results])
+            arg_types = [a.value.type for a in self.arguments]
+            result_types = [r.value.type for r in results]
+            self.func.attributes["function_type"] = ir.TypeAttr.get(
+                ir.FunctionType.get(arg_types, result_types))
+        self.module.operation.verify()
+        return self.module
+
+
+def _diagnostic_error(op_name, location, error):
+    messages = [d.message for d in error.error_diagnostics] or [str(error)]
+    text = "; ".join(messages)
+    kind = DTypeError if "element type" in text else ShapeError
+    return kind(f"{format_location(location)}: {text}")
+
+
+class Tensor:
+    """A traced tensor: the abstract value a dlc.jit function computes on.
+
+    ``shape`` is a tuple of ints, with ``None`` for the dynamic (batch)
+    dimension; ``dtype`` is a numpy dtype. Python operators build dl ops.
+    """
+
+    __slots__ = ("value", "shape", "dtype")
+    __array_priority__ = 1000  # numpy defers `ndarray op Tensor` to us
+
+    def __init__(self, value):
+        self.value = value
+        self.shape = dtypes.shape_of(value.type)
+        self.dtype = dtypes.from_mlir(ir.RankedTensorType(value.type).element_type)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def T(self):
+        from . import ops
+        return ops.transpose(self)
+
+    def reshape(self, *shape):
+        from . import ops
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return ops.reshape(self, shape)
+
+    def __repr__(self):
+        return f"Tensor({dtypes.format_type(self.shape, self.dtype)})"
+
+    def __add__(self, other):
+        from . import ops
+        return ops.add(self, other)
+
+    def __radd__(self, other):
+        from . import ops
+        return ops.add(other, self)
+
+    def __sub__(self, other):
+        from . import ops
+        return ops.subtract(self, other)
+
+    def __rsub__(self, other):
+        from . import ops
+        return ops.subtract(other, self)
+
+    def __mul__(self, other):
+        from . import ops
+        return ops.multiply(self, other)
+
+    def __rmul__(self, other):
+        from . import ops
+        return ops.multiply(other, self)
+
+    def __truediv__(self, other):
+        from . import ops
+        return ops.divide(self, other)
+
+    def __rtruediv__(self, other):
+        from . import ops
+        return ops.divide(other, self)
+
+    def __matmul__(self, other):
+        from . import ops
+        return ops.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        from . import ops
+        return ops.matmul(other, self)
+
+    def __neg__(self):
+        from . import ops
+        return ops.negative(self)
+
+    def __pos__(self):
+        return self
+
+    def __len__(self):
+        if not self.shape or self.shape[0] is None:
+            raise TraceError(f"len() of {self!r} is not known at trace time")
+        return self.shape[0]
+
+    def __bool__(self):
+        raise TraceError(
+            f"{format_location(user_location())}: the truth value of a traced "
+            f"tensor is not known at trace time; dlc.jit traces Python control "
+            f"flow once, so it cannot depend on tensor values")
+
+    def __array__(self, *args, **kwargs):
+        raise TraceError(
+            f"{format_location(user_location())}: cannot convert a traced tensor "
+            f"to a numpy array inside a dlc.jit function; use dlc operations")
+
+    def __iter__(self):
+        raise TraceError(f"{format_location(user_location())}: iterating over a "
+                         f"traced tensor is not supported")
+
+    __hash__ = object.__hash__
