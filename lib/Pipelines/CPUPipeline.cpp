@@ -48,7 +48,8 @@ void addLinalgStage(OpPassManager &pm) {
 
 /// Tensors -> memrefs, function boundaries included (identity layouts, so the
 /// caller passes plain contiguous buffers), then explicit deallocation of
-/// every temporary: returned buffers are owned by the caller.
+/// every temporary: returned buffers are owned by the caller (a returned
+/// argument or alias is cloned, and the clone becomes an alloc + copy).
 void addBufferizedStage(OpPassManager &pm) {
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
@@ -57,6 +58,7 @@ void addBufferizedStage(OpPassManager &pm) {
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   pm.addPass(createCanonicalizerPass());
   bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
   addCleanups(pm);
 }
 

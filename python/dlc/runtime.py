@@ -99,6 +99,9 @@ def array_from_descriptor(descriptor, rank, dtype, owners, argument_ranges):
         # The result views an argument's memory: never free it, and give the
         # caller an array of its own.
         return array.copy()
+    if descriptor.allocated in owners:
+        # Another result already owns this buffer; results never share memory.
+        return array.copy()
     # The array's base is `buffer`; the buffer holds the owner, which frees
     # the allocation once no array views it.
     buffer.owner = _owner_for(descriptor.allocated, owners)

@@ -116,7 +116,7 @@ class Trace:
             raise DTypeError(
                 f"{format_location(user_location())}: cannot use a constant of "
                 f"dtype {array.dtype}; supported: {dtypes.supported_names()}")
-        with self.ctx:
+        with self.ctx, ir.Location.unknown():
             element = dtypes.to_mlir(array.dtype)
             tensor_type = ir.RankedTensorType.get(list(array.shape), element)
             if array.dtype == np.bool_:

@@ -1,0 +1,77 @@
+// RUN: dl-opt %s | dl-opt | FileCheck %s
+// RUN: dl-opt %s --mlir-print-op-generic | dl-opt | FileCheck %s
+
+// Every dl op parses, verifies, prints and parses again.
+
+// CHECK-LABEL: func @constant
+func.func @constant() -> tensor<2x2xf32> {
+  // CHECK: dl.constant dense<{{\[\[}}1.000000e+00, 2.000000e+00], [3.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>
+  %0 = dl.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// CHECK-LABEL: func @binary_broadcast
+func.func @binary_broadcast(%a: tensor<?x4xf32>, %b: tensor<4xf32>, %c: tensor<3x1x4xi32>, %d: tensor<5x1xi32>) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<3x5x4xi32>) {
+  // CHECK: dl.add %{{.*}}, %{{.*}} : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  %0 = dl.add %a, %b : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  // CHECK: dl.sub %{{.*}}, %{{.*}} : (tensor<4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  %1 = dl.sub %b, %a : (tensor<4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  // CHECK: dl.mul
+  %2 = dl.mul %a, %a : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  // CHECK: dl.div
+  %3 = dl.div %a, %b : (tensor<?x4xf32>, tensor<4xf32>) -> tensor<?x4xf32>
+  // CHECK: dl.add %{{.*}}, %{{.*}} : (tensor<3x1x4xi32>, tensor<5x1xi32>) -> tensor<3x5x4xi32>
+  %4 = dl.add %c, %d : (tensor<3x1x4xi32>, tensor<5x1xi32>) -> tensor<3x5x4xi32>
+  return %0, %1, %2, %3, %4 : tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<?x4xf32>, tensor<3x5x4xi32>
+}
+
+// CHECK-LABEL: func @unary
+func.func @unary(%a: tensor<?x4xf32>, %b: tensor<3xi64>) -> (tensor<?x4xf32>, tensor<3xi64>, tensor<?x4xf32>) {
+  // CHECK: dl.relu %{{.*}} : tensor<?x4xf32> -> tensor<?x4xf32>
+  %0 = dl.relu %a : tensor<?x4xf32> -> tensor<?x4xf32>
+  // CHECK: dl.relu %{{.*}} : tensor<3xi64> -> tensor<3xi64>
+  %1 = dl.relu %b : tensor<3xi64> -> tensor<3xi64>
+  // CHECK: dl.exp %{{.*}} : tensor<?x4xf32> -> tensor<?x4xf32>
+  %2 = dl.exp %a : tensor<?x4xf32> -> tensor<?x4xf32>
+  return %0, %1, %2 : tensor<?x4xf32>, tensor<3xi64>, tensor<?x4xf32>
+}
+
+// CHECK-LABEL: func @matmul
+func.func @matmul(%a: tensor<?x784xf32>, %w: tensor<784x128xf32>, %x: tensor<2x3x4x5xf16>, %y: tensor<3x5x6xf16>) -> (tensor<?x128xf32>, tensor<2x3x4x6xf16>) {
+  // CHECK: dl.matmul %{{.*}}, %{{.*}} : (tensor<?x784xf32>, tensor<784x128xf32>) -> tensor<?x128xf32>
+  %0 = dl.matmul %a, %w : (tensor<?x784xf32>, tensor<784x128xf32>) -> tensor<?x128xf32>
+  // CHECK: dl.matmul %{{.*}}, %{{.*}} : (tensor<2x3x4x5xf16>, tensor<3x5x6xf16>) -> tensor<2x3x4x6xf16>
+  %1 = dl.matmul %x, %y : (tensor<2x3x4x5xf16>, tensor<3x5x6xf16>) -> tensor<2x3x4x6xf16>
+  return %0, %1 : tensor<?x128xf32>, tensor<2x3x4x6xf16>
+}
+
+// CHECK-LABEL: func @reductions
+func.func @reductions(%a: tensor<?x4x5xf32>) -> (tensor<?x1x5xf32>, tensor<f32>, tensor<4xf32>) {
+  // CHECK: dl.reduce_sum %{{.*}} axes = [1] keepdims : tensor<?x4x5xf32> -> tensor<?x1x5xf32>
+  %0 = dl.reduce_sum %a axes = [1] keepdims : tensor<?x4x5xf32> -> tensor<?x1x5xf32>
+  // CHECK: dl.reduce_max %{{.*}} axes = [0, 1, 2] : tensor<?x4x5xf32> -> tensor<f32>
+  %1 = dl.reduce_max %a axes = [0, 1, 2] : tensor<?x4x5xf32> -> tensor<f32>
+  // CHECK: dl.reduce_sum %{{.*}} axes = [0, 2] : tensor<?x4x5xf32> -> tensor<4xf32>
+  %2 = dl.reduce_sum %a axes = [0, 2] : tensor<?x4x5xf32> -> tensor<4xf32>
+  return %0, %1, %2 : tensor<?x1x5xf32>, tensor<f32>, tensor<4xf32>
+}
+
+// CHECK-LABEL: func @shapes
+func.func @shapes(%a: tensor<?x3x4xf32>, %b: tensor<2x3x4xi8>) -> (tensor<?x12xf32>, tensor<4x6xi8>, tensor<?x4x3xf32>, tensor<4x3x2xi8>) {
+  // CHECK: dl.reshape %{{.*}} shape = [-1, 12] : tensor<?x3x4xf32> -> tensor<?x12xf32>
+  %0 = dl.reshape %a shape = [-1, 12] : tensor<?x3x4xf32> -> tensor<?x12xf32>
+  // CHECK: dl.reshape %{{.*}} shape = [4, -1] : tensor<2x3x4xi8> -> tensor<4x6xi8>
+  %1 = dl.reshape %b shape = [4, -1] : tensor<2x3x4xi8> -> tensor<4x6xi8>
+  // CHECK: dl.transpose %{{.*}} perm = [0, 2, 1] : tensor<?x3x4xf32> -> tensor<?x4x3xf32>
+  %2 = dl.transpose %a perm = [0, 2, 1] : tensor<?x3x4xf32> -> tensor<?x4x3xf32>
+  // CHECK: dl.transpose %{{.*}} perm = [2, 1, 0] : tensor<2x3x4xi8> -> tensor<4x3x2xi8>
+  %3 = dl.transpose %b perm = [2, 1, 0] : tensor<2x3x4xi8> -> tensor<4x3x2xi8>
+  return %0, %1, %2, %3 : tensor<?x12xf32>, tensor<4x6xi8>, tensor<?x4x3xf32>, tensor<4x3x2xi8>
+}
+
+// CHECK-LABEL: func @softmax
+func.func @softmax(%a: tensor<?x10xf64>) -> tensor<?x10xf64> {
+  // CHECK: dl.softmax %{{.*}} axis = 1 : tensor<?x10xf64> -> tensor<?x10xf64>
+  %0 = dl.softmax %a axis = 1 : tensor<?x10xf64> -> tensor<?x10xf64>
+  return %0 : tensor<?x10xf64>
+}

@@ -1,0 +1,81 @@
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline)' | FileCheck %s --check-prefix=LLVM
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=linalg})' | FileCheck %s --check-prefix=LINALG
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=bufferized})' | FileCheck %s --check-prefix=BUF
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=affine})' | FileCheck %s --check-prefix=AFFINE
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=vector})' | FileCheck %s --check-prefix=VECTOR
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=vector vector-width=0})' | FileCheck %s --check-prefix=NOVEC
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=affine tile-size=4})' | FileCheck %s --check-prefix=TILED
+
+// Replaying a stage from the printed IR of the previous one gives the same
+// result as running straight through.
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=bufferized})' \
+// RUN:   | dl-opt --pass-pipeline='builtin.module(dl-cpu-pipeline{from=bufferized})' > %t.staged
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline)' > %t.direct
+// RUN: diff %t.staged %t.direct
+
+// The MLP of the README: every dl op is gone, every temporary is freed, and the
+// function keeps its C interface for the ExecutionEngine.
+func.func @mlp(%x: tensor<?x784xf32>, %w1: tensor<784x128xf32>, %b1: tensor<128xf32>,
+               %w2: tensor<128x10xf32>, %b2: tensor<10xf32>) -> tensor<?x10xf32>
+    attributes {llvm.emit_c_interface} {
+  %0 = dl.matmul %x, %w1 : (tensor<?x784xf32>, tensor<784x128xf32>) -> tensor<?x128xf32>
+  %1 = dl.add %0, %b1 : (tensor<?x128xf32>, tensor<128xf32>) -> tensor<?x128xf32>
+  %2 = dl.relu %1 : tensor<?x128xf32> -> tensor<?x128xf32>
+  %3 = dl.matmul %2, %w2 : (tensor<?x128xf32>, tensor<128x10xf32>) -> tensor<?x10xf32>
+  %4 = dl.add %3, %b2 : (tensor<?x10xf32>, tensor<10xf32>) -> tensor<?x10xf32>
+  %5 = dl.softmax %4 axis = 1 : tensor<?x10xf32> -> tensor<?x10xf32>
+  return %5 : tensor<?x10xf32>
+}
+
+// LLVM-NOT: dl.
+// LLVM-NOT: linalg.
+// LLVM-NOT: memref.
+// LLVM-NOT: affine.
+// LLVM-NOT: unrealized_conversion_cast
+// LLVM: llvm.func @malloc
+// LLVM: llvm.func @mlp(
+// LLVM-DAG: llvm.call @malloc
+// LLVM-DAG: llvm.call @free
+// LLVM-DAG: llvm.intr.exp
+// LLVM: llvm.func @_mlir_ciface_mlp(
+
+// LINALG-LABEL: func.func @mlp
+// LINALG-NOT: dl.
+// LINALG: linalg.matmul
+// LINALG: linalg.matmul
+// LINALG: linalg.reduce { arith.maximumf }
+// LINALG: math.exp
+// LINALG: linalg.reduce { arith.addf }
+// LINALG: arith.divf
+
+// Buffers: one allocation per live temporary; the hidden layer is freed, the
+// result is returned to the caller.
+// BUF-LABEL: func.func @mlp(%{{.*}}: memref<?x784xf32>, %{{.*}}: memref<784x128xf32>, %{{.*}}: memref<128xf32>, %{{.*}}: memref<128x10xf32>, %{{.*}}: memref<10xf32>) -> memref<?x10xf32>
+// BUF-NOT: tensor<
+// BUF: %[[HIDDEN:.*]] = memref.alloc(%{{.*}}) {{.*}} : memref<?x128xf32>
+// BUF: %[[OUT:.*]] = memref.alloc(%{{.*}}) {{.*}} : memref<?x10xf32>
+// BUF: %[[ROWS:.*]] = memref.alloc(%{{.*}}) {{.*}} : memref<?xf32>
+// BUF-DAG: memref.dealloc %[[HIDDEN]]
+// BUF-DAG: memref.dealloc %[[ROWS]]
+// BUF: return %[[OUT]]
+
+// AFFINE-LABEL: func.func @mlp
+// AFFINE-NOT: linalg.
+// AFFINE: affine.for %[[I:.*]] = 0 to %{{.*}} {
+// AFFINE: affine.for %[[J:.*]] = 0 to 128 {
+// AFFINE: affine.for %[[K:.*]] = 0 to 784 {
+// AFFINE: affine.load %{{.*}}[%[[I]], %[[K]]] : memref<?x784xf32>
+// AFFINE: affine.load %{{.*}}[%[[K]], %[[J]]] : memref<784x128xf32>
+
+// The innermost parallel loop steps by the vector width.
+// VECTOR-LABEL: func.func @mlp
+// VECTOR: affine.for %{{.*}} = 0 to 128 step 8 {
+// VECTOR: vector.transfer_read {{.*}} : memref<784x128xf32>, vector<8xf32>
+// VECTOR: arith.mulf {{.*}} : vector<8xf32>
+
+// NOVEC-LABEL: func.func @mlp
+// NOVEC-NOT: vector<
+
+// TILED-LABEL: func.func @mlp
+// TILED: affine.for %{{.*}} = 0 to 128 step 4 {
+// TILED: affine.for %{{.*}} = 0 to 784 step 4 {
