@@ -3,22 +3,31 @@
 #define DL_PASSES_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir {
-class RewritePatternSet;
-class TypeConverter;
-
 namespace dl {
 
 #define GEN_PASS_DECL
 #include "dl/Passes.h.inc"
 
-/// Patterns lowering every dl op to linalg/tensor/arith/math on tensors.
-void populateDLToLinalgConversionPatterns(RewritePatternSet &patterns);
+/// Converts tensors of i1 (bool) to tensors of i8 holding 0 or 1, the storage
+/// numpy uses; every other type is kept.
+class DLStorageTypeConverter : public TypeConverter {
+public:
+  DLStorageTypeConverter();
+};
+
+/// Patterns lowering every dl op to linalg/tensor/arith/math on tensors, with
+/// result types converted by `typeConverter`.
+void populateDLToLinalgConversionPatterns(const TypeConverter &typeConverter,
+                                          RewritePatternSet &patterns);
 
 #define GEN_PASS_REGISTRATION
 #include "dl/Passes.h.inc"

@@ -19,14 +19,37 @@ def ConvertDLToLinalg : Pass<"convert-dl-to-linalg"> {
     indexing maps rather than materialized copies), `tensor.collapse_shape` /
     `tensor.expand_shape` for reshapes, `arith.constant` for constants.
     Dynamic sizes of results are taken from the operands with `tensor.dim`.
-    Any `dl` op left unconverted is an error.
+    Tensors of i1 (bool) become tensors of i8 holding 0 or 1, in function
+    signatures too: that is numpy's layout of bool, and MLIR's memref lowering
+    cannot address i1 elements. Any `dl` op left unconverted is an error.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
     "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect",
     "::mlir::tensor::TensorDialect",
   ];
+}
+
+def DLAffineVectorize : Pass<"dl-affine-vectorize", "::mlir::func::FuncOp"> {
+  let summary = "Vectorize parallel affine loops along their contiguous accesses";
+  let description = [{
+    Upstream's affine super-vectorizer, fed with a stricter set of candidate
+    loops: a loop is a candidate only if affine dependence analysis proves it
+    parallel (reductions carried in `iter_args` included) AND each of its
+    stores writes a different element in each iteration. Upstream's own
+    candidate set admits loops that store to one element in every iteration
+    (a 0-d accumulator, or a single-iteration loop around an accumulation, as
+    `convert-linalg-to-affine-loops` produces for reductions) and turns them
+    into invalid `vector.transfer_write`s; such loops stay scalar here. Loops
+    the vectorizer cannot handle stay scalar too.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"8",
+           "Number of lanes of the vectors (> 0)">,
+  ];
+  let dependentDialects = ["::mlir::vector::VectorDialect"];
 }
 
 #endif // DL_PASSES_TD

@@ -8,7 +8,8 @@
 //      ─affine─> affine loops (+ tiling hook) ─vector─> affine + vector
 //      ─llvm─> llvm dialect for the ExecutionEngine
 //
-// Upstream passes do every step except convert-dl-to-linalg.
+// Upstream passes do every step except convert-dl-to-linalg and
+// dl-affine-vectorize (see their header comments for why they are ours).
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,15 +79,14 @@ void addAffineStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   addCleanups(pm);
 }
 
-/// Innermost affine loops -> vector ops (upstream super-vectorizer; loops it
-/// cannot prove vectorizable stay scalar).
+/// Parallel affine loops -> vector ops (dl-affine-vectorize: upstream's
+/// super-vectorizer on the loops dependence analysis proves parallel).
 void addVectorStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   if (options.vectorWidth == 0)
     return;
-  affine::AffineVectorizeOptions vectorize;
-  vectorize.vectorSizes = {static_cast<int64_t>(options.vectorWidth)};
-  vectorize.vectorizeReductions = true;
-  pm.addNestedPass<func::FuncOp>(affine::createAffineVectorize(vectorize));
+  DLAffineVectorizeOptions vectorize;
+  vectorize.vectorWidth = options.vectorWidth;
+  pm.addNestedPass<func::FuncOp>(createDLAffineVectorize(vectorize));
   addCleanups(pm);
 }
 

@@ -63,7 +63,9 @@ def _to_array(value, name):
     if not dtypes.is_supported(array.dtype):
         raise DTypeError(f"argument {name!r} has dtype {array.dtype}, which dlc does "
                          f"not support; supported: {dtypes.supported_names()}")
-    return np.ascontiguousarray(array)
+    # Passed by pointer: C order and aligned, copied only when not already so
+    # (np.ascontiguousarray would turn a 0-d array into a 1-d one).
+    return np.require(array, requirements=["C_CONTIGUOUS", "ALIGNED"])
 
 
 class JitFunction:
@@ -79,8 +81,10 @@ class JitFunction:
                                                 tile_size=tile_size)
         self._dynamic_batch = dynamic_batch
         self._cache = {}
-        name = re.sub(r"\W", "_", getattr(fn, "__name__", "") or "fn")
-        self._symbol = name if re.match(r"[A-Za-z_]", name) else "fn_" + name
+        # The JIT links every symbol of the module into one namespace with the C
+        # library: a function called `exp` would capture the calls that
+        # math.exp lowers to. The prefix keeps user names out of that namespace.
+        self._symbol = "dlc_" + re.sub(r"\W", "_", getattr(fn, "__name__", "") or "fn")
 
     # -- arguments -------------------------------------------------------
 

@@ -111,7 +111,7 @@ class Trace:
 
     def constant(self, array):
         """A dl.constant holding a numpy array (or scalar)."""
-        array = np.ascontiguousarray(array)
+        array = np.require(array, requirements=["C_CONTIGUOUS"])
         if not dtypes.is_supported(array.dtype):
             raise DTypeError(
                 f"{format_location(user_location())}: cannot use a constant of "

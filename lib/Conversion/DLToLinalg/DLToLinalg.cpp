@@ -12,7 +12,10 @@
 // - reductions: linalg.reduce, then tensor.expand_shape for keepdims;
 // - softmax: max-reduce, exp(x - max), sum-reduce, divide (numerically stable);
 // - reshape: tensor.collapse_shape to 1-D and tensor.expand_shape to the new
-//   shape (both bufferize to views, no copy).
+//   shape (both bufferize to views, no copy);
+// - bool (i1) tensors become i8 tensors holding 0/1, function signatures
+//   included: numpy stores a bool in a byte, and MLIR's memref lowering
+//   cannot address i1 elements.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +23,8 @@
 #include "dl/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Func/Transforms/FuncConversions.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -217,24 +222,38 @@ Value expandReducedDims(OpBuilder &b, Location loc, Value reduced,
 // Patterns
 //===----------------------------------------------------------------------===//
 
-struct ConstantLowering : OpRewritePattern<ConstantOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ConstantOp op,
-                                PatternRewriter &rewriter) const override {
-    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
-        op, cast<TypedAttr>(op.getValueAttr()));
+struct ConstantLowering : OpConversionPattern<ConstantOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConstantOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto value = cast<TypedAttr>(op.getValueAttr());
+    Type storageType = getTypeConverter()->convertType(op.getType());
+    if (storageType != op.getType()) {
+      // i1 -> i8 storage: only dense values can be re-encoded here.
+      auto dense = dyn_cast<DenseIntElementsAttr>(value);
+      if (!dense)
+        return rewriter.notifyMatchFailure(
+            op, "only dense i1 constants can be stored as i8");
+      value = dense.mapValues(
+          cast<ShapedType>(storageType).getElementType(),
+          [](const APInt &bit) { return bit.zext(8); });
+    }
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, value);
     return success();
   }
 };
 
 template <typename OpTy, typename FloatOp, typename IntOp>
-struct BinaryLowering : OpRewritePattern<OpTy> {
-  using OpRewritePattern<OpTy>::OpRewritePattern;
-  LogicalResult matchAndRewrite(OpTy op,
-                                PatternRewriter &rewriter) const override {
+struct BinaryLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  using OpAdaptor = typename OpTy::Adaptor;
+  LogicalResult
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     auto resultType = cast<RankedTensorType>(op.getType());
     Value result = buildElementwise(
-        rewriter, op.getLoc(), resultType, {op.getLhs(), op.getRhs()},
+        rewriter, op.getLoc(), resultType, {adaptor.getLhs(), adaptor.getRhs()},
         [](OpBuilder &b, Location loc, ValueRange args) -> Value {
           if (isFloat(args[0].getType()))
             return FloatOp::create(b, loc, args[0], args[1]);
@@ -245,12 +264,13 @@ struct BinaryLowering : OpRewritePattern<OpTy> {
   }
 };
 
-struct ReluLowering : OpRewritePattern<ReluOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ReluOp op,
-                                PatternRewriter &rewriter) const override {
+struct ReluLowering : OpConversionPattern<ReluOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ReluOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Value result = buildElementwise(
-        rewriter, op.getLoc(), op.getType(), {op.getInput()},
+        rewriter, op.getLoc(), op.getType(), {adaptor.getInput()},
         [](OpBuilder &b, Location loc, ValueRange args) {
           Value zero = constantScalar(b, loc, args[0].getType(), 0.0, 0);
           return maxScalars(b, loc, args[0], zero);
@@ -260,12 +280,13 @@ struct ReluLowering : OpRewritePattern<ReluOp> {
   }
 };
 
-struct ExpLowering : OpRewritePattern<ExpOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ExpOp op,
-                                PatternRewriter &rewriter) const override {
+struct ExpLowering : OpConversionPattern<ExpOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ExpOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Value result = buildElementwise(
-        rewriter, op.getLoc(), op.getType(), {op.getInput()},
+        rewriter, op.getLoc(), op.getType(), {adaptor.getInput()},
         [](OpBuilder &b, Location loc, ValueRange args) -> Value {
           return math::ExpOp::create(b, loc, args[0]);
         });
@@ -274,12 +295,13 @@ struct ExpLowering : OpRewritePattern<ExpOp> {
   }
 };
 
-struct MatmulLowering : OpRewritePattern<MatmulOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(MatmulOp op,
-                                PatternRewriter &rewriter) const override {
+struct MatmulLowering : OpConversionPattern<MatmulOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MatmulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value lhs = op.getLhs(), rhs = op.getRhs();
+    Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
     auto lhsType = cast<RankedTensorType>(lhs.getType());
     auto rhsType = cast<RankedTensorType>(rhs.getType());
     auto resultType = cast<RankedTensorType>(op.getType());
@@ -359,22 +381,24 @@ struct MatmulLowering : OpRewritePattern<MatmulOp> {
 };
 
 template <typename OpTy>
-struct ReductionLowering : OpRewritePattern<OpTy> {
-  using OpRewritePattern<OpTy>::OpRewritePattern;
+struct ReductionLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  using OpAdaptor = typename OpTy::Adaptor;
   static constexpr bool isMax = std::is_same_v<OpTy, ReduceMaxOp>;
 
-  LogicalResult matchAndRewrite(OpTy op,
-                                PatternRewriter &rewriter) const override {
+  LogicalResult
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     // Reducing over no axis is the identity (numpy: sum(x, axis=())).
     if (op.getAxes().empty()) {
-      rewriter.replaceOp(op, op.getInput());
+      rewriter.replaceOp(op, adaptor.getInput());
       return success();
     }
     Location loc = op.getLoc();
     Type elementType = op.getType().getElementType();
     Value initValue = isMax ? lowestValue(rewriter, loc, elementType)
                             : constantScalar(rewriter, loc, elementType, 0.0, 0);
-    Value reduced = buildReduce(rewriter, loc, op.getInput(), op.getAxes(),
+    Value reduced = buildReduce(rewriter, loc, adaptor.getInput(), op.getAxes(),
                                 initValue, isMax ? maxScalars : addScalars);
     if (op.getKeepdims())
       reduced = expandReducedDims(rewriter, loc, reduced, op.getType(),
@@ -384,33 +408,35 @@ struct ReductionLowering : OpRewritePattern<OpTy> {
   }
 };
 
-struct TransposeLowering : OpRewritePattern<TransposeOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(TransposeOp op,
-                                PatternRewriter &rewriter) const override {
+struct TransposeLowering : OpConversionPattern<TransposeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TransposeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    auto resultType = cast<RankedTensorType>(op.getType());
+    auto resultType = getTypeConverter()->convertType<RankedTensorType>(op.getType());
     SmallVector<Value> dynamicSizes;
     // Only the leading dimension can be dynamic, and it stays in front.
     if (resultType.getRank() > 0 && resultType.isDynamicDim(0))
       dynamicSizes.push_back(
-          tensor::DimOp::create(rewriter, loc, op.getInput(), 0));
+          tensor::DimOp::create(rewriter, loc, adaptor.getInput(), 0));
     Value init = emptyTensor(rewriter, loc, resultType, dynamicSizes);
-    auto transpose = linalg::TransposeOp::create(rewriter, loc, op.getInput(),
+    auto transpose = linalg::TransposeOp::create(rewriter, loc, adaptor.getInput(),
                                                  init, op.getPermutation());
     rewriter.replaceOp(op, transpose.getResult()[0]);
     return success();
   }
 };
 
-struct ReshapeLowering : OpRewritePattern<ReshapeOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ReshapeOp op,
-                                PatternRewriter &rewriter) const override {
+struct ReshapeLowering : OpConversionPattern<ReshapeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ReshapeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value value = op.getInput();
+    Value value = adaptor.getInput();
     auto inputType = cast<RankedTensorType>(value.getType());
-    auto resultType = cast<RankedTensorType>(op.getType());
+    auto resultType = getTypeConverter()->convertType<RankedTensorType>(op.getType());
     Type elementType = inputType.getElementType();
 
     // Row-major order makes every reshape "flatten, then unflatten".
@@ -438,12 +464,13 @@ struct ReshapeLowering : OpRewritePattern<ReshapeOp> {
   }
 };
 
-struct SoftmaxLowering : OpRewritePattern<SoftmaxOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(SoftmaxOp op,
-                                PatternRewriter &rewriter) const override {
+struct SoftmaxLowering : OpConversionPattern<SoftmaxOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SoftmaxOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value input = op.getInput();
+    Value input = adaptor.getInput();
     auto type = cast<RankedTensorType>(op.getType());
     int64_t axis = op.getAxis();
     int64_t rank = type.getRank();
@@ -497,11 +524,21 @@ struct ConvertDLToLinalgPass
     : public dl::impl::ConvertDLToLinalgBase<ConvertDLToLinalgPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    DLStorageTypeConverter typeConverter;
     ConversionTarget target(*ctx);
     target.addIllegalDialect<DLDialect>();
-    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    target.markUnknownOpDynamicallyLegal(
+        [&](Operation *op) { return typeConverter.isLegal(op); });
+    target.addDynamicallyLegalOp<func::FuncOp>([&](func::FuncOp op) {
+      return typeConverter.isSignatureLegal(op.getFunctionType()) &&
+             typeConverter.isLegal(&op.getBody());
+    });
     RewritePatternSet patterns(ctx);
-    populateDLToLinalgConversionPatterns(patterns);
+    populateDLToLinalgConversionPatterns(typeConverter, patterns);
+    populateFunctionOpInterfaceTypeConversionPattern<func::FuncOp>(
+        patterns, typeConverter);
+    populateReturnOpTypeConversionPattern(patterns, typeConverter);
+    populateCallOpTypeConversionPattern(patterns, typeConverter);
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       signalPassFailure();
@@ -510,8 +547,17 @@ struct ConvertDLToLinalgPass
 
 } // namespace
 
+mlir::dl::DLStorageTypeConverter::DLStorageTypeConverter() {
+  addConversion([](Type type) { return type; });
+  addConversion([](RankedTensorType type) -> Type {
+    if (!type.getElementType().isInteger(1))
+      return type;
+    return type.clone(IntegerType::get(type.getContext(), 8));
+  });
+}
+
 void mlir::dl::populateDLToLinalgConversionPatterns(
-    RewritePatternSet &patterns) {
+    const TypeConverter &typeConverter, RewritePatternSet &patterns) {
   patterns.add<ConstantLowering, ReluLowering, ExpLowering, MatmulLowering,
                ReductionLowering<ReduceSumOp>, ReductionLowering<ReduceMaxOp>,
                TransposeLowering, ReshapeLowering, SoftmaxLowering,
@@ -519,5 +565,5 @@ void mlir::dl::populateDLToLinalgConversionPatterns(
                BinaryLowering<SubOp, arith::SubFOp, arith::SubIOp>,
                BinaryLowering<MulOp, arith::MulFOp, arith::MulIOp>,
                BinaryLowering<DivOp, arith::DivFOp, arith::DivSIOp>>(
-      patterns.getContext());
+      typeConverter, patterns.getContext());
 }

@@ -1,0 +1,81 @@
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-vectorize{vector-width=8}))' | FileCheck %s
+
+// A parallel loop with contiguous accesses is vectorized, the trip count not
+// being a multiple of the width (the transfers mask the tail).
+// CHECK-LABEL: func @parallel
+// CHECK: affine.for %[[I:.*]] = 0 to 17 step 8 {
+// CHECK: %[[V:.*]] = vector.transfer_read %{{.*}}[%[[I]]], %{{.*}} : memref<17xf32>, vector<8xf32>
+// CHECK: %[[E:.*]] = math.exp %[[V]] : vector<8xf32>
+// CHECK: vector.transfer_write %[[E]], %{{.*}}[%[[I]]] : vector<8xf32>, memref<17xf32>
+func.func @parallel(%in: memref<17xf32>, %out: memref<17xf32>) {
+  affine.for %i = 0 to 17 {
+    %0 = affine.load %in[%i] : memref<17xf32>
+    %1 = math.exp %0 : f32
+    affine.store %1, %out[%i] : memref<17xf32>
+  }
+  return
+}
+
+// -----
+
+// The matmul nest: the parallel j loop is vectorized, the reduction k loop
+// (which carries a dependence through C) is not.
+// CHECK-LABEL: func @matmul
+// CHECK: affine.for %{{.*}} = 0 to 4 {
+// CHECK: affine.for %[[J:.*]] = 0 to 16 step 8 {
+// CHECK: affine.for %[[K:.*]] = 0 to 5 {
+// CHECK: vector.transfer_read %{{.*}}[%[[K]], %[[J]]]
+// CHECK: arith.mulf %{{.*}} : vector<8xf32>
+func.func @matmul(%a: memref<4x5xf32>, %b: memref<5x16xf32>, %c: memref<4x16xf32>) {
+  affine.for %i = 0 to 4 {
+    affine.for %j = 0 to 16 {
+      affine.for %k = 0 to 5 {
+        %0 = affine.load %a[%i, %k] : memref<4x5xf32>
+        %1 = affine.load %b[%k, %j] : memref<5x16xf32>
+        %2 = affine.load %c[%i, %j] : memref<4x16xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j] : memref<4x16xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Refused: accumulating into a 0-d memref. Every iteration writes the same
+// element; upstream's affine-super-vectorize turns this into an invalid
+// vector.transfer_write. The loop stays scalar.
+// CHECK-LABEL: func @full_reduction
+// CHECK-NOT: vector
+// CHECK: affine.for %{{.*}} = 0 to 129 {
+// CHECK: affine.store %{{.*}}, %{{.*}}[] : memref<f32>
+func.func @full_reduction(%in: memref<129xf32>, %acc: memref<f32>) {
+  affine.for %i = 0 to 129 {
+    %0 = affine.load %in[%i] : memref<129xf32>
+    %1 = affine.load %acc[] : memref<f32>
+    %2 = arith.addf %1, %0 : f32
+    affine.store %2, %acc[] : memref<f32>
+  }
+  return
+}
+
+// -----
+
+// Refused: a single-iteration loop whose store does not depend on its
+// induction variable (what a size-1 reduced dimension lowers to).
+// CHECK-LABEL: func @single_iteration_accumulation
+// CHECK-NOT: vector
+// CHECK: affine.for %{{.*}} = 0 to 1 {
+func.func @single_iteration_accumulation(%in: memref<3x1xf32>, %acc: memref<3xf32>) {
+  affine.for %i = 0 to 3 {
+    affine.for %j = 0 to 1 {
+      %0 = affine.load %in[%i, %j] : memref<3x1xf32>
+      %1 = affine.load %acc[%i] : memref<3xf32>
+      %2 = arith.addf %1, %0 : f32
+      affine.store %2, %acc[%i] : memref<3xf32>
+    }
+  }
+  return
+}

@@ -1,0 +1,40 @@
+"""Shared helpers of dlc's pytest suites: random inputs and tolerances."""
+
+import numpy as np
+import pytest
+
+#: (rtol, atol) per dtype for results compared with a numpy reference computed
+#: in float64 from the same inputs. float32 kernels reassociate sums
+#: (vectorized reductions), so they differ from numpy in the last bits.
+TOLERANCES = {
+    np.dtype("float16"): (2e-2, 2e-2),
+    np.dtype("float32"): (2e-5, 1e-6),
+    np.dtype("float64"): (1e-12, 1e-13),
+}
+
+
+def assert_matches(actual, expected, dtype=None):
+    """`actual` equals `expected` within the tolerance of `dtype`."""
+    dtype = np.dtype(dtype or actual.dtype)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    assert actual.dtype == dtype, (actual.dtype, dtype)
+    if dtype in TOLERANCES:
+        rtol, atol = TOLERANCES[dtype]
+        np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64),
+                                   rtol=rtol, atol=atol)
+    else:
+        np.testing.assert_array_equal(actual, expected.astype(dtype))
+
+
+def random_array(rng, shape, dtype, low=-3, high=3):
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        return rng.uniform(low, high, size=shape).astype(dtype)
+    if dtype == np.bool_:
+        return rng.integers(0, 2, size=shape).astype(bool)
+    return rng.integers(low, high + 1, size=shape).astype(dtype)
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(1234)

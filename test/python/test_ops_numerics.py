@@ -1,0 +1,252 @@
+"""Numerics of every op of the foundation slice against numpy.
+
+Each case compiles a one-op function through the whole pipeline (dl -> llvm ->
+ExecutionEngine) and compares with a numpy reference: float results within the
+per-dtype tolerance of conftest.TOLERANCES (the reference is computed in
+float64 from the same inputs), integer results exactly. Shapes include size-1
+dimensions, odd sizes (3, 17, 129), rank 0, and a dynamic batch.
+"""
+
+import numpy as np
+import pytest
+
+import dlc
+from conftest import assert_matches, random_array
+
+FLOATS = ["float32", "float64", "float16"]
+NUMERIC = FLOATS + ["int32", "int64", "int8"]
+
+BROADCAST_SHAPES = [
+    ((17,), (17,)),
+    ((3, 17), (17,)),
+    ((129, 1), (1, 3)),
+    ((1,), (3, 129)),
+    ((), (3, 17)),
+    ((3, 1, 17), (4, 1)),
+    ((1, 1), (1, 1)),
+]
+
+
+def reference_dtype(dtype):
+    return np.float64 if np.dtype(dtype).kind == "f" else np.dtype(dtype)
+
+
+BINARY = {
+    "add": (lambda a, b: a + b, np.add),
+    "subtract": (lambda a, b: a - b, np.subtract),
+    "multiply": (lambda a, b: a * b, np.multiply),
+    "divide": (lambda a, b: a / b, np.divide),
+}
+
+
+# dlc.divide is true division: float operands only (integers are refused,
+# see test_errors).
+BINARY_CASES = [(op, dtype) for op in BINARY for dtype in NUMERIC
+                if op != "divide" or dtype in FLOATS]
+
+
+@pytest.mark.parametrize("op,dtype", BINARY_CASES)
+@pytest.mark.parametrize("shapes", BROADCAST_SHAPES, ids=str)
+def test_binary_broadcast(op, shapes, dtype, rng):
+    python_op, numpy_op = BINARY[op]
+    a = random_array(rng, shapes[0], dtype)
+    b = random_array(rng, shapes[1], dtype, low=1 if op == "divide" else -3)
+    via_function = dlc.jit(lambda x, y: getattr(dlc, op)(x, y))
+    via_operator = dlc.jit(lambda x, y: python_op(x, y))
+    ref_dtype = reference_dtype(dtype)
+    expected = numpy_op(a.astype(ref_dtype), b.astype(ref_dtype))
+    assert_matches(via_function(a, b), expected, dtype)
+    assert_matches(via_operator(a, b), expected, dtype)
+
+
+@pytest.mark.parametrize("op", BINARY)
+def test_binary_with_python_scalars_and_constants(op, rng):
+    python_op, numpy_op = BINARY[op]
+    a = random_array(rng, (3, 17), "float32", low=1)
+    const = random_array(rng, (17,), "float32", low=1)
+    f = dlc.jit(lambda x: python_op(python_op(x, 2.5), const))
+    g = dlc.jit(lambda x: python_op(3, x))
+    a64 = a.astype(np.float64)
+    assert_matches(f(a), numpy_op(numpy_op(a64, 2.5), const.astype(np.float64)), np.float32)
+    assert_matches(g(a), numpy_op(3.0, a64), np.float32)
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (3, 17), (129, 3, 17)], ids=str)
+@pytest.mark.parametrize("dtype", NUMERIC)
+def test_relu_and_negative(shape, dtype, rng):
+    a = random_array(rng, shape, dtype)
+    assert_matches(dlc.jit(dlc.relu)(a), np.maximum(a, 0), dtype)
+    assert_matches(dlc.jit(lambda x: -x)(a), -a.astype(reference_dtype(dtype)), dtype)
+
+
+def test_relu_propagates_nan():
+    a = np.array([np.nan, -1.0, 2.0], np.float32)
+    out = dlc.jit(dlc.relu)(a)
+    assert np.isnan(out[0]) and out[1] == 0 and out[2] == 2
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (3, 17), (129, 3)], ids=str)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_exp(shape, dtype, rng):
+    a = random_array(rng, shape, dtype)
+    assert_matches(dlc.jit(dlc.exp)(a), np.exp(a.astype(np.float64)), dtype)
+
+
+MATMUL_SHAPES = [
+    ((1, 1), (1, 1)),
+    ((3, 17), (17, 129)),
+    ((129, 3), (3, 1)),
+    ((2, 3, 17), (2, 17, 3)),
+    ((4, 1, 3, 5), (2, 5, 3)),
+    ((3, 17), (2, 17, 5)),
+    ((17,), (17, 3)),
+    ((3, 17), (17,)),
+    ((17,), (17,)),
+]
+
+
+@pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+def test_matmul(shapes, dtype, rng):
+    a = random_array(rng, shapes[0], dtype)
+    b = random_array(rng, shapes[1], dtype)
+    expected = np.matmul(a.astype(reference_dtype(dtype)), b.astype(reference_dtype(dtype)))
+    assert_matches(dlc.jit(lambda x, y: x @ y)(a, b), expected, dtype)
+    assert_matches(dlc.jit(dlc.matmul)(a, b), expected, dtype)
+
+
+REDUCTION_CASES = [
+    ((17,), None), ((3, 17), 0), ((3, 17), -1), ((129, 3, 1), (0, 2)),
+    ((129, 3, 1), None), ((2, 3, 4), (1,)), ((3, 17), ()),
+]
+
+
+@pytest.mark.parametrize("shape,axis", REDUCTION_CASES, ids=str)
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_sum_and_max(shape, axis, keepdims, dtype, rng):
+    a = random_array(rng, shape, dtype)
+    a_ref = a.astype(reference_dtype(dtype))
+    got_sum = dlc.jit(lambda x: dlc.sum(x, axis=axis, keepdims=keepdims))(a)
+    got_max = dlc.jit(lambda x: dlc.max(x, axis=axis, keepdims=keepdims))(a)
+    assert_matches(got_sum, np.sum(a_ref, axis=axis, keepdims=keepdims), dtype)
+    assert_matches(got_max, np.max(a_ref, axis=axis, keepdims=keepdims), dtype)
+
+
+def test_max_propagates_nan():
+    a = np.array([[1.0, np.nan, 3.0], [1.0, 2.0, 3.0]], np.float32)
+    out = dlc.jit(lambda x: dlc.max(x, axis=1))(a)
+    assert np.isnan(out[0]) and out[1] == 3.0
+
+
+@pytest.mark.parametrize("shape,axis", [((1,), -1), ((3, 17), -1), ((3, 17), 0),
+                                        ((129, 3), 1), ((2, 3, 17), 1)], ids=str)
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_softmax(shape, axis, dtype, rng):
+    a = random_array(rng, shape, dtype)
+    a64 = a.astype(np.float64)
+    e = np.exp(a64 - a64.max(axis=axis, keepdims=True))
+    expected = e / e.sum(axis=axis, keepdims=True)
+    assert_matches(dlc.jit(lambda x: dlc.softmax(x, axis=axis))(a), expected, dtype)
+
+
+def test_softmax_is_stable_for_large_logits():
+    a = np.array([[1000.0, 999.0, -1000.0], [-1e30, 0.0, 1e30]], np.float32)
+    out = dlc.jit(dlc.softmax)(a)
+    assert np.all(np.isfinite(out))
+    np.testing.assert_allclose(out.sum(axis=-1), 1.0, rtol=1e-6)
+
+
+@pytest.mark.parametrize("shape,axes", [((3, 17), None), ((2, 3, 17), (1, 0, 2)),
+                                        ((1, 3, 17, 2), (3, 1, 0, 2)), ((129,), None)],
+                         ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "int64", "int8", "bool"])
+def test_transpose(shape, axes, dtype, rng):
+    a = random_array(rng, shape, dtype)
+    assert_matches(dlc.jit(lambda x: dlc.transpose(x, axes))(a), np.transpose(a, axes), dtype)
+    if axes is None:
+        assert_matches(dlc.jit(lambda x: x.T)(a), a.T, dtype)
+
+
+@pytest.mark.parametrize("shape,new_shape", [((3, 17), (17, 3)), ((129,), (3, -1)),
+                                             ((2, 3, 4), (-1,)), ((), (1, 1)),
+                                             ((1, 1), ()), ((2, 3, 4), (4, 1, 6))],
+                         ids=str)
+@pytest.mark.parametrize("dtype", ["float32", "int32", "bool"])
+def test_reshape(shape, new_shape, dtype, rng):
+    a = random_array(rng, shape, dtype)
+    expected = a.reshape(new_shape)
+    assert_matches(dlc.jit(lambda x: dlc.reshape(x, new_shape))(a), expected, dtype)
+    assert_matches(dlc.jit(lambda x: x.reshape(new_shape))(a), expected, dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int8", "bool"])
+def test_constants(dtype, rng):
+    c = random_array(rng, (3, 17), dtype)
+    out = dlc.jit(lambda x: (dlc.asarray(c), x))(np.zeros(1, np.float32))[0]
+    assert_matches(out, c, dtype)
+
+
+# -- dynamic batch: one compiled version, every batch size ------------------
+
+BATCHES = [1, 3, 17, 129]
+
+
+def _run_batches(f, make_args, reference):
+    for batch in BATCHES:
+        args = make_args(batch)
+        expected = reference(*args)
+        assert_matches(f(*args), expected, np.float32)
+    assert f.cache_size() == 1
+
+
+def test_dynamic_batch_elementwise_and_reductions(rng):
+    bias = random_array(rng, (17,), "float32")
+
+    @dlc.jit(dynamic_batch=True)
+    def f(x):
+        return dlc.sum(dlc.exp(x - bias) * 0.5, axis=1, keepdims=True) + dlc.max(x)
+
+    def reference(x):
+        x64 = x.astype(np.float64)
+        return np.sum(np.exp(x64 - bias) * 0.5, axis=1, keepdims=True) + x64.max()
+
+    _run_batches(f, lambda b: (random_array(rng, (b, 17), "float32"),), reference)
+
+
+def test_dynamic_batch_matmul_softmax_reshape_transpose(rng):
+    w = random_array(rng, (12, 5), "float32")
+
+    @dlc.jit(dynamic_batch=True)
+    def f(x):
+        flat = x.reshape(-1, 12)
+        swapped = dlc.transpose(x, (0, 2, 1)).reshape(x.shape[0], 12)
+        return dlc.softmax(flat @ w, axis=-1) + dlc.relu(swapped @ w)
+
+    def reference(x):
+        x64 = x.astype(np.float64)
+        logits = x64.reshape(-1, 12) @ w
+        e = np.exp(logits - logits.max(-1, keepdims=True))
+        swapped = np.transpose(x64, (0, 2, 1)).reshape(x.shape[0], 12)
+        return e / e.sum(-1, keepdims=True) + np.maximum(swapped @ w, 0)
+
+    _run_batches(f, lambda b: (random_array(rng, (b, 3, 4), "float32"),), reference)
+
+
+def test_dynamic_batch_selected_arguments(rng):
+    @dlc.jit(dynamic_batch=("x", "y"))
+    def f(x, y, w):
+        return (x + y) @ w
+
+    w = random_array(rng, (17, 3), "float32")
+    _run_batches(f, lambda b: (random_array(rng, (b, 17), "float32"),
+                               random_array(rng, (b, 17), "float32"), w),
+                 lambda x, y, w: (x.astype(np.float64) + y) @ w)
+
+
+def test_dynamic_batch_of_zero_rows(rng):
+    f = dlc.jit(lambda x: dlc.softmax(x, axis=-1) * 2.0, dynamic_batch=True)
+    out = f(np.zeros((0, 5), np.float32))
+    assert out.shape == (0, 5) and out.dtype == np.float32
+    assert_matches(f(np.zeros((2, 5), np.float32)), np.full((2, 5), 0.4), np.float32)
+    assert f.cache_size() == 1
