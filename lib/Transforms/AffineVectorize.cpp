@@ -8,7 +8,10 @@
 // the same element in every iteration (a 0-d memref, or a single-iteration
 // loop around an accumulation, as convert-linalg-to-affine-loops produces for
 // reductions); the vectorizer then emits an invalid broadcasting
-// vector.transfer_write. Here such loops are not candidates and stay scalar. Everything else (which loop of a nest to vectorize, contiguity,
+// vector.transfer_write. It also vectorizes loops that cover only part of a
+// memref dimension (intra-tile loops after tiling) with transfers that mask
+// only at the memref's end, so the last vector runs past the loop and clobbers
+// the next tile. Here neither kind of loop is a candidate; they stay scalar. Everything else (which loop of a nest to vectorize, contiguity,
 // reductions carried in iter_args) is upstream's logic.
 //
 //===----------------------------------------------------------------------===//
@@ -18,6 +21,7 @@
 #include "mlir/Dialect/Affine/Analysis/AffineAnalysis.h"
 #include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/IR/AffineValueMap.h"
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
@@ -49,6 +53,58 @@ bool hasInvariantStore(affine::AffineForOp loop) {
   return result.wasInterrupted();
 }
 
+/// True if the vector transfers that vectorizing `loop` by `width` creates
+/// stay inside the iteration space. The vectorized loop steps by `width`; its
+/// last step may run past the loop's upper bound, and the transfers mask only
+/// what lies outside the *memref*. So the loop must start at 0 and either have
+/// a trip count that `width` divides, or end exactly at the extent of the
+/// memref dimension that each of its varying accesses walks along. (Upstream
+/// vectorizes a tiled intra-tile loop anyway and writes past the tile.)
+bool staysInIterationSpace(affine::AffineForOp loop, int64_t width) {
+  if (!loop.hasConstantLowerBound() || loop.getConstantLowerBound() != 0 ||
+      loop.getStepAsInt() != 1)
+    return false;
+  std::optional<uint64_t> tripCount = affine::getConstantTripCount(loop);
+  if (tripCount && *tripCount % width == 0)
+    return true;
+  Value iv = loop.getInductionVar();
+  WalkResult result = loop.walk([&](Operation *op) {
+    if (!isa<affine::AffineReadOpInterface, affine::AffineWriteOpInterface>(op))
+      return WalkResult::advance();
+    affine::MemRefAccess access(op);
+    affine::AffineValueMap map;
+    access.getAccessMap(&map);
+    auto memrefType = cast<MemRefType>(access.memref.getType());
+    for (unsigned dim = 0; dim < map.getNumResults(); ++dim) {
+      if (!map.isFunctionOf(dim, iv))
+        continue;
+      // The access must walk this dimension as exactly `iv`...
+      auto expr = dyn_cast<AffineDimExpr>(map.getResult(dim));
+      if (!expr || map.getOperand(expr.getPosition()) != iv)
+        return WalkResult::interrupt();
+      // ... and the loop must end where the dimension ends.
+      if (memrefType.isDynamicDim(dim)) {
+        AffineMap upper = loop.getUpperBoundMap();
+        auto dimOp = loop.getUpperBoundOperands().size() == 1
+                         ? loop.getUpperBoundOperands()[0]
+                               .getDefiningOp<memref::DimOp>()
+                         : memref::DimOp();
+        std::optional<int64_t> index =
+            dimOp ? dimOp.getConstantIndex() : std::nullopt;
+        if (!dimOp || upper.getNumResults() != 1 ||
+            !isa<AffineSymbolExpr, AffineDimExpr>(upper.getResult(0)) ||
+            dimOp.getSource() != access.memref || index != dim)
+          return WalkResult::interrupt();
+      } else if (!loop.hasConstantUpperBound() ||
+                 loop.getConstantUpperBound() != memrefType.getDimSize(dim)) {
+        return WalkResult::interrupt();
+      }
+    }
+    return WalkResult::advance();
+  });
+  return !result.wasInterrupted();
+}
+
 struct DLAffineVectorizePass
     : public dl::impl::DLAffineVectorizeBase<DLAffineVectorizePass> {
   using DLAffineVectorizeBase::DLAffineVectorizeBase;
@@ -65,7 +121,8 @@ struct DLAffineVectorizePass
     getOperation().walk([&](affine::AffineForOp loop) {
       SmallVector<affine::LoopReduction, 2> reductions;
       if (!affine::isLoopParallel(loop, &reductions) ||
-          hasInvariantStore(loop))
+          hasInvariantStore(loop) ||
+          !staysInIterationSpace(loop, vectorWidth))
         return;
       candidates.insert(loop);
       if (!reductions.empty())

@@ -34,12 +34,17 @@ def _trace(op_name):
 
 def asarray(value, dtype=None):
     """A traced tensor from a Tensor, numpy array or Python scalar (as a
-    constant of `dtype`, or of numpy's dtype for it when `dtype` is None)."""
+    constant of `dtype`; a Python float becomes float32 unless `dtype` says
+    otherwise)."""
+    return _tensor(value, "asarray", dtype)
+
+
+def _tensor(value, op_name, dtype=None):
     if isinstance(value, Tensor):
         return value
-    trace = _trace("asarray")
+    trace = _trace(op_name)
     array = np.asarray(value, dtype=dtype)
-    if array.dtype == np.float64 and dtype is None and isinstance(value, float):
+    if dtype is None and isinstance(value, float):
         array = array.astype(np.float32)
     return trace.constant(array)
 
@@ -73,7 +78,7 @@ def _operands(op_name, lhs, rhs):
         rhs = trace.constant(_scalar_for(rhs, lhs.dtype, op_name, lhs))
     elif isinstance(rhs, Tensor) and is_scalar(lhs):
         lhs = trace.constant(_scalar_for(lhs, rhs.dtype, op_name, rhs))
-    lhs, rhs = asarray(lhs), asarray(rhs)
+    lhs, rhs = _tensor(lhs, op_name), _tensor(rhs, op_name)
     if lhs.dtype != rhs.dtype:
         raise DTypeError(
             f"{format_location(user_location())}: dlc.{op_name}: operands have "
@@ -127,7 +132,7 @@ def divide(x1, x2):
 
 def negative(x):
     """Elementwise ``-x``."""
-    x = asarray(x)
+    x = _tensor(x, "negative")
     return multiply(x, -1)
 
 
@@ -158,14 +163,14 @@ def matmul(x1, x2):
 
 def relu(x):
     """Rectified linear unit ``max(x, 0)``, elementwise."""
-    x = asarray(x)
+    x = _tensor(x, "relu")
     _require_numeric("relu", x)
     return _trace("relu").emit("dl.relu", lambda: dl.ReluOp(x.value))
 
 
 def exp(x):
     """Elementwise exponential."""
-    x = asarray(x)
+    x = _tensor(x, "exp")
     _require_float("exp", x)
     return _trace("exp").emit("dl.exp", lambda: dl.ExpOp(x.value))
 
@@ -193,7 +198,7 @@ def _normalize_axes(op_name, axis, ndim):
 
 def softmax(x, axis=-1):
     """Softmax along `axis`, computed as ``exp(x - max) / sum(exp(x - max))``."""
-    x = asarray(x)
+    x = _tensor(x, "softmax")
     _require_float("softmax", x)
     axis = _normalize_axis("softmax", axis, x.ndim)
     with ir.Location.unknown(context=x.value.context):
@@ -202,7 +207,7 @@ def softmax(x, axis=-1):
 
 
 def _reduce(op_name, builder, x, axis, keepdims):
-    x = asarray(x)
+    x = _tensor(x, op_name)
     _require_numeric(op_name, x)
     axes = _normalize_axes(op_name, axis, x.ndim)
     return _trace(op_name).emit(
@@ -225,7 +230,7 @@ def max(x, axis=None, keepdims=False):  # noqa: A001 - numpy's name
 def transpose(x, axes=None):
     """Permutes dimensions like numpy.transpose (reverses them when `axes` is
     None)."""
-    x = asarray(x)
+    x = _tensor(x, "transpose")
     if axes is None:
         perm = list(reversed(range(x.ndim)))
     else:
@@ -241,7 +246,7 @@ def reshape(x, shape):
     """Gives `x` a new shape with the same elements in row-major order, like
     numpy.reshape; one entry may be -1 (``None`` is read as -1, so
     ``x.reshape(x.shape[0], -1)`` works with a dynamic batch)."""
-    x = asarray(x)
+    x = _tensor(x, "reshape")
     if isinstance(shape, (numbers.Integral,)) or shape is None:
         shape = (shape,)
     sizes = []

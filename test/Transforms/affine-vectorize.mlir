@@ -79,3 +79,81 @@ func.func @single_iteration_accumulation(%in: memref<3x1xf32>, %acc: memref<3xf3
   }
   return
 }
+
+// -----
+
+// Refused: a loop that ends before the memref dimension does, with a trip
+// count the width does not divide: its last vector would write past the loop
+// (transfers mask only at the memref's end). What tiling produces.
+// CHECK-LABEL: func @partial_dimension
+// CHECK-NOT: vector
+// CHECK: affine.for %{{.*}} = 0 to 10 {
+func.func @partial_dimension(%in: memref<17xf32>, %out: memref<17xf32>) {
+  affine.for %i = 0 to 10 {
+    %0 = affine.load %in[%i] : memref<17xf32>
+    affine.store %0, %out[%i] : memref<17xf32>
+  }
+  return
+}
+
+// -----
+
+// Refused: an intra-tile loop (it does not start at 0).
+// CHECK-LABEL: func @intra_tile
+// CHECK-NOT: vector
+func.func @intra_tile(%in: memref<128xf32>, %out: memref<128xf32>) {
+  affine.for %ii = 0 to 128 step 4 {
+    affine.for %i = affine_map<(d0) -> (d0)>(%ii) to affine_map<(d0) -> (d0 + 4)>(%ii) {
+      %0 = affine.load %in[%i] : memref<128xf32>
+      affine.store %0, %out[%i] : memref<128xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// Accepted: a trip count the width divides, even inside a larger dimension.
+// CHECK-LABEL: func @divisible_trip_count
+// CHECK: affine.for %{{.*}} = 0 to 16 step 8 {
+// CHECK: vector.transfer_read
+func.func @divisible_trip_count(%in: memref<17xf32>, %out: memref<17xf32>) {
+  affine.for %i = 0 to 16 {
+    %0 = affine.load %in[%i] : memref<17xf32>
+    affine.store %0, %out[%i] : memref<17xf32>
+  }
+  return
+}
+
+// -----
+
+// Accepted: a dynamic dimension walked up to its own memref.dim.
+// CHECK-LABEL: func @dynamic_dimension
+// CHECK: affine.for %{{.*}} = 0 to %{{.*}} step 8 {
+// CHECK: vector.transfer_read {{.*}} : memref<?xf32>, vector<8xf32>
+func.func @dynamic_dimension(%buf: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %buf, %c0 : memref<?xf32>
+  affine.for %i = 0 to %n {
+    %0 = affine.load %buf[%i] : memref<?xf32>
+    %1 = math.exp %0 : f32
+    affine.store %1, %buf[%i] : memref<?xf32>
+  }
+  return
+}
+
+// -----
+
+// Refused: a dynamic bound taken from another memref than the one accessed
+// (nothing proves the sizes equal).
+// CHECK-LABEL: func @dynamic_bound_of_other_memref
+// CHECK-NOT: vector
+func.func @dynamic_bound_of_other_memref(%in: memref<?xf32>, %out: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %in, %c0 : memref<?xf32>
+  affine.for %i = 0 to %n {
+    %0 = affine.load %in[%i] : memref<?xf32>
+    affine.store %0, %out[%i] : memref<?xf32>
+  }
+  return
+}
