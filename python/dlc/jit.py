@@ -89,25 +89,34 @@ class JitFunction:
     # -- arguments -------------------------------------------------------
 
     def _bind(self, args, kwargs):
-        """(names, values) of the call's arguments in parameter order."""
+        """(names, values, layout) of the call's arguments, flattened in
+        parameter order (`*args` and `**kwargs` expanded); `layout` rebuilds
+        the call from flat values (see _unflatten)."""
         try:
             bound = self._signature.bind(*args, **kwargs)
         except TypeError as error:
             raise ArityError(f"{self.__name__}(): {error}") from None
         bound.apply_defaults()
-        names, values = [], []
+        names, values, layout = [], [], []
         for name, value in bound.arguments.items():
             kind = self._signature.parameters[name].kind
             if kind == inspect.Parameter.VAR_POSITIONAL:
                 names += [f"{name}[{i}]" for i in range(len(value))]
                 values += list(value)
+                layout.append(("*", len(value)))
             elif kind == inspect.Parameter.VAR_KEYWORD:
                 names += list(value)
                 values += list(value.values())
+                layout.append(("**", tuple(value)))
+            elif kind == inspect.Parameter.KEYWORD_ONLY:
+                names.append(name)
+                values.append(value)
+                layout.append(("kw", name))
             else:
                 names.append(name)
                 values.append(value)
-        return names, values
+                layout.append(("pos", None))
+        return names, values, tuple(layout)
 
     def _is_batched(self, index, name):
         batch = self._dynamic_batch
@@ -145,7 +154,7 @@ class JitFunction:
 
     # -- tracing ---------------------------------------------------------
 
-    def _trace(self, specs):
+    def _trace(self, specs, layout):
         try:
             file = inspect.getsourcefile(self._fn) or "<unknown>"
             line = self._fn.__code__.co_firstlineno
@@ -155,8 +164,9 @@ class JitFunction:
         trace = Trace(self._symbol, array_specs, (file, line, 1))
         with trace:
             arguments = iter(trace.arguments)
-            call_args = [s.static if s.is_static else next(arguments) for s in specs]
-            outputs = self._fn(*call_args)
+            flat = [s.static if s.is_static else next(arguments) for s in specs]
+            call_args, call_kwargs = _unflatten(layout, flat)
+            outputs = self._fn(*call_args, **call_kwargs)
             structure, flat = _flatten_outputs(outputs, self.__name__)
             results = [o if isinstance(o, Tensor) else trace.constant(np.asarray(o))
                        for o in flat]
@@ -168,12 +178,12 @@ class JitFunction:
         """Traces for these arguments' signature and returns a :class:`Lowered`
         whose IR can be printed at every stage and which compiles on
         ``.compile()``."""
-        names, values = self._bind(args, kwargs)
+        names, values, layout = self._bind(args, kwargs)
         specs, _ = self._specs(names, values)
-        return self._lower(specs)
+        return self._lower(specs, layout)
 
-    def _lower(self, specs):
-        module, structure, result_specs = self._trace(specs)
+    def _lower(self, specs, layout):
+        module, structure, result_specs = self._trace(specs, layout)
         return Lowered(module, self._symbol, specs, structure, result_specs,
                        self._options)
 
@@ -181,17 +191,33 @@ class JitFunction:
         if current_trace() is not None:
             # Called from another traced function: inline it.
             return self._fn(*args, **kwargs)
-        names, values = self._bind(args, kwargs)
+        names, values, layout = self._bind(args, kwargs)
         specs, arrays = self._specs(names, values)
-        compiled = self._cache.get(specs)
+        key = (specs, layout)
+        compiled = self._cache.get(key)
         if compiled is None:
-            compiled = self._lower(specs).compile()
-            self._cache[specs] = compiled
+            compiled = self._lower(specs, layout).compile()
+            self._cache[key] = compiled
         return compiled._run([a for a in arrays if a is not None])
 
     def cache_size(self):
         """How many signatures have been compiled."""
         return len(self._cache)
+
+
+def _unflatten(layout, flat):
+    """(args, kwargs) of a call from its flattened argument values."""
+    args, kwargs, values = [], {}, iter(flat)
+    for kind, detail in layout:
+        if kind == "pos":
+            args.append(next(values))
+        elif kind == "*":
+            args.extend(next(values) for _ in range(detail))
+        elif kind == "kw":
+            kwargs[detail] = next(values)
+        else:
+            kwargs.update((key, next(values)) for key in detail)
+    return args, kwargs
 
 
 def _flatten_outputs(outputs, fn_name):

@@ -132,6 +132,21 @@ def test_keyword_arguments_and_defaults():
     np.testing.assert_allclose(f(a, b, scale=0.5), 1.5)
 
 
+def test_var_and_keyword_only_parameters():
+    @dlc.jit
+    def f(x, *rest, scale, **named):
+        total = x * scale
+        for r in rest:
+            total = total + r
+        return total - named["offset"]
+
+    a = np.ones(2, F32)
+    np.testing.assert_allclose(f(a, a, a, scale=2.0, offset=a), 3.0)
+    compiled = f.lower(a, a, scale=1.0, offset=a).compile()
+    assert [s.name for s in compiled.arg_specs] == ["x", "rest[0]", "scale", "offset"]
+    np.testing.assert_allclose(compiled(a, a, 1.0, a), 1.0)
+
+
 def test_multiple_outputs_keep_their_structure():
     x = np.arange(6, dtype=F32).reshape(2, 3)
     as_tuple = dlc.jit(lambda x: (x * 2.0, dlc.sum(x)))(x)

@@ -106,7 +106,7 @@ MATMUL_SHAPES = [
 
 
 @pytest.mark.parametrize("shapes", MATMUL_SHAPES, ids=str)
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int32"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32"])
 def test_matmul(shapes, dtype, rng):
     a = random_array(rng, shapes[0], dtype)
     b = random_array(rng, shapes[1], dtype)
@@ -123,7 +123,7 @@ REDUCTION_CASES = [
 
 @pytest.mark.parametrize("shape,axis", REDUCTION_CASES, ids=str)
 @pytest.mark.parametrize("keepdims", [False, True])
-@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int32", "int64"])
 def test_sum_and_max(shape, axis, keepdims, dtype, rng):
     a = random_array(rng, shape, dtype)
     a_ref = a.astype(reference_dtype(dtype))
@@ -131,6 +131,18 @@ def test_sum_and_max(shape, axis, keepdims, dtype, rng):
     got_max = dlc.jit(lambda x: dlc.max(x, axis=axis, keepdims=keepdims))(a)
     assert_matches(got_sum, np.sum(a_ref, axis=axis, keepdims=keepdims), dtype)
     assert_matches(got_max, np.max(a_ref, axis=axis, keepdims=keepdims), dtype)
+
+
+def test_half_precision_accumulates_in_float32(rng):
+    """A long f16 dot product or sum keeps f32 accuracy until the final rounding
+    (accumulating in f16 would lose about 3 digits over 4096 terms)."""
+    a = random_array(rng, (2, 4096), "float16", low=0, high=1)
+    b = random_array(rng, (4096, 3), "float16", low=0, high=1)
+    product = dlc.jit(lambda x, y: x @ y)(a, b)
+    exact = a.astype(np.float64) @ b.astype(np.float64)
+    np.testing.assert_allclose(product.astype(np.float64), exact, rtol=1e-3)
+    total = dlc.jit(lambda x: dlc.sum(x, axis=1))(a)
+    np.testing.assert_allclose(total.astype(np.float64), a.astype(np.float64).sum(axis=1), rtol=1e-3)
 
 
 def test_max_propagates_nan():
@@ -231,6 +243,24 @@ def test_dynamic_batch_matmul_softmax_reshape_transpose(rng):
         return e / e.sum(-1, keepdims=True) + np.maximum(swapped @ w, 0)
 
     _run_batches(f, lambda b: (random_array(rng, (b, 3, 4), "float32"),), reference)
+
+
+def test_dynamic_batch_batched_matmuls(rng):
+    w = random_array(rng, (4, 5), "float32", low=0, high=1)
+
+    @dlc.jit(dynamic_batch=True)
+    def f(x):
+        gram = x @ dlc.transpose(x, (0, 2, 1))        # batch_matmul, dynamic batch
+        return dlc.sum(gram, axis=2, keepdims=True) * (x @ w)  # broadcast rhs batch
+
+    def reference(x):
+        x64 = x.astype(np.float64)
+        gram = x64 @ np.transpose(x64, (0, 2, 1))
+        return gram.sum(axis=2, keepdims=True) * (x64 @ w)
+
+    # Positive inputs: no cancellation, so float32 stays within its tolerance.
+    _run_batches(f, lambda b: (random_array(rng, (b, 3, 4), "float32", low=0, high=1),),
+                 reference)
 
 
 def test_dynamic_batch_selected_arguments(rng):

@@ -8,7 +8,8 @@
 // - numpy broadcasting becomes indexing maps (a size-1 operand dimension reads
 //   index 0), never a materialized broadcast copy;
 // - matmul: linalg.matmul (2-D), linalg.batch_matmul (3-D, equal batch) or a
-//   linalg.generic contraction (broadcast batch dimensions);
+//   linalg.generic contraction (broadcast batch dimensions); f16/bf16 products
+//   and sums accumulate in f32 and are rounded once at the end;
 // - reductions: linalg.reduce, then tensor.expand_shape for keepdims;
 // - softmax: max-reduce, exp(x - max), sum-reduce, divide (numerically stable);
 // - reshape: tensor.collapse_shape to 1-D and tensor.expand_shape to the new
@@ -161,6 +162,23 @@ Value lowestValue(OpBuilder &b, Location loc, Type type) {
       b.getIntegerAttr(type, APInt::getSignedMinValue(type.getIntOrFloatBitWidth())));
 }
 
+/// The type sums of `type` accumulate in: f32 for the half-precision floats
+/// (as numpy's and PyTorch's CPU kernels do), `type` otherwise.
+Type accumulatorType(Type type) {
+  if (isa<Float16Type, BFloat16Type>(type))
+    return Float32Type::get(type.getContext());
+  return type;
+}
+
+/// `value` converted between float widths (no-op when already `type`).
+Value convertFloat(OpBuilder &b, Location loc, Value value, Type type) {
+  if (value.getType() == type)
+    return value;
+  if (type.getIntOrFloatBitWidth() > value.getType().getIntOrFloatBitWidth())
+    return arith::ExtFOp::create(b, loc, type, value);
+  return arith::TruncFOp::create(b, loc, type, value);
+}
+
 Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
                    ValueRange dynamicSizes, Value fillValue) {
   Value empty = emptyTensor(b, loc, type, dynamicSizes);
@@ -168,12 +186,15 @@ Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
       .getResult(0);
 }
 
-/// linalg.reduce of `input` over sorted `axes`, starting from `init`, combining
-/// with `combine`. The result drops the reduced dimensions.
+/// linalg.reduce of `input` over sorted `axes`, starting from `initValue`,
+/// combining with `combine`. The result drops the reduced dimensions. When
+/// `initValue` is wider than the elements (half-precision sums), the reduction
+/// accumulates at its width and the result is rounded back at the end.
 Value buildReduce(OpBuilder &b, Location loc, Value input,
                   ArrayRef<int64_t> axes, Value initValue,
                   function_ref<Value(OpBuilder &, Location, Value, Value)> combine) {
   auto type = cast<RankedTensorType>(input.getType());
+  Type accType = initValue.getType();
   SmallVector<int64_t> shape;
   SmallVector<Value> dynamicSizes;
   for (auto [dim, size] : llvm::enumerate(type.getShape())) {
@@ -183,16 +204,25 @@ Value buildReduce(OpBuilder &b, Location loc, Value input,
     if (ShapedType::isDynamic(size))
       dynamicSizes.push_back(tensor::DimOp::create(b, loc, input, dim));
   }
-  auto reducedType = RankedTensorType::get(shape, type.getElementType());
-  Value init = filledTensor(b, loc, reducedType, dynamicSizes, initValue);
+  auto accTensorType = RankedTensorType::get(shape, accType);
+  Value init = filledTensor(b, loc, accTensorType, dynamicSizes, initValue);
   auto reduce = linalg::ReduceOp::create(
       b, loc, ValueRange{input}, ValueRange{init}, axes,
       [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
         // linalg.reduce passes (input element, accumulator).
-        Value result = combine(nested, nestedLoc, args[1], args[0]);
+        Value element = convertFloat(nested, nestedLoc, args[0], accType);
+        Value result = combine(nested, nestedLoc, args[1], element);
         linalg::YieldOp::create(nested, nestedLoc, result);
       });
-  return reduce.getResult(0);
+  Value result = reduce.getResult(0);
+  if (accType == type.getElementType())
+    return result;
+  auto resultType = RankedTensorType::get(shape, type.getElementType());
+  return buildElementwise(b, loc, resultType, {result},
+                          [&](OpBuilder &nested, Location l, ValueRange args) {
+                            return convertFloat(nested, l, args[0],
+                                                type.getElementType());
+                          });
 }
 
 /// Reinserts the reduced `axes` as size-1 dimensions (keepdims).
@@ -329,21 +359,33 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
         }
       }
     }
+    // Half-precision products accumulate in f32, rounded once at the end.
     Type elementType = resultType.getElementType();
-    Value zero = constantScalar(rewriter, loc, elementType, 0.0, 0);
-    Value init = filledTensor(rewriter, loc, resultType, dynamicSizes, zero);
+    Type accType = accumulatorType(elementType);
+    auto accTensorType = resultType.clone(accType);
+    Value zero = constantScalar(rewriter, loc, accType, 0.0, 0);
+    Value init = filledTensor(rewriter, loc, accTensorType, dynamicSizes, zero);
+    auto finish = [&](Value product) {
+      if (accType != elementType)
+        product = buildElementwise(
+            rewriter, loc, resultType, {product},
+            [&](OpBuilder &b, Location l, ValueRange args) {
+              return convertFloat(b, l, args[0], elementType);
+            });
+      rewriter.replaceOp(op, product);
+      return success();
+    };
 
-    if (rank == 2 && lhsType.getRank() == 2 && rhsType.getRank() == 2) {
-      rewriter.replaceOpWithNewOp<linalg::MatmulOp>(op, ValueRange{lhs, rhs},
-                                                    ValueRange{init});
-      return success();
-    }
+    if (rank == 2 && lhsType.getRank() == 2 && rhsType.getRank() == 2)
+      return finish(linalg::MatmulOp::create(rewriter, loc, ValueRange{lhs, rhs},
+                                             ValueRange{init})
+                        .getResult(0));
     if (rank == 3 && lhsType.getRank() == 3 && rhsType.getRank() == 3 &&
-        lhsType.getDimSize(0) == rhsType.getDimSize(0)) {
-      rewriter.replaceOpWithNewOp<linalg::BatchMatmulOp>(
-          op, ValueRange{lhs, rhs}, ValueRange{init});
-      return success();
-    }
+        lhsType.getDimSize(0) == rhsType.getDimSize(0))
+      return finish(linalg::BatchMatmulOp::create(rewriter, loc,
+                                                  ValueRange{lhs, rhs},
+                                                  ValueRange{init})
+                        .getResult(0));
 
     // General case: loops (batch..., m, n, k), batch dims broadcast.
     MLIRContext *ctx = rewriter.getContext();
@@ -369,14 +411,18 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
                                                utils::IteratorType::parallel);
     iterators.push_back(utils::IteratorType::reduction);
     auto generic = linalg::GenericOp::create(
-        rewriter, loc, resultType, ValueRange{lhs, rhs}, ValueRange{init}, maps,
-        iterators, [](OpBuilder &b, Location nestedLoc, ValueRange args) {
-          Value product = mulScalars(b, nestedLoc, args[0], args[1]);
+        rewriter, loc, accTensorType, ValueRange{lhs, rhs}, ValueRange{init},
+        maps, iterators, [&](OpBuilder &b, Location nestedLoc, ValueRange args) {
+          Value x = args[0], y = args[1];
+          if (accType != elementType) {
+            x = convertFloat(b, nestedLoc, x, accType);
+            y = convertFloat(b, nestedLoc, y, accType);
+          }
+          Value product = mulScalars(b, nestedLoc, x, y);
           linalg::YieldOp::create(b, nestedLoc,
                                   addScalars(b, nestedLoc, args[2], product));
         });
-    rewriter.replaceOp(op, generic.getResult(0));
-    return success();
+    return finish(generic.getResult(0));
   }
 };
 
@@ -396,8 +442,9 @@ struct ReductionLowering : OpConversionPattern<OpTy> {
     }
     Location loc = op.getLoc();
     Type elementType = op.getType().getElementType();
-    Value initValue = isMax ? lowestValue(rewriter, loc, elementType)
-                            : constantScalar(rewriter, loc, elementType, 0.0, 0);
+    Value initValue =
+        isMax ? lowestValue(rewriter, loc, elementType)
+              : constantScalar(rewriter, loc, accumulatorType(elementType), 0.0, 0);
     Value reduced = buildReduce(rewriter, loc, adaptor.getInput(), op.getAxes(),
                                 initValue, isMax ? maxScalars : addScalars);
     if (op.getKeepdims())
@@ -508,9 +555,10 @@ struct SoftmaxLowering : OpConversionPattern<SoftmaxOp> {
         input, max, [](OpBuilder &b, Location l, Value x, Value m) -> Value {
           return math::ExpOp::create(b, l, arith::SubFOp::create(b, l, x, m));
         });
-    Value sum = buildReduce(rewriter, loc, exps, {axis},
-                            constantScalar(rewriter, loc, elementType, 0.0, 0),
-                            addScalars);
+    Value sum = buildReduce(
+        rewriter, loc, exps, {axis},
+        constantScalar(rewriter, loc, accumulatorType(elementType), 0.0, 0),
+        addScalars);
     Value result = mapWithReduced(
         exps, sum, [](OpBuilder &b, Location l, Value e, Value s) -> Value {
           return arith::DivFOp::create(b, l, e, s);

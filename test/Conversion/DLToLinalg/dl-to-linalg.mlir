@@ -88,13 +88,20 @@ func.func @matmul_batched(%p: tensor<?x3x4xf32>, %q: tensor<?x4x5xf32>) -> tenso
 // -----
 
 // Broadcast batch dimensions: a generic contraction over (b0, b1, m, n, k).
+// f16 products accumulate in f32 and are rounded once at the end.
 // CHECK-DAG: #[[L:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
 // CHECK-DAG: #[[R:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d1, d4, d3)>
 // CHECK-DAG: #[[O:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
 // CHECK-LABEL: func @matmul_broadcast_batch
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: linalg.fill ins(%[[ZERO]] : f32) outs(%{{.*}} : tensor<2x3x4x6xf32>)
 // CHECK: linalg.generic {indexing_maps = [#[[L]], #[[R]], #[[O]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
-// CHECK: %[[P:.*]] = arith.mulf %{{.*}}, %{{.*}} : f16
-// CHECK: arith.addf %{{.*}}, %[[P]] : f16
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<2x3x4x5xf16>, tensor<3x5x6xf16>) outs(%{{.*}} : tensor<2x3x4x6xf32>)
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: %[[P:.*]] = arith.mulf %{{.*}}, %{{.*}} : f32
+// CHECK: arith.addf %{{.*}}, %[[P]] : f32
+// CHECK: linalg.generic
+// CHECK: arith.truncf %{{.*}} : f32 to f16
 func.func @matmul_broadcast_batch(%x: tensor<2x3x4x5xf16>, %y: tensor<3x5x6xf16>) -> tensor<2x3x4x6xf16> {
   %0 = dl.matmul %x, %y : (tensor<2x3x4x5xf16>, tensor<3x5x6xf16>) -> tensor<2x3x4x6xf16>
   return %0 : tensor<2x3x4x6xf16>
@@ -186,4 +193,19 @@ func.func @softmax(%a: tensor<?x10xf32>) -> tensor<?x10xf32> {
 func.func @constant() -> tensor<2xf32> {
   %0 = dl.constant dense<[1.0, 2.0]> : tensor<2xf32>
   return %0 : tensor<2xf32>
+}
+
+// -----
+
+// f16 sums accumulate in f32 and are rounded once at the end.
+// CHECK-LABEL: func @half_sum
+// CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[SUM:.*]] = linalg.reduce ins(%{{.*}} : tensor<4x5xf16>) outs(%{{.*}} : tensor<4xf32>) dimensions = [1]
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: arith.addf %{{.*}} : f32
+// CHECK: linalg.generic {{.*}} ins(%[[SUM]] : tensor<4xf32>) outs(%{{.*}} : tensor<4xf16>)
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+func.func @half_sum(%a: tensor<4x5xf16>) -> tensor<4xf16> {
+  %0 = dl.reduce_sum %a axes = [1] : tensor<4x5xf16> -> tensor<4xf16>
+  return %0 : tensor<4xf16>
 }
