@@ -223,7 +223,14 @@ def sum(x, axis=None, keepdims=False):  # noqa: A001 - numpy's name
 
 def max(x, axis=None, keepdims=False):  # noqa: A001 - numpy's name
     """Maximum over `axis` (int, tuple of ints, or None for all), like
-    numpy.max; NaN propagates."""
+    numpy.max; NaN propagates. Like numpy, an empty reduced axis is an error
+    when its size is known at trace time (a dynamic batch of 0 rows gives the
+    identity, -inf or the smallest integer)."""
+    x = _tensor(x, "max")
+    for a in _normalize_axes("max", axis, x.ndim):
+        if x.shape[a] == 0:
+            raise ShapeError(f"{format_location(user_location())}: dlc.max: axis {a} "
+                             f"of {x!r} is empty, and the maximum has no identity")
     return _reduce("max", dl.ReduceMaxOp, x, axis, keepdims)
 
 

@@ -154,7 +154,7 @@ class Tensor:
     """
 
     __slots__ = ("value", "shape", "dtype")
-    __array_priority__ = 1000  # numpy defers `ndarray op Tensor` to us
+    __array_ufunc__ = None  # `ndarray + Tensor` defers to Tensor.__radd__
 
     def __init__(self, value):
         self.value = value

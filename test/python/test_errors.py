@@ -110,6 +110,14 @@ def test_shape_attribute_errors(call, match):
     assert str(info.value).startswith(f"{__file__}:"), str(info.value)
 
 
+def test_max_of_an_empty_axis():
+    with pytest.raises(dlc.ShapeError,
+                       match=r"dlc.max: axis 0 of Tensor\(float32\[0, 3\]\) is empty, "
+                             r"and the maximum has no identity"):
+        dlc.jit(lambda x: dlc.max(x, axis=0))(np.ones((0, 3), F32))
+    assert dlc.jit(lambda x: dlc.max(x, axis=1))(np.ones((0, 3), F32)).shape == (0,)
+
+
 def test_reshape_of_dynamic_batch_needs_minus_one_first():
     f = dlc.jit(lambda x: x.reshape(2, -1), dynamic_batch=True)
     with pytest.raises(dlc.ShapeError, match=r"needs -1 as the first entry of the new shape"):
