@@ -7,12 +7,17 @@ Run with `make bench` (or `python bench/run.py --repeats 200 --json out.json`).
 
 import argparse
 import json
-import statistics
-import time
+import os
+import sys
 
 import numpy as np
 
 import dlc
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
+import mlp as mlp_example  # noqa: E402 - the demo's model, numpy reference and timer
+
+median_seconds = mlp_example.median_seconds
 
 try:
     import torch
@@ -20,42 +25,17 @@ except ImportError:  # PyTorch is optional
     torch = None
 
 
-def median_seconds(fn, repeats):
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def mlp_case(batch, rng):
-    sizes = (784, 128, 32, 10)
-    params = []
-    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
-        params.append((rng.standard_normal((fan_in, fan_out)) / np.sqrt(fan_in)).astype(np.float32))
-        params.append((rng.standard_normal(fan_out) * 0.1).astype(np.float32))
+    params = mlp_example.init_params(rng)
     x = rng.random((batch, 784), dtype=np.float32)
-
-    def dlc_fn(x, w1, b1, w2, b2, w3, b3):
-        h = dlc.relu(x @ w1 + b1)
-        h = dlc.relu(h @ w2 + b2)
-        return dlc.softmax(h @ w3 + b3, axis=-1)
-
-    def numpy_fn(x, w1, b1, w2, b2, w3, b3):
-        h = np.maximum(x @ w1 + b1, 0)
-        h = np.maximum(h @ w2 + b2, 0)
-        z = h @ w3 + b3
-        e = np.exp(z - z.max(axis=-1, keepdims=True))
-        return e / e.sum(axis=-1, keepdims=True)
 
     def torch_fn(x, w1, b1, w2, b2, w3, b3):
         h = torch.relu(x @ w1 + b1)
         h = torch.relu(h @ w2 + b2)
         return torch.softmax(h @ w3 + b3, dim=-1)
 
-    return f"mlp 784-128-32-10 b{batch}", dlc_fn, numpy_fn, torch_fn, (x, *params)
+    return (f"mlp 784-128-32-10 b{batch}", mlp_example.mlp.__wrapped__,
+            mlp_example.numpy_mlp, torch_fn, (x, *params))
 
 
 def matmul_case(n, rng):

@@ -28,6 +28,15 @@ def numpy_mlp(x, w1, b1, w2, b2, w3, b3):
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def init_params(rng, sizes=(784, 128, 32, 10)):
+    """He-initialized float32 weights and small biases: [w1, b1, w2, b2, ...]."""
+    params = []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        params.append((rng.standard_normal((fan_in, fan_out)) * np.sqrt(2 / fan_in)).astype(np.float32))
+        params.append((rng.standard_normal(fan_out) * 0.1).astype(np.float32))
+    return params
+
+
 def median_seconds(fn, repeats=50):
     fn()  # warm up
     times = []
@@ -40,11 +49,7 @@ def median_seconds(fn, repeats=50):
 
 def main():
     rng = np.random.default_rng(0)
-    sizes = (784, 128, 32, 10)
-    params = []
-    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
-        params.append((rng.standard_normal((fan_in, fan_out)) * np.sqrt(2 / fan_in)).astype(np.float32))
-        params.append((rng.standard_normal(fan_out) * 0.1).astype(np.float32))
+    params = init_params(rng)
     x = rng.random((64, 784), dtype=np.float32)
 
     start = time.perf_counter()

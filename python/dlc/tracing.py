@@ -179,46 +179,6 @@ class Tensor:
     def __repr__(self):
         return f"Tensor({dtypes.format_type(self.shape, self.dtype)})"
 
-    def __add__(self, other):
-        from . import ops
-        return ops.add(self, other)
-
-    def __radd__(self, other):
-        from . import ops
-        return ops.add(other, self)
-
-    def __sub__(self, other):
-        from . import ops
-        return ops.subtract(self, other)
-
-    def __rsub__(self, other):
-        from . import ops
-        return ops.subtract(other, self)
-
-    def __mul__(self, other):
-        from . import ops
-        return ops.multiply(self, other)
-
-    def __rmul__(self, other):
-        from . import ops
-        return ops.multiply(other, self)
-
-    def __truediv__(self, other):
-        from . import ops
-        return ops.divide(self, other)
-
-    def __rtruediv__(self, other):
-        from . import ops
-        return ops.divide(other, self)
-
-    def __matmul__(self, other):
-        from . import ops
-        return ops.matmul(self, other)
-
-    def __rmatmul__(self, other):
-        from . import ops
-        return ops.matmul(other, self)
-
     def __neg__(self):
         from . import ops
         return ops.negative(self)
@@ -247,3 +207,19 @@ class Tensor:
                          f"traced tensor is not supported")
 
     __hash__ = object.__hash__
+
+
+def _operator(op_name, reflected=False):
+    """A Tensor method applying dlc.<op_name> (operands swapped if reflected)."""
+    def method(self, other):
+        from . import ops
+        op = getattr(ops, op_name)
+        return op(other, self) if reflected else op(self, other)
+    method.__name__ = f"__{'r' if reflected else ''}{op_name}__"
+    return method
+
+
+for _dunder, _op_name in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
+                          ("truediv", "divide"), ("matmul", "matmul")]:
+    setattr(Tensor, f"__{_dunder}__", _operator(_op_name))
+    setattr(Tensor, f"__r{_dunder}__", _operator(_op_name, reflected=True))
