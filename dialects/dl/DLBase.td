@@ -54,4 +54,16 @@ def DL_FloatTensor : DL_TensorOf<"::mlir::dl::isDLFloatTensor($_self)",
     "ranked tensor of f16, bf16, f32 or f64 values with static dimensions "
     "except an optionally dynamic leading one">;
 
+def DL_BoolTensor : DL_TensorOf<"::mlir::dl::isDLTensorOfIntegers($_self, {1})",
+    "ranked tensor of i1 (bool) values with static dimensions except an "
+    "optionally dynamic leading one">;
+
+def DL_I64Tensor : DL_TensorOf<"::mlir::dl::isDLTensorOfIntegers($_self, {64})",
+    "ranked tensor of i64 values with static dimensions except an optionally "
+    "dynamic leading one">;
+
+def DL_IndexTensor : DL_TensorOf<"::mlir::dl::isDLTensorOfIntegers($_self, {32, 64})",
+    "ranked tensor of i32 or i64 values with static dimensions except an "
+    "optionally dynamic leading one">;
+
 #endif // DL_BASE_TD

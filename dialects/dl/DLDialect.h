@@ -15,6 +15,8 @@ bool isDLTensor(Type type);
 bool isDLNumericTensor(Type type);
 /// isDLTensor, and the element type is a float.
 bool isDLFloatTensor(Type type);
+/// isDLTensor, and the element type is a signless integer of one of `widths`.
+bool isDLTensorOfIntegers(Type type, llvm::ArrayRef<unsigned> widths);
 
 } // namespace mlir::dl
 

@@ -96,8 +96,12 @@ void addLLVMStage(OpPassManager &pm) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   addCleanups(pm);
-  pm.addPass(createConvertVectorToLLVMPass());
+  // math: integer powers become outlined functions, what LLVM has intrinsics
+  // for becomes intrinsics, the rest (erf, tanh) calls libm.
+  pm.addPass(createConvertMathToFuncs());
   pm.addNestedPass<func::FuncOp>(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());

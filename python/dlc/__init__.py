@@ -16,18 +16,17 @@ ExecutionEngine::
     print(mlp.lower(x, w1, b1, w2, b2).as_text("linalg"))      # IR at a stage
 """
 
+from . import ops
 from .compiler import STAGES, STAGE_DESCRIPTIONS
+from .dtypes import BFLOAT16 as bfloat16
 from .errors import (ArityError, CompileError, DLCError, DTypeError, ShapeError,
                      TraceError)
 from .jit import ArgSpec, Compiled, JitFunction, Lowered, jit
-from .ops import (add, asarray, divide, exp, matmul, max, multiply, negative, relu,
-                  reshape, softmax, subtract, sum, transpose)
+from .ops import *  # noqa: F401,F403 - the numpy-named operations
 from .tracing import Tensor
 
 __all__ = [
     "jit", "JitFunction", "Lowered", "Compiled", "ArgSpec", "Tensor", "STAGES",
     "STAGE_DESCRIPTIONS", "DLCError", "DTypeError", "ShapeError", "ArityError",
-    "TraceError", "CompileError", "add", "subtract", "multiply", "divide",
-    "negative", "matmul", "relu", "exp", "softmax", "sum", "max", "transpose",
-    "reshape", "asarray",
-]
+    "TraceError", "CompileError", "bfloat16",
+] + ops.__all__

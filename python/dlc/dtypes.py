@@ -1,17 +1,37 @@
-"""The dtypes dlc compiles, and their MLIR element types."""
+"""The dtypes dlc compiles, and their MLIR element types.
 
+bfloat16 is numpy's extension dtype from the `ml_dtypes` package (the one JAX
+and TensorFlow use); every other dtype is a plain numpy dtype.
+"""
+
+import ml_dtypes
 import numpy as np
 
 from .mlir import ir
+
+BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 
 #: numpy dtypes dlc accepts, in the order they are listed in error messages.
 SUPPORTED_DTYPES = tuple(
     np.dtype(name)
     for name in ("float16", "float32", "float64", "int8", "int16", "int32",
                  "int64", "bool")
-)
+) + (BFLOAT16,)
 
-_FLOATS = {np.dtype("float16"), np.dtype("float32"), np.dtype("float64")}
+_FLOATS = {np.dtype("float16"), np.dtype("float32"), np.dtype("float64"), BFLOAT16}
+
+_MLIR_NAMES = {"float16": "f16", "float32": "f32", "float64": "f64", "bfloat16": "bf16",
+               "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32",
+               "int64": "i64"}
+_FROM_MLIR = {mlir: np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
+              for name, mlir in _MLIR_NAMES.items()}
+
+
+def numpy_dtype(dtype):
+    """np.dtype of `dtype`, accepting "bfloat16" and "bf16" too."""
+    if isinstance(dtype, str) and dtype in ("bfloat16", "bf16"):
+        return BFLOAT16
+    return np.dtype(dtype)
 
 
 def supported_names():
@@ -29,27 +49,18 @@ def is_float(dtype):
 def to_mlir(dtype):
     """The MLIR element type of a numpy dtype (inside an active Context)."""
     dtype = np.dtype(dtype)
-    if dtype == np.float16:
-        return ir.F16Type.get()
-    if dtype == np.float32:
-        return ir.F32Type.get()
-    if dtype == np.float64:
-        return ir.F64Type.get()
-    if dtype == np.bool_:
-        return ir.IntegerType.get_signless(1)
-    if dtype.kind == "i":
-        return ir.IntegerType.get_signless(8 * dtype.itemsize)
-    raise TypeError(f"dtype {dtype} is not supported; supported: {supported_names()}")
+    name = _MLIR_NAMES.get(str(dtype)) if dtype in SUPPORTED_DTYPES else None
+    if name is None:
+        raise TypeError(f"dtype {dtype} is not supported; supported: {supported_names()}")
+    return ir.Type.parse(name)
 
 
 def from_mlir(element_type):
     """The numpy dtype of an MLIR element type."""
     text = str(element_type)
-    names = {"f16": "float16", "f32": "float32", "f64": "float64", "i1": "bool",
-             "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64"}
-    if text not in names:
+    if text not in _FROM_MLIR:
         raise TypeError(f"MLIR element type {text} has no dlc dtype")
-    return np.dtype(names[text])
+    return _FROM_MLIR[text]
 
 
 def tensor_type(shape, dtype):

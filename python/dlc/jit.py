@@ -7,6 +7,7 @@ with that signature run the compiled code directly. ``f.lower(*args)`` stops
 before compiling and shows the IR at any stage; ``.compile()`` finishes.
 """
 
+import contextlib
 import functools
 import inspect
 import numbers
@@ -18,6 +19,7 @@ import numpy as np
 
 from . import compiler, dtypes
 from .errors import ArityError, DTypeError, ShapeError, TraceError
+from .nn import Module
 from .runtime import CompiledFunction
 from .tracing import Tensor, Trace, current_trace
 
@@ -71,12 +73,20 @@ def _to_array(value, name):
 class JitFunction:
     """A Python function compiled on first call per signature. See :func:`jit`."""
 
-    def __init__(self, fn, dynamic_batch=False, vector_width=8, tile_size=0):
+    def __init__(self, fn, dynamic_batch=False, vector_width=8, tile_size=0,
+                 constants=False):
         if not callable(fn):
             raise TypeError(f"dlc.jit expects a function, but got {fn!r}")
         functools.update_wrapper(self, fn)
         self._fn = fn
-        self._signature = inspect.signature(fn)
+        # A dlc.nn.Module's parameters are arguments of the compiled function
+        # (read from the module at each call) unless they are constants.
+        self._module = fn if isinstance(fn, Module) and not constants else None
+        if isinstance(fn, Module):
+            self.__name__ = type(fn).__name__
+            self._signature = inspect.signature(fn.forward)
+        else:
+            self._signature = inspect.signature(fn)
         self._options = compiler.CompileOptions(vector_width=vector_width,
                                                 tile_size=tile_size)
         self._dynamic_batch = dynamic_batch
@@ -84,7 +94,7 @@ class JitFunction:
         # The JIT links every symbol of the module into one namespace with the C
         # library: a function called `exp` would capture the calls that
         # math.exp lowers to. The prefix keeps user names out of that namespace.
-        self._symbol = "dlc_" + re.sub(r"\W", "_", getattr(fn, "__name__", "") or "fn")
+        self._symbol = "dlc_" + re.sub(r"\W", "_", getattr(self, "__name__", "") or "fn")
 
     # -- arguments -------------------------------------------------------
 
@@ -116,18 +126,28 @@ class JitFunction:
                 names.append(name)
                 values.append(value)
                 layout.append(("pos", None))
+        if self._module is not None:
+            for name, owner, attr in self._module.parameter_slots():
+                names.append(name)
+                values.append(getattr(owner, attr))
+                layout.append(("param", (owner, attr)))
         return names, values, tuple(layout)
 
-    def _is_batched(self, index, name):
+    def _is_batched(self, index, name, layout_entry):
+        if layout_entry[0] == "param":
+            return False
         batch = self._dynamic_batch
         if isinstance(batch, bool):
             return batch
         return index in batch or name in batch
 
-    def _specs(self, names, values):
+    def _specs(self, names, values, layout):
         """ArgSpecs and arrays (None for static scalars) of a call."""
         specs, arrays = [], []
         batch_size, batch_arg = None, None
+        entries = [entry for entry in layout
+                   for _ in range(entry[1] if entry[0] == "*" else
+                                  len(entry[1]) if entry[0] == "**" else 1)]
         for index, (name, value) in enumerate(zip(names, values)):
             if _is_static_scalar(value):
                 specs.append(ArgSpec(name, static=value))
@@ -135,7 +155,7 @@ class JitFunction:
                 continue
             array = _to_array(value, name)
             shape = array.shape
-            if self._is_batched(index, name):
+            if self._is_batched(index, name, entries[index]):
                 if array.ndim == 0:
                     raise ShapeError(
                         f"argument {name!r} is a scalar, but dynamic_batch makes its "
@@ -155,9 +175,10 @@ class JitFunction:
     # -- tracing ---------------------------------------------------------
 
     def _trace(self, specs, layout):
+        source = self._fn.forward if isinstance(self._fn, Module) else self._fn
         try:
-            file = inspect.getsourcefile(self._fn) or "<unknown>"
-            line = self._fn.__code__.co_firstlineno
+            file = inspect.getsourcefile(source) or "<unknown>"
+            line = source.__code__.co_firstlineno
         except (TypeError, AttributeError):
             file, line = "<unknown>", 0
         array_specs = [(s.shape, s.dtype) for s in specs if not s.is_static]
@@ -165,8 +186,9 @@ class JitFunction:
         with trace:
             arguments = iter(trace.arguments)
             flat = [s.static if s.is_static else next(arguments) for s in specs]
-            call_args, call_kwargs = _unflatten(layout, flat)
-            outputs = self._fn(*call_args, **call_kwargs)
+            call_args, call_kwargs, parameters = _unflatten(layout, flat)
+            with _parameters_replaced(parameters):
+                outputs = self._fn(*call_args, **call_kwargs)
             structure, flat = _flatten_outputs(outputs, self.__name__)
             results = [o if isinstance(o, Tensor) else trace.constant(np.asarray(o))
                        for o in flat]
@@ -179,20 +201,21 @@ class JitFunction:
         whose IR can be printed at every stage and which compiles on
         ``.compile()``."""
         names, values, layout = self._bind(args, kwargs)
-        specs, _ = self._specs(names, values)
+        specs, _ = self._specs(names, values, layout)
         return self._lower(specs, layout)
 
     def _lower(self, specs, layout):
         module, structure, result_specs = self._trace(specs, layout)
+        parameter_slots = [entry[1] for entry in layout if entry[0] == "param"]
         return Lowered(module, self._symbol, specs, structure, result_specs,
-                       self._options)
+                       self._options, parameter_slots)
 
     def __call__(self, *args, **kwargs):
         if current_trace() is not None:
             # Called from another traced function: inline it.
             return self._fn(*args, **kwargs)
         names, values, layout = self._bind(args, kwargs)
-        specs, arrays = self._specs(names, values)
+        specs, arrays = self._specs(names, values, layout)
         key = (specs, layout)
         compiled = self._cache.get(key)
         if compiled is None:
@@ -206,8 +229,9 @@ class JitFunction:
 
 
 def _unflatten(layout, flat):
-    """(args, kwargs) of a call from its flattened argument values."""
-    args, kwargs, values = [], {}, iter(flat)
+    """(args, kwargs, parameters) of a call from its flattened argument values;
+    parameters are ((owner, attribute), value) pairs."""
+    args, kwargs, parameters, values = [], {}, [], iter(flat)
     for kind, detail in layout:
         if kind == "pos":
             args.append(next(values))
@@ -215,9 +239,24 @@ def _unflatten(layout, flat):
             args.extend(next(values) for _ in range(detail))
         elif kind == "kw":
             kwargs[detail] = next(values)
-        else:
+        elif kind == "**":
             kwargs.update((key, next(values)) for key in detail)
-    return args, kwargs
+        else:
+            parameters.append((detail, next(values)))
+    return args, kwargs, parameters
+
+
+@contextlib.contextmanager
+def _parameters_replaced(parameters):
+    """Module attributes temporarily set to the traced parameter tensors."""
+    saved = [(owner, attr, getattr(owner, attr)) for (owner, attr), _ in parameters]
+    try:
+        for (owner, attr), value in parameters:
+            setattr(owner, attr, value)
+        yield
+    finally:
+        for owner, attr, value in saved:
+            setattr(owner, attr, value)
 
 
 def _flatten_outputs(outputs, fn_name):
@@ -237,8 +276,10 @@ class Lowered:
 
     stages = compiler.STAGES
 
-    def __init__(self, module, symbol, arg_specs, structure, result_specs, options):
+    def __init__(self, module, symbol, arg_specs, structure, result_specs, options,
+                 parameter_slots=()):
         self._modules = {"dl": module}
+        self.parameter_slots = list(parameter_slots)
         self.symbol = symbol
         self.arg_specs = arg_specs
         self._structure = structure
@@ -285,9 +326,11 @@ class Compiled:
     def _check(self, args):
         specs = self.arg_specs
         if len(args) != len(specs):
-            names = ", ".join(s.name for s in specs)
-            raise ArityError(f"compiled function takes {len(specs)} arguments "
-                             f"({names}), but got {len(args)}")
+            parameters = len(self.lowered.parameter_slots)
+            user_specs = specs[:len(specs) - parameters]
+            names = ", ".join(s.name for s in user_specs)
+            raise ArityError(f"compiled function takes {len(user_specs)} arguments "
+                             f"({names}), but got {len(args) - parameters}")
         arrays, batch_size, batch_arg = [], None, None
         for spec, value in zip(specs, args):
             if spec.is_static:
@@ -317,6 +360,10 @@ class Compiled:
         return arrays
 
     def __call__(self, *args):
+        """Runs on `args`; for a dlc.nn.Module compiled with its parameters as
+        arguments, pass the forward() arguments only: the parameters are read
+        from the module."""
+        args += tuple(getattr(owner, attr) for owner, attr in self.lowered.parameter_slots)
         return self._run(self._check(args))
 
     def _run(self, arrays):
@@ -327,7 +374,7 @@ class Compiled:
         return structure(results)
 
 
-def jit(fn=None, *, dynamic_batch=False, vector_width=8, tile_size=0):
+def jit(fn=None, *, dynamic_batch=False, vector_width=8, tile_size=0, constants=False):
     """Compiles `fn` with dlc on first call per argument signature.
 
     Usable as ``@dlc.jit``, ``@dlc.jit(dynamic_batch=True)`` or
@@ -344,8 +391,14 @@ def jit(fn=None, *, dynamic_batch=False, vector_width=8, tile_size=0):
         arguments. Batched arguments must agree on the batch size.
       vector_width: lanes of the vectorizer (0 disables vectorization).
       tile_size: affine loop tile size (0 disables tiling).
+      constants: for a dlc.nn.Module, bake its parameters into the compiled
+        code as constants (graph passes can fold them; a parameter change is
+        not seen). By default they are arguments, read from the module at
+        each call. numpy arrays a plain function captures are always
+        constants.
     """
     def wrap(function):
         return JitFunction(function, dynamic_batch=dynamic_batch,
-                           vector_width=vector_width, tile_size=tile_size)
+                           vector_width=vector_width, tile_size=tile_size,
+                           constants=constants)
     return wrap(fn) if fn is not None else wrap

@@ -3,10 +3,12 @@
 Call them inside a :func:`dlc.jit` function on traced tensors, numpy arrays or
 Python scalars. numpy arrays become constants; Python scalars take the dtype of
 the tensor they meet (``x * 2`` keeps ``x``'s dtype). Binary operations
-broadcast like numpy. Every error names the operation, the operands and the
-line of user code that called it.
+broadcast like numpy. dlc never promotes dtypes implicitly: mixing float32 and
+float64 tensors is an error that asks for ``astype``. Every error names the
+operation, the operands and the line of user code that called it.
 """
 
+import builtins
 import numbers
 
 import numpy as np
@@ -18,17 +20,35 @@ from .mlir.dialects import dl
 from .tracing import Tensor, current_trace, format_location, user_location
 
 __all__ = [
-    "add", "subtract", "multiply", "divide", "negative", "matmul", "relu", "exp",
-    "softmax", "sum", "max", "transpose", "reshape", "asarray",
+    # elementwise arithmetic and math
+    "add", "subtract", "multiply", "divide", "power", "pow", "maximum", "minimum",
+    "negative", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "erf", "tanh", "clip",
+    # comparisons and selection
+    "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "where",
+    # activations
+    "relu", "relu6", "leaky_relu", "gelu", "sigmoid", "silu", "hardswish",
+    "softmax", "log_softmax",
+    # linear algebra, convolution, pooling, normalization
+    "matmul", "linear", "conv2d", "max_pool2d", "avg_pool2d", "global_avg_pool2d",
+    "batch_norm", "layer_norm",
+    # reductions
+    "sum", "mean", "max", "min", "argmax", "argmin",
+    # shapes and types
+    "reshape", "flatten", "transpose", "squeeze", "expand_dims", "concatenate",
+    "split", "pad", "broadcast_to", "take", "gather", "astype", "asarray",
 ]
+
+
+def _where():
+    return format_location(user_location())
 
 
 def _trace(op_name):
     trace = current_trace()
     if trace is None:
         raise TraceError(
-            f"{format_location(user_location())}: dlc.{op_name} builds a compiled "
-            f"operation and can only be called inside a @dlc.jit function")
+            f"{_where()}: dlc.{op_name} builds a compiled operation and can only "
+            f"be called inside a @dlc.jit function")
     return trace
 
 
@@ -41,12 +61,18 @@ def asarray(value, dtype=None):
 
 def _tensor(value, op_name, dtype=None):
     if isinstance(value, Tensor):
+        if dtype is not None and np.dtype(dtype) != value.dtype:
+            return astype(value, dtype)
         return value
     trace = _trace(op_name)
-    array = np.asarray(value, dtype=dtype)
+    array = np.asarray(value, dtype=dtypes.numpy_dtype(dtype) if dtype is not None else None)
     if dtype is None and isinstance(value, float):
         array = array.astype(np.float32)
     return trace.constant(array)
+
+
+def _is_scalar(value):
+    return isinstance(value, (numbers.Number, np.bool_)) and not isinstance(value, np.ndarray)
 
 
 def _scalar_for(value, dtype, op_name, other):
@@ -60,50 +86,64 @@ def _scalar_for(value, dtype, op_name, other):
             info = np.iinfo(dtype)
             if not info.min <= value <= info.max:
                 raise DTypeError(
-                    f"{format_location(user_location())}: dlc.{op_name}: the "
-                    f"Python integer {value} does not fit the {dtype} operand "
-                    f"{other!r}")
+                    f"{_where()}: dlc.{op_name}: the Python integer {value} does not "
+                    f"fit the {dtype} operand {other!r}")
+        if dtype == np.bool_ and value not in (0, 1):
+            raise DTypeError(f"{_where()}: dlc.{op_name}: cannot combine the bool "
+                             f"operand {other!r} with the Python integer {value}")
         return np.array(value, dtype=dtype)
     raise DTypeError(
-        f"{format_location(user_location())}: dlc.{op_name}: cannot combine the "
-        f"{dtype} operand {other!r} with the Python {type(value).__name__} "
-        f"{value!r} without a cast")
+        f"{_where()}: dlc.{op_name}: cannot combine the {dtype} operand {other!r} "
+        f"with the Python {type(value).__name__} {value!r} without a cast")
 
 
-def _operands(op_name, lhs, rhs):
-    """Both operands of a binary op as Tensors of one dtype."""
+def _operands(op_name, *values):
+    """Operands as Tensors of one dtype: Python scalars take the dtype of the
+    first tensor operand."""
     trace = _trace(op_name)
-    is_scalar = lambda v: isinstance(v, (numbers.Number, np.bool_)) and not isinstance(v, np.ndarray)
-    if isinstance(lhs, Tensor) and is_scalar(rhs):
-        rhs = trace.constant(_scalar_for(rhs, lhs.dtype, op_name, lhs))
-    elif isinstance(rhs, Tensor) and is_scalar(lhs):
-        lhs = trace.constant(_scalar_for(lhs, rhs.dtype, op_name, rhs))
-    lhs, rhs = _tensor(lhs, op_name), _tensor(rhs, op_name)
-    if lhs.dtype != rhs.dtype:
-        raise DTypeError(
-            f"{format_location(user_location())}: dlc.{op_name}: operands have "
-            f"different dtypes: {lhs!r} and {rhs!r}; dlc does not promote "
-            f"dtypes implicitly")
-    return trace, lhs, rhs
+    anchor = next((v for v in values if isinstance(v, Tensor)), None)
+    if anchor is None:
+        anchor = next((v for v in values if not _is_scalar(v)), None)
+        anchor = _tensor(anchor, op_name) if anchor is not None else None
+    tensors = []
+    for value in values:
+        if _is_scalar(value) and anchor is not None:
+            value = trace.constant(_scalar_for(value, anchor.dtype, op_name, anchor))
+        tensors.append(_tensor(value, op_name))
+    first = tensors[0]
+    for other in tensors[1:]:
+        if other.dtype != first.dtype:
+            raise DTypeError(
+                f"{_where()}: dlc.{op_name}: operands have different dtypes: "
+                f"{first!r} and {other!r}; dlc does not promote dtypes implicitly "
+                f"(use .astype)")
+    return (trace, *tensors)
 
 
 def _require_numeric(op_name, *tensors):
     for t in tensors:
         if t.dtype == np.bool_:
-            raise DTypeError(f"{format_location(user_location())}: dlc.{op_name} "
-                             f"does not accept the bool operand {t!r}")
+            raise DTypeError(f"{_where()}: dlc.{op_name} does not accept the bool "
+                             f"operand {t!r}")
 
 
-def _require_float(op_name, tensor):
-    if not dtypes.is_float(tensor.dtype):
-        raise DTypeError(f"{format_location(user_location())}: dlc.{op_name} "
-                         f"needs a floating-point operand, but got {tensor!r}")
+def _require_float(op_name, *tensors):
+    for t in tensors:
+        if not dtypes.is_float(t.dtype):
+            raise DTypeError(f"{_where()}: dlc.{op_name} needs a floating-point "
+                             f"operand, but got {t!r}; cast with .astype")
 
 
-def _binary(op_name, builder, lhs, rhs):
-    trace, lhs, rhs = _operands(op_name, lhs, rhs)
-    _require_numeric(op_name, lhs, rhs)
-    return trace.emit(f"dl.{op_name}", lambda: builder(lhs.value, rhs.value))
+def _emit(trace, op_name, build):
+    return trace.emit(f"dl.{op_name}", build)
+
+
+# -- elementwise ---------------------------------------------------------------
+
+def _binary(op_name, builder, x1, x2, float_only=False):
+    trace, x1, x2 = _operands(op_name, x1, x2)
+    (_require_float if float_only else _require_numeric)(op_name, x1, x2)
+    return trace.emit(f"dl.{op_name}", lambda: builder(x1.value, x2.value))
 
 
 def add(x1, x2):
@@ -125,16 +165,309 @@ def divide(x1, x2):
     """Elementwise ``x1 / x2`` with numpy broadcasting. Floating-point operands
     only: numpy's true division of integers produces floats, and dlc does not
     promote dtypes implicitly."""
-    trace, x1, x2 = _operands("divide", x1, x2)
-    _require_float("divide", x1)
-    return trace.emit("dl.div", lambda: dl.DivOp(x1.value, x2.value))
+    return _binary("divide", dl.DivOp, x1, x2, float_only=True)
+
+
+def power(x1, x2):
+    """Elementwise ``x1 ** x2`` with numpy broadcasting (integers too; an
+    integer raised to a negative power gives 0, except for bases 1 and -1)."""
+    return _binary("power", dl.PowOp, x1, x2)
+
+
+pow = power  # noqa: A001 - numpy's alias
+
+
+def maximum(x1, x2):
+    """numpy.maximum with broadcasting; NaN propagates."""
+    return _binary("maximum", dl.MaximumOp, x1, x2)
+
+
+def minimum(x1, x2):
+    """numpy.minimum with broadcasting; NaN propagates."""
+    return _binary("minimum", dl.MinimumOp, x1, x2)
+
+
+def clip(x, a_min=None, a_max=None):
+    """numpy.clip: ``minimum(maximum(x, a_min), a_max)``; either bound may be
+    None, a scalar or a broadcastable array."""
+    x = _tensor(x, "clip")
+    if a_min is None and a_max is None:
+        raise ValueError(f"{_where()}: dlc.clip: a_min and a_max cannot both be None")
+    if a_min is not None:
+        x = maximum(x, a_min)
+    if a_max is not None:
+        x = minimum(x, a_max)
+    return x
+
+
+def _unary(op_name, builder, x, float_only=False, dl_name=None, **attrs):
+    x = _tensor(x, op_name)
+    (_require_float if float_only else _require_numeric)(op_name, x)
+    return _trace(op_name).emit(f"dl.{dl_name or op_name}",
+                                lambda: builder(x.value, **attrs))
 
 
 def negative(x):
     """Elementwise ``-x``."""
-    x = _tensor(x, "negative")
-    return multiply(x, -1)
+    return _unary("negative", dl.NegOp, x, dl_name="neg")
 
+
+neg = negative
+
+
+def abs(x):  # noqa: A001 - numpy's name
+    """Elementwise absolute value."""
+    return _unary("abs", dl.AbsOp, x)
+
+
+def exp(x):
+    """Elementwise exponential."""
+    return _unary("exp", dl.ExpOp, x, float_only=True)
+
+
+def log(x):
+    """Elementwise natural logarithm."""
+    return _unary("log", dl.LogOp, x, float_only=True)
+
+
+def sqrt(x):
+    """Elementwise square root."""
+    return _unary("sqrt", dl.SqrtOp, x, float_only=True)
+
+
+def rsqrt(x):
+    """Elementwise ``1 / sqrt(x)``."""
+    return _unary("rsqrt", dl.RsqrtOp, x, float_only=True)
+
+
+def erf(x):
+    """Elementwise Gauss error function."""
+    return _unary("erf", dl.ErfOp, x, float_only=True)
+
+
+def tanh(x):
+    """Elementwise hyperbolic tangent."""
+    return _unary("tanh", dl.TanhOp, x, float_only=True)
+
+
+def _compare(op_name, builder, x1, x2):
+    trace, x1, x2 = _operands(op_name, x1, x2)
+    return trace.emit(f"dl.{op_name}", lambda: builder(x1.value, x2.value))
+
+
+def equal(x1, x2):
+    """Elementwise ``x1 == x2`` (bool result)."""
+    return _compare("equal", dl.EqualOp, x1, x2)
+
+
+def not_equal(x1, x2):
+    """Elementwise ``x1 != x2`` (bool result; true where either is NaN)."""
+    return _compare("not_equal", dl.NotEqualOp, x1, x2)
+
+
+def less(x1, x2):
+    """Elementwise ``x1 < x2`` (bool result)."""
+    return _compare("less", dl.LessOp, x1, x2)
+
+
+def less_equal(x1, x2):
+    """Elementwise ``x1 <= x2`` (bool result)."""
+    return _compare("less_equal", dl.LessEqualOp, x1, x2)
+
+
+def greater(x1, x2):
+    """Elementwise ``x1 > x2`` (bool result)."""
+    return _compare("greater", dl.GreaterOp, x1, x2)
+
+
+def greater_equal(x1, x2):
+    """Elementwise ``x1 >= x2`` (bool result)."""
+    return _compare("greater_equal", dl.GreaterEqualOp, x1, x2)
+
+
+def where(condition, x, y):
+    """numpy.where(condition, x, y) with three-way broadcasting; `condition`
+    is a bool tensor; Python scalars take the dtype of the other value."""
+    condition = _tensor(condition, "where")
+    if condition.dtype != np.bool_:
+        raise DTypeError(f"{_where()}: dlc.where: the condition must be a bool "
+                         f"tensor, but got {condition!r}")
+    trace, x, y = _operands("where", x, y)
+    return trace.emit("dl.where", lambda: dl.WhereOp(condition.value, x.value, y.value))
+
+
+# -- activations ---------------------------------------------------------------
+
+def relu(x):
+    """Rectified linear unit ``max(x, 0)``, elementwise."""
+    return _unary("relu", dl.ReluOp, x)
+
+
+def relu6(x):
+    """``min(max(x, 0), 6)``, elementwise."""
+    return _unary("relu6", dl.Relu6Op, x)
+
+
+def leaky_relu(x, alpha=0.01):
+    """``x`` where ``x >= 0``, else ``alpha * x``."""
+    return _unary("leaky_relu", dl.LeakyReluOp, x, float_only=True,
+                  alpha=_f64_attr(alpha, "leaky_relu", "alpha"))
+
+
+def gelu(x, approximate="none"):
+    """Gaussian error linear unit: ``x * (1 + erf(x / sqrt(2))) / 2``, or the
+    tanh approximation with ``approximate="tanh"``."""
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"{_where()}: dlc.gelu: approximate must be 'none' or "
+                         f"'tanh', but got {approximate!r}")
+    return _unary("gelu", dl.GeluOp, x, float_only=True,
+                  approximate_tanh=approximate == "tanh")
+
+
+def sigmoid(x):
+    """Logistic sigmoid ``1 / (1 + exp(-x))``."""
+    return _unary("sigmoid", dl.SigmoidOp, x, float_only=True)
+
+
+def silu(x):
+    """``x * sigmoid(x)`` (swish)."""
+    return _unary("silu", dl.SiluOp, x, float_only=True)
+
+
+def hardswish(x):
+    """``x * relu6(x + 3) / 6``."""
+    return _unary("hardswish", dl.HardswishOp, x, float_only=True)
+
+
+def _f64_attr(value, op_name, name):
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        raise TypeError(f"{_where()}: dlc.{op_name}: {name} must be a number, but "
+                        f"got {value!r}")
+    with _context():
+        return ir.FloatAttr.get(ir.F64Type.get(), float(value))
+
+
+def _i64_attr(value):
+    with _context():
+        return ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(value))
+
+
+def _context():
+    trace = current_trace()
+    return ir.Location.unknown(context=trace.ctx)
+
+
+def _normalize_axis(op_name, axis, ndim):
+    if not isinstance(axis, numbers.Integral) or isinstance(axis, bool):
+        raise TypeError(f"{_where()}: dlc.{op_name}: axis must be an int, but got "
+                        f"{axis!r}")
+    if not -ndim <= axis < ndim:
+        raise ShapeError(f"{_where()}: dlc.{op_name}: axis {axis} is out of bounds "
+                         f"for a tensor of rank {ndim}")
+    return int(axis) % ndim
+
+
+def _normalize_axes(op_name, axis, ndim):
+    if axis is None:
+        return list(range(ndim))
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    normalized = [_normalize_axis(op_name, a, ndim) for a in axes]
+    if len(set(normalized)) != len(normalized):
+        raise ShapeError(f"{_where()}: dlc.{op_name}: duplicate axes in {axis!r}")
+    return sorted(normalized)
+
+
+def _softmax_like(op_name, builder, x, axis):
+    x = _tensor(x, op_name)
+    _require_float(op_name, x)
+    axis = _normalize_axis(op_name, axis, x.ndim)
+    return _trace(op_name).emit(f"dl.{op_name}",
+                                lambda: builder(x.value, _i64_attr(axis)))
+
+
+def softmax(x, axis=-1):
+    """Softmax along `axis`, computed as ``exp(x - max) / sum(exp(x - max))``."""
+    return _softmax_like("softmax", dl.SoftmaxOp, x, axis)
+
+
+def log_softmax(x, axis=-1):
+    """``x - max - log(sum(exp(x - max)))`` along `axis`."""
+    return _softmax_like("log_softmax", dl.LogSoftmaxOp, x, axis)
+
+
+# -- reductions ------------------------------------------------------------------
+
+def _reduce(op_name, builder, x, axis, keepdims, float_only=False):
+    x = _tensor(x, op_name)
+    (_require_float if float_only else _require_numeric)(op_name, x)
+    axes = _normalize_axes(op_name, axis, x.ndim)
+    return _trace(op_name).emit(
+        f"dl.reduce_{op_name}",
+        lambda: builder(x.value, axes, keepdims=bool(keepdims)))
+
+
+def _refuse_empty(op_name, x, axes, what):
+    for a in axes:
+        if x.shape[a] == 0:
+            raise ShapeError(f"{_where()}: dlc.{op_name}: axis {a} of {x!r} is empty, "
+                             f"and the {what} has no identity")
+
+
+def sum(x, axis=None, keepdims=False):  # noqa: A001 - numpy's name
+    """Sum over `axis` (int, tuple of ints, or None for all), like numpy.sum.
+    The result keeps the input's dtype (f16/bf16 accumulate in f32)."""
+    return _reduce("sum", dl.ReduceSumOp, x, axis, keepdims)
+
+
+def mean(x, axis=None, keepdims=False):
+    """Arithmetic mean over `axis`, like numpy.mean, for floating-point x."""
+    return _reduce("mean", dl.ReduceMeanOp, x, axis, keepdims, float_only=True)
+
+
+def max(x, axis=None, keepdims=False):  # noqa: A001 - numpy's name
+    """Maximum over `axis` (int, tuple of ints, or None for all), like
+    numpy.max; NaN propagates. Like numpy, an empty reduced axis is an error
+    when its size is known at trace time (a dynamic batch of 0 rows gives the
+    identity, -inf or the smallest integer)."""
+    x = _tensor(x, "max")
+    _refuse_empty("max", x, _normalize_axes("max", axis, x.ndim), "maximum")
+    return _reduce("max", dl.ReduceMaxOp, x, axis, keepdims)
+
+
+def min(x, axis=None, keepdims=False):  # noqa: A001 - numpy's name
+    """Minimum over `axis`, like numpy.min; NaN propagates."""
+    x = _tensor(x, "min")
+    _refuse_empty("min", x, _normalize_axes("min", axis, x.ndim), "minimum")
+    return _reduce("min", dl.ReduceMinOp, x, axis, keepdims)
+
+
+def _arg_reduce(op_name, builder, x, axis, keepdims):
+    x = _tensor(x, op_name)
+    _require_numeric(op_name, x)
+    if axis is None:
+        if keepdims:
+            raise ValueError(f"{_where()}: dlc.{op_name}: keepdims needs an axis")
+        x = reshape(x, (-1,))
+        axis = 0
+    axis = _normalize_axis(op_name, axis, x.ndim)
+    _refuse_empty(op_name, x, [axis], "result")
+    return _trace(op_name).emit(
+        f"dl.{op_name}",
+        lambda: builder(x.value, _i64_attr(axis), keepdims=bool(keepdims)))
+
+
+def argmax(x, axis=None, keepdims=False):
+    """Index of the (first) maximum along `axis` (over the flattened tensor
+    when None), as int64, like numpy.argmax."""
+    return _arg_reduce("argmax", dl.ArgmaxOp, x, axis, keepdims)
+
+
+def argmin(x, axis=None, keepdims=False):
+    """Index of the (first) minimum along `axis`, as int64, like numpy.argmin."""
+    return _arg_reduce("argmin", dl.ArgminOp, x, axis, keepdims)
+
+
+# -- linear algebra, convolution, pooling, normalization --------------------------
 
 def matmul(x1, x2):
     """Matrix product like ``numpy.matmul``: batch dimensions broadcast; a 1-D
@@ -142,9 +475,8 @@ def matmul(x1, x2):
     trace, x1, x2 = _operands("matmul", x1, x2)
     _require_numeric("matmul", x1, x2)
     if x1.ndim == 0 or x2.ndim == 0:
-        raise ShapeError(f"{format_location(user_location())}: dlc.matmul: "
-                         f"operands must have at least one dimension, but got "
-                         f"{x1!r} and {x2!r}")
+        raise ShapeError(f"{_where()}: dlc.matmul: operands must have at least one "
+                         f"dimension, but got {x1!r} and {x2!r}")
     vector_lhs, vector_rhs = x1.ndim == 1, x2.ndim == 1
     if vector_lhs:
         x1 = reshape(x1, (1, x1.shape[0]))
@@ -161,78 +493,162 @@ def matmul(x1, x2):
     return result
 
 
-def relu(x):
-    """Rectified linear unit ``max(x, 0)``, elementwise."""
-    x = _tensor(x, "relu")
-    _require_numeric("relu", x)
-    return _trace("relu").emit("dl.relu", lambda: dl.ReluOp(x.value))
+def linear(x, w, b=None):
+    """``x @ w.T + b`` with `w` of shape [out_features, in_features] (PyTorch's
+    layout)."""
+    x, w = _tensor(x, "linear"), _tensor(w, "linear")
+    if w.ndim != 2:
+        raise ShapeError(f"{_where()}: dlc.linear: the weight must be 2-D "
+                         f"[out_features, in_features], but got {w!r}")
+    y = matmul(x, transpose(w))
+    return y if b is None else add(y, b)
 
 
-def exp(x):
-    """Elementwise exponential."""
-    x = _tensor(x, "exp")
-    _require_float("exp", x)
-    return _trace("exp").emit("dl.exp", lambda: dl.ExpOp(x.value))
+def _pair(value, op_name, name):
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return (int(value), int(value))
+    if (isinstance(value, (tuple, list)) and len(value) == 2 and
+            builtins.all(isinstance(v, numbers.Integral) for v in value)):
+        return (int(value[0]), int(value[1]))
+    raise TypeError(f"{_where()}: dlc.{op_name}: {name} must be an int or a pair of "
+                    f"ints, but got {value!r}")
 
 
-def _normalize_axis(op_name, axis, ndim):
-    if not isinstance(axis, (numbers.Integral,)) or isinstance(axis, bool):
-        raise TypeError(f"{format_location(user_location())}: dlc.{op_name}: "
-                        f"axis must be an int, but got {axis!r}")
-    if not -ndim <= axis < ndim:
-        raise ShapeError(f"{format_location(user_location())}: dlc.{op_name}: "
-                         f"axis {axis} is out of bounds for a tensor of rank {ndim}")
-    return int(axis) % ndim
+def _check_layout(op_name, layout):
+    if layout not in ("NCHW", "NHWC"):
+        raise ValueError(f"{_where()}: dlc.{op_name}: layout must be 'NCHW' or "
+                         f"'NHWC', but got {layout!r}")
+    return layout
 
 
-def _normalize_axes(op_name, axis, ndim):
-    if axis is None:
-        return list(range(ndim))
-    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    normalized = [_normalize_axis(op_name, a, ndim) for a in axes]
-    if len(set(normalized)) != len(normalized):
-        raise ShapeError(f"{format_location(user_location())}: dlc.{op_name}: "
-                         f"duplicate axes in {axis!r}")
-    return sorted(normalized)
+def _spatial(x, layout):
+    return (x.shape[2], x.shape[3]) if layout == "NCHW" else (x.shape[1], x.shape[2])
 
 
-def softmax(x, axis=-1):
-    """Softmax along `axis`, computed as ``exp(x - max) / sum(exp(x - max))``."""
-    x = _tensor(x, "softmax")
-    _require_float("softmax", x)
-    axis = _normalize_axis("softmax", axis, x.ndim)
-    with ir.Location.unknown(context=x.value.context):
-        axis_attr = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), axis)
-    return _trace("softmax").emit("dl.softmax", lambda: dl.SoftmaxOp(x.value, axis_attr))
+def _padding(op_name, padding, spatial, kernel, strides, dilations):
+    """[top, bottom, left, right] from an int, a pair, a 4-tuple or "same"/"valid"."""
+    if padding == "valid":
+        return [0, 0, 0, 0]
+    if padding == "same":
+        pads = []
+        for size, k, s, d in zip(spatial, kernel, strides, dilations):
+            out = -(-size // s)
+            total = builtins.max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+            pads += [total // 2, total - total // 2]
+        return pads
+    if (isinstance(padding, (tuple, list)) and len(padding) == 4 and
+            builtins.all(isinstance(p, numbers.Integral) for p in padding)):
+        return [int(p) for p in padding]
+    ph, pw = _pair(padding, op_name, "padding")
+    return [ph, ph, pw, pw]
 
 
-def _reduce(op_name, builder, x, axis, keepdims):
+def conv2d(x, w, b=None, stride=1, padding=0, dilation=1, groups=1, layout="NCHW"):
+    """2-D convolution (cross-correlation), as in PyTorch.
+
+    `layout="NCHW"`: x is [N, C, H, W] and w [F, C/groups, KH, KW];
+    `layout="NHWC"`: x is [N, H, W, C] and w [KH, KW, C/groups, F]. `stride`,
+    `dilation`: int or (h, w); `padding`: int, (h, w), (top, bottom, left,
+    right), "valid" or "same" (TensorFlow's split, extra on the bottom/right);
+    `groups` = C is a depthwise convolution; `b` is [F] or None.
+    """
+    x, w = _tensor(x, "conv2d"), _tensor(w, "conv2d")
+    _require_float("conv2d", x, w)
+    _check_layout("conv2d", layout)
+    if x.ndim != 4 or w.ndim != 4:
+        raise ShapeError(f"{_where()}: dlc.conv2d: input and filter must be 4-D, but "
+                         f"got {x!r} and {w!r}")
+    strides = _pair(stride, "conv2d", "stride")
+    dilations = _pair(dilation, "conv2d", "dilation")
+    kernel = (w.shape[2], w.shape[3]) if layout == "NCHW" else (w.shape[0], w.shape[1])
+    pads = _padding("conv2d", padding, _spatial(x, layout), kernel, strides, dilations)
+    if not isinstance(groups, numbers.Integral) or isinstance(groups, bool):
+        raise TypeError(f"{_where()}: dlc.conv2d: groups must be an int, but got {groups!r}")
+    operands = [x, w]
+    if b is not None:
+        operands.append(_tensor(b, "conv2d"))
+    trace, *operands = _operands("conv2d", *operands)
+    return trace.emit("dl.conv2d", lambda: dl.Conv2dOp(
+        operands[0].value, operands[1].value, list(strides), pads, list(dilations),
+        _i64_attr(groups), ir.StringAttr.get(layout, context=trace.ctx),
+        bias=operands[2].value if len(operands) > 2 else None))
+
+
+def _pool_args(op_name, x, kernel_size, stride, padding, layout):
     x = _tensor(x, op_name)
-    _require_numeric(op_name, x)
-    axes = _normalize_axes(op_name, axis, x.ndim)
-    return _trace(op_name).emit(
-        f"dl.reduce_{op_name}",
-        lambda: builder(x.value, axes, keepdims=bool(keepdims)))
+    _require_float(op_name, x)
+    _check_layout(op_name, layout)
+    if x.ndim != 4:
+        raise ShapeError(f"{_where()}: dlc.{op_name}: the input must be 4-D, but got {x!r}")
+    kernel = _pair(kernel_size, op_name, "kernel_size")
+    strides = kernel if stride is None else _pair(stride, op_name, "stride")
+    pads = _padding(op_name, padding, _spatial(x, layout), kernel, strides, (1, 1))
+    return x, list(kernel), list(strides), pads
 
 
-def sum(x, axis=None, keepdims=False):  # noqa: A001 - numpy's name
-    """Sum over `axis` (int, tuple of ints, or None for all), like numpy.sum.
-    The result keeps the input's dtype."""
-    return _reduce("sum", dl.ReduceSumOp, x, axis, keepdims)
+def max_pool2d(x, kernel_size, stride=None, padding=0, layout="NCHW"):
+    """Max pooling over `kernel_size` windows (stride defaults to the kernel);
+    padding never wins. Padding is at most half the kernel, as in PyTorch."""
+    x, kernel, strides, pads = _pool_args("max_pool2d", x, kernel_size, stride,
+                                          padding, layout)
+    return _trace("max_pool2d").emit("dl.max_pool2d", lambda: dl.MaxPool2dOp(
+        x.value, kernel, strides, pads, ir.StringAttr.get(layout, context=x.value.context)))
 
 
-def max(x, axis=None, keepdims=False):  # noqa: A001 - numpy's name
-    """Maximum over `axis` (int, tuple of ints, or None for all), like
-    numpy.max; NaN propagates. Like numpy, an empty reduced axis is an error
-    when its size is known at trace time (a dynamic batch of 0 rows gives the
-    identity, -inf or the smallest integer)."""
-    x = _tensor(x, "max")
-    for a in _normalize_axes("max", axis, x.ndim):
-        if x.shape[a] == 0:
-            raise ShapeError(f"{format_location(user_location())}: dlc.max: axis {a} "
-                             f"of {x!r} is empty, and the maximum has no identity")
-    return _reduce("max", dl.ReduceMaxOp, x, axis, keepdims)
+def avg_pool2d(x, kernel_size, stride=None, padding=0, count_include_pad=True,
+               layout="NCHW"):
+    """Average pooling; with ``count_include_pad=False`` padding is not counted
+    in the divisor (PyTorch's semantics)."""
+    x, kernel, strides, pads = _pool_args("avg_pool2d", x, kernel_size, stride,
+                                          padding, layout)
+    return _trace("avg_pool2d").emit("dl.avg_pool2d", lambda: dl.AvgPool2dOp(
+        x.value, kernel, strides, pads, ir.StringAttr.get(layout, context=x.value.context),
+        count_include_pad=bool(count_include_pad)))
 
+
+def global_avg_pool2d(x, layout="NCHW", keepdims=True):
+    """Mean over the spatial dimensions ([N, C, 1, 1] for NCHW with keepdims)."""
+    x = _tensor(x, "global_avg_pool2d")
+    _check_layout("global_avg_pool2d", layout)
+    if x.ndim != 4:
+        raise ShapeError(f"{_where()}: dlc.global_avg_pool2d: the input must be 4-D, "
+                         f"but got {x!r}")
+    return mean(x, axis=(2, 3) if layout == "NCHW" else (1, 2), keepdims=keepdims)
+
+
+def batch_norm(x, mean, var, gamma, beta, eps=1e-5, axis=1):
+    """Batch normalization in inference form over channel `axis` (1 for NCHW,
+    -1 for NHWC): ``(x - mean) / sqrt(var + eps) * gamma + beta``."""
+    trace, x, mean, var, gamma, beta = _operands("batch_norm", x, mean, var, gamma, beta)
+    _require_float("batch_norm", x)
+    axis = _normalize_axis("batch_norm", axis, x.ndim)
+    return trace.emit("dl.batch_norm", lambda: dl.BatchNormOp(
+        x.value, mean.value, var.value, gamma.value, beta.value,
+        _f64_attr(eps, "batch_norm", "eps"), _i64_attr(axis)))
+
+
+def layer_norm(x, gamma=None, beta=None, axis=-1, eps=1e-5):
+    """Layer normalization over dimensions `axis`..-1 (PyTorch's
+    normalized_shape); `gamma`/`beta` have the shape of those dimensions
+    (ones/zeros when None)."""
+    x = _tensor(x, "layer_norm")
+    _require_float("layer_norm", x)
+    axis = _normalize_axis("layer_norm", axis, x.ndim)
+    normalized = x.shape[axis:]
+    if None in normalized:
+        raise ShapeError(f"{_where()}: dlc.layer_norm: cannot normalize over the "
+                         f"dynamic dimension of {x!r}")
+    if gamma is None:
+        gamma = np.ones(normalized, dtype=x.dtype)
+    if beta is None:
+        beta = np.zeros(normalized, dtype=x.dtype)
+    trace, x, gamma, beta = _operands("layer_norm", x, gamma, beta)
+    return trace.emit("dl.layer_norm", lambda: dl.LayerNormOp(
+        x.value, gamma.value, beta.value, _i64_attr(axis),
+        _f64_attr(eps, "layer_norm", "eps")))
+
+
+# -- shapes and types -------------------------------------------------------------
 
 def transpose(x, axes=None):
     """Permutes dimensions like numpy.transpose (reverses them when `axes` is
@@ -243,9 +659,8 @@ def transpose(x, axes=None):
     else:
         perm = [_normalize_axis("transpose", a, x.ndim) for a in axes]
         if sorted(perm) != list(range(x.ndim)):
-            raise ShapeError(f"{format_location(user_location())}: dlc.transpose: "
-                             f"axes {tuple(axes)!r} are not a permutation of the "
-                             f"{x.ndim} dimensions of {x!r}")
+            raise ShapeError(f"{_where()}: dlc.transpose: axes {tuple(axes)!r} are not a "
+                             f"permutation of the {x.ndim} dimensions of {x!r}")
     return _trace("transpose").emit("dl.transpose", lambda: dl.TransposeOp(x.value, perm))
 
 
@@ -254,14 +669,220 @@ def reshape(x, shape):
     numpy.reshape; one entry may be -1 (``None`` is read as -1, so
     ``x.reshape(x.shape[0], -1)`` works with a dynamic batch)."""
     x = _tensor(x, "reshape")
-    if isinstance(shape, (numbers.Integral,)) or shape is None:
+    if isinstance(shape, numbers.Integral) or shape is None:
         shape = (shape,)
     sizes = []
     for size in shape:
         if size is None:
             size = -1
         if not isinstance(size, numbers.Integral) or isinstance(size, bool):
-            raise TypeError(f"{format_location(user_location())}: dlc.reshape: "
-                            f"sizes must be ints, but got {tuple(shape)!r}")
+            raise TypeError(f"{_where()}: dlc.reshape: sizes must be ints, but got "
+                            f"{tuple(shape)!r}")
         sizes.append(int(size))
     return _trace("reshape").emit("dl.reshape", lambda: dl.ReshapeOp(x.value, sizes))
+
+
+def flatten(x, start_axis=1):
+    """Merges dimensions `start_axis`.. into one (PyTorch's flatten; the
+    default keeps the batch dimension)."""
+    x = _tensor(x, "flatten")
+    start = _normalize_axis("flatten", start_axis, builtins.max(x.ndim, 1))
+    if start == 0:
+        return reshape(x, (-1,))
+    # Only the leading dimension can be dynamic, so the merged size is static.
+    merged = int(np.prod(x.shape[start:], dtype=np.int64))
+    return reshape(x, tuple(-1 if d is None else d for d in x.shape[:start]) + (merged,))
+
+
+def squeeze(x, axis=None):
+    """Removes size-1 dimensions (all of them, or those in `axis`)."""
+    x = _tensor(x, "squeeze")
+    if axis is None:
+        axes = [i for i, d in enumerate(x.shape) if d == 1]
+    else:
+        axes = _normalize_axes("squeeze", axis, x.ndim)
+        for a in axes:
+            if x.shape[a] != 1:
+                raise ShapeError(f"{_where()}: dlc.squeeze: dimension {a} of {x!r} is "
+                                 f"not 1")
+    shape = [-1 if d is None else d for i, d in enumerate(x.shape) if i not in axes]
+    return reshape(x, tuple(shape))
+
+
+def expand_dims(x, axis):
+    """Inserts size-1 dimensions at `axis` (int or tuple), like numpy."""
+    x = _tensor(x, "expand_dims")
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    ndim = x.ndim + len(axes)
+    positions = _normalize_axes("expand_dims", axes, ndim)
+    sizes = iter(-1 if d is None else d for d in x.shape)
+    shape = [1 if i in positions else next(sizes) for i in range(ndim)]
+    return reshape(x, tuple(shape))
+
+
+def concatenate(tensors, axis=0):
+    """Joins tensors along `axis`, like numpy.concatenate."""
+    tensors = list(tensors)
+    if not tensors:
+        raise ValueError(f"{_where()}: dlc.concatenate needs at least one tensor")
+    trace, *tensors = _operands("concatenate", *tensors)
+    axis = _normalize_axis("concatenate", axis, builtins.max(tensors[0].ndim, 1))
+    if len(tensors) == 1:
+        return tensors[0]
+    return trace.emit("dl.concat", lambda: dl.ConcatOp([t.value for t in tensors],
+                                                        _i64_attr(axis)))
+
+
+def split(x, indices_or_sections, axis=0):
+    """Splits `x` along `axis` like numpy.split: into N equal sections, or at
+    the given indices. Returns a list of tensors."""
+    x = _tensor(x, "split")
+    axis = _normalize_axis("split", axis, x.ndim)
+    size = x.shape[axis]
+    if size is None:
+        raise ShapeError(f"{_where()}: dlc.split cannot split the dynamic dimension "
+                         f"of {x!r}")
+    if isinstance(indices_or_sections, numbers.Integral):
+        sections = int(indices_or_sections)
+        if sections <= 0 or size % sections:
+            raise ShapeError(f"{_where()}: dlc.split: dimension {axis} of {x!r} does "
+                             f"not split into {sections} equal sections")
+        bounds = [i * (size // sections) for i in range(sections + 1)]
+    else:
+        bounds = [0] + [builtins.min(builtins.max(int(i) if i >= 0 else size + int(i), 0), size)
+                        for i in indices_or_sections] + [size]
+    pieces = []
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        index = [slice(None)] * x.ndim
+        index[axis] = slice(start, builtins.max(start, stop))
+        pieces.append(x[tuple(index)])
+    return pieces
+
+
+def _slice(x, starts, sizes, strides):
+    return _trace("getitem").emit("dl.slice", lambda: dl.SliceOp(x.value, starts, sizes, strides))
+
+
+def getitem(x, key):
+    """numpy basic indexing on a traced tensor: ints, slices (any step),
+    ``None`` (new axis) and ``...``. The dynamic dimension only takes ``:``."""
+    x = _tensor(x, "getitem")
+    key = key if isinstance(key, tuple) else (key,)
+    if builtins.sum(k is Ellipsis for k in key) > 1:
+        raise IndexError(f"{_where()}: an index can only have a single ellipsis")
+    consumed = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
+    if consumed > x.ndim:
+        raise IndexError(f"{_where()}: too many indices for {x!r}: {consumed} given")
+    if Ellipsis in key:
+        at = key.index(Ellipsis)
+        key = key[:at] + (slice(None),) * (x.ndim - consumed) + key[at + 1:]
+    else:
+        key = key + (slice(None),) * (x.ndim - consumed)
+    starts, sizes, strides, shape = [], [], [], []
+    dim = 0
+    for k in key:
+        if k is None:
+            shape.append(1)
+            continue
+        extent = x.shape[dim]
+        if isinstance(k, slice):
+            if extent is None:
+                if k != slice(None) and k != slice(None, None, 1):
+                    raise IndexError(f"{_where()}: the dynamic dimension of {x!r} can "
+                                     f"only be sliced whole (':'), but got {k}")
+                starts.append(0), sizes.append(-1), strides.append(1)
+                shape.append(-1)
+            else:
+                start, stop, step = k.indices(extent)
+                count = len(range(start, stop, step))
+                starts.append(start if count else 0), sizes.append(count)
+                strides.append(step)
+                shape.append(count)
+        elif isinstance(k, numbers.Integral) and not isinstance(k, bool):
+            if extent is None:
+                raise IndexError(f"{_where()}: cannot index the dynamic dimension of "
+                                 f"{x!r} with an integer")
+            if not -extent <= k < extent:
+                raise IndexError(f"{_where()}: index {k} is out of bounds for "
+                                 f"dimension {dim} of {x!r}")
+            starts.append(int(k) % extent), sizes.append(1), strides.append(1)
+        else:
+            raise IndexError(f"{_where()}: dlc supports ints, slices, None and ... as "
+                             f"indices, but got {k!r}; use dlc.take for index arrays")
+        dim += 1
+    result = x
+    if builtins.any(s != 0 for s in starts) or builtins.any(
+            size != -1 and size != extent for size, extent in zip(sizes, x.shape)) or \
+            builtins.any(s != 1 for s in strides):
+        result = _slice(x, starts, sizes, strides)
+    if tuple(shape) != tuple(-1 if d is None else d for d in result.shape):
+        result = reshape(result, tuple(shape))
+    return result
+
+
+def pad(x, pad_width, mode="constant", constant_values=0):
+    """numpy.pad with mode="constant": `pad_width` is an int, a (before, after)
+    pair, or one pair per dimension."""
+    x = _tensor(x, "pad")
+    if mode != "constant":
+        raise ValueError(f"{_where()}: dlc.pad supports mode='constant' only, but got "
+                         f"{mode!r}")
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2)).tolist() \
+        if x.ndim else []
+    if builtins.any(w < 0 for pair in widths for w in pair):
+        raise ValueError(f"{_where()}: dlc.pad: pad widths must be >= 0, got {pad_width!r}")
+    for (before, after), size in zip(widths, x.shape):
+        if size is None and (before or after):
+            raise ShapeError(f"{_where()}: dlc.pad cannot pad the dynamic dimension of {x!r}")
+    low = [p[0] for p in widths]
+    high = [p[1] for p in widths]
+    value = _f64_attr(constant_values, "pad", "constant_values")
+    return _trace("pad").emit("dl.pad", lambda: dl.PadOp(x.value, low, high, value))
+
+
+def broadcast_to(x, shape):
+    """numpy.broadcast_to; the first entry may be -1 or None to keep a dynamic
+    leading dimension."""
+    x = _tensor(x, "broadcast_to")
+    shape = [-1 if d is None else int(d) for d in (shape if isinstance(shape, (tuple, list))
+                                                   else (shape,))]
+    return _trace("broadcast_to").emit("dl.broadcast_to",
+                                       lambda: dl.BroadcastToOp(x.value, shape))
+
+
+def take(x, indices, axis=0):
+    """numpy.take: elements of `x` along `axis` at integer `indices` (an
+    embedding lookup for axis 0). Negative indices count from the end; indices
+    out of range are clamped (numpy would raise)."""
+    x = _tensor(x, "take")
+    if not isinstance(indices, Tensor):
+        indices = np.asarray(indices)
+        if indices.dtype.kind not in "iu":
+            raise DTypeError(f"{_where()}: dlc.take: indices must be integers, but got "
+                             f"dtype {indices.dtype}")
+        indices = _tensor(indices.astype(np.int64), "take")
+    if indices.dtype not in (np.dtype(np.int32), np.dtype(np.int64)):
+        raise DTypeError(f"{_where()}: dlc.take: indices must be int32 or int64, but "
+                         f"got {indices!r}")
+    axis = _normalize_axis("take", axis, x.ndim)
+    return _trace("take").emit("dl.gather", lambda: dl.GatherOp(
+        x.value, indices.value, _i64_attr(axis)))
+
+
+gather = take
+
+
+def astype(x, dtype):
+    """`x` converted to `dtype`, like numpy's astype (floats to ints truncate
+    towards zero; anything to bool is `!= 0`)."""
+    x = _tensor(x, "astype")
+    dtype = dtypes.numpy_dtype(dtype)
+    if not dtypes.is_supported(dtype):
+        raise DTypeError(f"{_where()}: dlc.astype: dtype {dtype} is not supported; "
+                         f"supported: {dtypes.supported_names()}")
+    if dtype == x.dtype:
+        return x
+    trace = _trace("astype")
+    with _context():
+        result_type = dtypes.tensor_type(x.shape, dtype)
+    return trace.emit("dl.cast", lambda: dl.CastOp(result_type, x.value))

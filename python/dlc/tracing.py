@@ -123,6 +123,10 @@ class Trace:
                 attr = ir.DenseElementsAttr.get(
                     np.packbits(array, axis=None, bitorder="little"),
                     type=tensor_type)
+            elif array.dtype == dtypes.BFLOAT16:
+                # The bindings take bf16 as its raw 16-bit patterns.
+                attr = ir.DenseElementsAttr.get(array.view(np.uint16),
+                                                type=tensor_type)
             else:
                 attr = ir.DenseElementsAttr.get(array, type=tensor_type)
         return self.emit("dl.constant", lambda: dl.ConstantOp(attr))
@@ -183,8 +187,21 @@ class Tensor:
         from . import ops
         return ops.negative(self)
 
+    def __abs__(self):
+        from . import ops
+        return ops.abs(self)
+
     def __pos__(self):
         return self
+
+    def __getitem__(self, key):
+        from . import ops
+        return ops.getitem(self, key)
+
+    def astype(self, dtype):
+        """This tensor converted to `dtype` (see dlc.astype)."""
+        from . import ops
+        return ops.astype(self, dtype)
 
     def __len__(self):
         if not self.shape or self.shape[0] is None:
@@ -220,6 +237,12 @@ def _operator(op_name, reflected=False):
 
 
 for _dunder, _op_name in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
-                          ("truediv", "divide"), ("matmul", "matmul")]:
+                          ("truediv", "divide"), ("matmul", "matmul"), ("pow", "power")]:
     setattr(Tensor, f"__{_dunder}__", _operator(_op_name))
     setattr(Tensor, f"__r{_dunder}__", _operator(_op_name, reflected=True))
+
+# Comparisons give bool tensors (`x == y` too, as in numpy); Python's reflection
+# of `a < b` is `b > a`, so each needs only its forward form.
+for _dunder, _op_name in [("lt", "less"), ("le", "less_equal"), ("gt", "greater"),
+                          ("ge", "greater_equal"), ("eq", "equal"), ("ne", "not_equal")]:
+    setattr(Tensor, f"__{_dunder}__", _operator(_op_name))

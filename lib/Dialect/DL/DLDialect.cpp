@@ -53,3 +53,12 @@ bool mlir::dl::isDLFloatTensor(Type type) {
   return isDLTensor(type) &&
          isa<FloatType>(cast<RankedTensorType>(type).getElementType());
 }
+
+bool mlir::dl::isDLTensorOfIntegers(Type type, ArrayRef<unsigned> widths) {
+  if (!isDLTensor(type))
+    return false;
+  Type element = cast<RankedTensorType>(type).getElementType();
+  return llvm::any_of(widths, [&](unsigned width) {
+    return element.isSignlessInteger(width);
+  });
+}

@@ -1,0 +1,285 @@
+//===- Shape.cpp - dl shape manipulation to tensor and linalg -------------===//
+//
+// - transpose: linalg.transpose;
+// - reshape: tensor.collapse_shape to 1-D and tensor.expand_shape to the new
+//   shape (row-major order makes every reshape "flatten, then unflatten"; both
+//   bufferize to views, no copy);
+// - broadcast_to: a broadcasting linalg.generic;
+// - slice: tensor.extract_slice (a view) when every stride is positive, else a
+//   linalg.generic reading `start + stride * i`;
+// - concat: tensor.insert_slice of each input into a tensor.empty;
+// - pad: tensor.pad with a constant;
+// - gather: a linalg.generic over the result that reads each index, wraps it
+//   when negative, clamps it into the dimension (never an out-of-bounds read)
+//   and extracts the element.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.h"
+
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+
+using namespace mlir;
+using namespace mlir::dl;
+using namespace mlir::dl::lowering;
+
+namespace {
+
+struct TransposeLowering : OpConversionPattern<TransposeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TransposeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto resultType = storageType(*getTypeConverter(), op.getType());
+    SmallVector<Value> dynamicSizes;
+    // Only the leading dimension can be dynamic, and it stays in front.
+    if (resultType.getRank() > 0 && resultType.isDynamicDim(0))
+      dynamicSizes.push_back(
+          tensor::DimOp::create(rewriter, loc, adaptor.getInput(), 0));
+    Value init = emptyTensor(rewriter, loc, resultType, dynamicSizes);
+    auto transpose = linalg::TransposeOp::create(rewriter, loc, adaptor.getInput(),
+                                                 init, op.getPermutation());
+    rewriter.replaceOp(op, transpose.getResult()[0]);
+    return success();
+  }
+};
+
+struct ReshapeLowering : OpConversionPattern<ReshapeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ReshapeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value value = adaptor.getInput();
+    auto inputType = cast<RankedTensorType>(value.getType());
+    auto resultType = storageType(*getTypeConverter(), op.getType());
+    Type elementType = inputType.getElementType();
+
+    // Row-major order makes every reshape "flatten, then unflatten".
+    if (inputType.getRank() == 0) {
+      value = tensor::ExpandShapeOp::create(
+          rewriter, loc, RankedTensorType::get({1}, elementType), value,
+          ArrayRef<ReassociationIndices>{});
+    } else if (inputType.getRank() > 1) {
+      ReassociationIndices all =
+          llvm::to_vector(llvm::seq<int64_t>(0, inputType.getRank()));
+      value = tensor::CollapseShapeOp::create(rewriter, loc, value,
+                                              ArrayRef<ReassociationIndices>{all});
+    }
+    if (resultType.getRank() == 0) {
+      value = tensor::CollapseShapeOp::create(rewriter, loc, resultType, value,
+                                              ArrayRef<ReassociationIndices>{});
+    } else if (resultType.getRank() > 1) {
+      ReassociationIndices all =
+          llvm::to_vector(llvm::seq<int64_t>(0, resultType.getRank()));
+      value = tensor::ExpandShapeOp::create(rewriter, loc, resultType, value,
+                                            ArrayRef<ReassociationIndices>{all});
+    }
+    rewriter.replaceOp(op, value);
+    return success();
+  }
+};
+
+struct BroadcastToLowering : OpConversionPattern<BroadcastToOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(BroadcastToOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Value result = buildElementwise(
+        rewriter, op.getLoc(), storageType(*getTypeConverter(), op.getType()),
+        {adaptor.getInput()},
+        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct SliceLowering : OpConversionPattern<SliceOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SliceOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = adaptor.getInput();
+    RankedTensorType resultType = storageType(*getTypeConverter(), op.getType());
+    ArrayRef<int64_t> starts = op.getStarts(), strides = op.getStrides();
+    int64_t rank = resultType.getRank();
+    if (llvm::all_of(strides, [](int64_t s) { return s > 0; })) {
+      SmallVector<OpFoldResult> offsets, sizes, steps;
+      for (int64_t dim = 0; dim < rank; ++dim) {
+        offsets.push_back(rewriter.getIndexAttr(starts[dim]));
+        steps.push_back(rewriter.getIndexAttr(strides[dim]));
+        if (resultType.isDynamicDim(dim))
+          sizes.push_back(
+              tensor::DimOp::create(rewriter, loc, input, dim).getResult());
+        else
+          sizes.push_back(rewriter.getIndexAttr(resultType.getDimSize(dim)));
+      }
+      rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+          op, resultType, input, offsets, sizes, steps);
+      return success();
+    }
+    // Some stride is negative: read input[start + stride * i] per dimension.
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<AffineExpr> exprs;
+    for (int64_t dim = 0; dim < rank; ++dim)
+      exprs.push_back(getAffineConstantExpr(starts[dim], ctx) +
+                      getAffineDimExpr(dim, ctx) * strides[dim]);
+    Value init = emptyTensor(rewriter, loc, resultType,
+                             alignedDynamicSizes(rewriter, loc, resultType, {input}));
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, resultType, ValueRange{input}, ValueRange{init},
+        ArrayRef<AffineMap>{AffineMap::get(rank, 0, exprs, ctx),
+                            AffineMap::getMultiDimIdentityMap(rank, ctx)},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [](OpBuilder &b, Location l, ValueRange args) {
+          linalg::YieldOp::create(b, l, args[0]);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+struct ConcatLowering : OpConversionPattern<ConcatOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConcatOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    ValueRange inputs = adaptor.getInputs();
+    RankedTensorType resultType = storageType(*getTypeConverter(), op.getType());
+    int64_t axis = op.getAxis(), rank = resultType.getRank();
+
+    // Sizes of every input along `axis`, and the offsets they start at.
+    SmallVector<OpFoldResult> extents;
+    for (Value input : inputs)
+      extents.push_back(tensor::getMixedSize(rewriter, loc, input, axis));
+    SmallVector<OpFoldResult> offsets = {rewriter.getIndexAttr(0)};
+    for (OpFoldResult extent : ArrayRef(extents).drop_back()) {
+      OpFoldResult last = offsets.back();
+      std::optional<int64_t> a = getConstantIntValue(last),
+                             b = getConstantIntValue(extent);
+      if (a && b) {
+        offsets.push_back(rewriter.getIndexAttr(*a + *b));
+      } else {
+        Value lhs = getValueOrCreateConstantIndexOp(rewriter, loc, last);
+        Value rhs = getValueOrCreateConstantIndexOp(rewriter, loc, extent);
+        offsets.push_back(arith::AddIOp::create(rewriter, loc, lhs, rhs).getResult());
+      }
+    }
+    SmallVector<Value> dynamicSizes;
+    for (int64_t dim = 0; dim < rank; ++dim) {
+      if (!resultType.isDynamicDim(dim))
+        continue;
+      if (dim != axis) {
+        dynamicSizes.push_back(tensor::DimOp::create(rewriter, loc, inputs[0], dim));
+        continue;
+      }
+      Value total = getValueOrCreateConstantIndexOp(rewriter, loc, offsets.back());
+      Value lastExtent = getValueOrCreateConstantIndexOp(rewriter, loc, extents.back());
+      dynamicSizes.push_back(arith::AddIOp::create(rewriter, loc, total, lastExtent));
+    }
+    Value result = emptyTensor(rewriter, loc, resultType, dynamicSizes);
+    for (auto [input, offset] : llvm::zip(inputs, offsets)) {
+      SmallVector<OpFoldResult> at(rank, rewriter.getIndexAttr(0));
+      at[axis] = offset;
+      SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, input);
+      SmallVector<OpFoldResult> steps(rank, rewriter.getIndexAttr(1));
+      result = tensor::InsertSliceOp::create(rewriter, loc, input, result, at,
+                                             sizes, steps);
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct PadLowering : OpConversionPattern<PadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(PadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType resultType = storageType(*getTypeConverter(), op.getType());
+    Type elementType = resultType.getElementType();
+    double value = op.getValue().convertToDouble();
+    bool isBool = cast<RankedTensorType>(op.getType()).getElementType().isInteger(1);
+    Value padValue = constantScalar(rewriter, loc, elementType,
+                                    isBool ? (value != 0.0 ? 1.0 : 0.0) : value);
+    SmallVector<OpFoldResult> low, high;
+    for (int64_t size : op.getLow())
+      low.push_back(rewriter.getIndexAttr(size));
+    for (int64_t size : op.getHigh())
+      high.push_back(rewriter.getIndexAttr(size));
+    rewriter.replaceOpWithNewOp<tensor::PadOp>(op, resultType, adaptor.getInput(),
+                                               low, high, padValue);
+    return success();
+  }
+};
+
+struct GatherLowering : OpConversionPattern<GatherOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(GatherOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value input = adaptor.getInput(), indices = adaptor.getIndices();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    auto indicesType = cast<RankedTensorType>(indices.getType());
+    RankedTensorType resultType = storageType(*getTypeConverter(), op.getType());
+    int64_t axis = op.getAxis(), rank = resultType.getRank();
+    int64_t indicesRank = indicesType.getRank();
+
+    SmallVector<Value> dynamicSizes;
+    if (resultType.getRank() > 0 && resultType.isDynamicDim(0))
+      dynamicSizes.push_back(
+          axis == 0 ? tensor::DimOp::create(rewriter, loc, indices, 0)
+                    : tensor::DimOp::create(rewriter, loc, input, 0));
+    Value extent = tensor::DimOp::create(rewriter, loc, input, axis);
+    Value init = emptyTensor(rewriter, loc, resultType, dynamicSizes);
+    SmallVector<AffineExpr> indexExprs;
+    for (int64_t dim = 0; dim < indicesRank; ++dim)
+      indexExprs.push_back(getAffineDimExpr(axis + dim, ctx));
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, resultType, ValueRange{indices}, ValueRange{init},
+        ArrayRef<AffineMap>{AffineMap::get(rank, 0, indexExprs, ctx),
+                            AffineMap::getMultiDimIdentityMap(rank, ctx)},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value index = arith::IndexCastOp::create(b, l, b.getIndexType(), args[0]);
+          Value zero = arith::ConstantIndexOp::create(b, l, 0);
+          Value one = arith::ConstantIndexOp::create(b, l, 1);
+          Value negative =
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, index, zero);
+          index = arith::SelectOp::create(
+              b, l, negative, arith::AddIOp::create(b, l, index, extent), index);
+          index = arith::MaxSIOp::create(b, l, index, zero);
+          index = arith::MinSIOp::create(
+              b, l, index, arith::SubIOp::create(b, l, extent, one));
+          SmallVector<Value> position;
+          for (int64_t dim = 0; dim < inputType.getRank(); ++dim) {
+            if (dim < axis)
+              position.push_back(linalg::IndexOp::create(b, l, dim));
+            else if (dim == axis)
+              position.push_back(index);
+            else
+              position.push_back(
+                  linalg::IndexOp::create(b, l, dim - 1 + indicesRank));
+          }
+          linalg::YieldOp::create(
+              b, l, tensor::ExtractOp::create(b, l, input, position).getResult());
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+} // namespace
+
+void lowering::populateShapePatterns(const TypeConverter &converter,
+                                     RewritePatternSet &patterns) {
+  patterns.add<TransposeLowering, ReshapeLowering, BroadcastToLowering,
+               SliceLowering, ConcatLowering, PadLowering, GatherLowering>(
+      converter, patterns.getContext());
+}

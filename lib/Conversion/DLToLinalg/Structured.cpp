@@ -1,0 +1,475 @@
+//===- Structured.cpp - dl matmul, conv2d and pooling to linalg -----------===//
+//
+// Contractions and windows become linalg named ops where one fits, so that
+// later tiling/packing strategies recognize them:
+// - matmul: linalg.matmul (2-D), linalg.batch_matmul (3-D, equal batch), or a
+//   linalg.generic contraction (broadcast batch dimensions);
+// - conv2d: tensor.pad for the padding, then linalg.conv_2d_nchw_fchw /
+//   conv_2d_nhwc_hwcf (groups = 1), linalg.depthwise_conv_2d_nchw_chw /
+//   nhwc_hwc (one filter per channel), or a grouped linalg.generic on
+//   group-split views (other groups); the bias is a broadcasting add;
+// - max/avg pooling: tensor.pad with -inf / 0, then linalg.pooling_*_max/sum;
+//   average pooling divides by the window size, or by the number of
+//   non-padding elements per output position (a constant table) when
+//   count_include_pad is off.
+// f16/bf16 products and sums accumulate in f32 and are rounded once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.h"
+
+using namespace mlir;
+using namespace mlir::dl;
+using namespace mlir::dl::lowering;
+
+namespace {
+
+/// Rounds an accumulator tensor back to `elementType` (no-op when equal).
+Value finishAccumulation(OpBuilder &b, Location loc, Value acc,
+                         Type elementType) {
+  return convertElements(b, loc, acc, elementType);
+}
+
+struct MatmulLowering : OpConversionPattern<MatmulOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MatmulOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
+    auto lhsType = cast<RankedTensorType>(lhs.getType());
+    auto rhsType = cast<RankedTensorType>(rhs.getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    int64_t rank = resultType.getRank();
+    int64_t batchRank = rank - 2;
+
+    // Dynamic sizes: batch dims align with the operands' batch dims; M comes
+    // from lhs.
+    SmallVector<Value> dynamicSizes;
+    for (int64_t dim = 0; dim < rank; ++dim) {
+      if (!resultType.isDynamicDim(dim))
+        continue;
+      if (dim == rank - 2) {
+        dynamicSizes.push_back(
+            tensor::DimOp::create(rewriter, loc, lhs, lhsType.getRank() - 2));
+        continue;
+      }
+      for (auto [operand, type] :
+           {std::pair{lhs, lhsType}, std::pair{rhs, rhsType}}) {
+        int64_t operandDim = dim - (rank - type.getRank());
+        if (operandDim >= 0 && type.isDynamicDim(operandDim)) {
+          dynamicSizes.push_back(
+              tensor::DimOp::create(rewriter, loc, operand, operandDim));
+          break;
+        }
+      }
+    }
+    Type elementType = resultType.getElementType();
+    Type accType = accumulatorType(elementType);
+    auto accTensorType = resultType.clone(accType);
+    Value init = filledTensor(rewriter, loc, accTensorType, dynamicSizes,
+                              constantScalar(rewriter, loc, accType, 0));
+    Value product;
+    if (rank == 2 && lhsType.getRank() == 2 && rhsType.getRank() == 2) {
+      product = linalg::MatmulOp::create(rewriter, loc, ValueRange{lhs, rhs},
+                                         ValueRange{init})
+                    .getResult(0);
+    } else if (rank == 3 && lhsType.getRank() == 3 && rhsType.getRank() == 3 &&
+               lhsType.getDimSize(0) == rhsType.getDimSize(0)) {
+      product = linalg::BatchMatmulOp::create(rewriter, loc,
+                                              ValueRange{lhs, rhs},
+                                              ValueRange{init})
+                    .getResult(0);
+    } else {
+      // Loops (batch..., m, n, k); batch dimensions broadcast.
+      MLIRContext *ctx = rewriter.getContext();
+      int64_t numLoops = batchRank + 3;
+      ArrayRef<int64_t> batchShape = resultType.getShape().drop_back(2);
+      auto operandMap = [&](RankedTensorType type, int64_t row, int64_t col) {
+        AffineMap batchMap = broadcastReadMap(
+            ctx, numLoops, type.getShape().drop_back(2), batchShape);
+        SmallVector<AffineExpr> exprs(batchMap.getResults());
+        exprs.push_back(getAffineDimExpr(row, ctx));
+        exprs.push_back(getAffineDimExpr(col, ctx));
+        return AffineMap::get(numLoops, 0, exprs, ctx);
+      };
+      int64_t m = batchRank, n = batchRank + 1, k = batchRank + 2;
+      SmallVector<AffineExpr> outExprs;
+      for (int64_t dim = 0; dim < rank; ++dim)
+        outExprs.push_back(getAffineDimExpr(dim, ctx));
+      SmallVector<AffineMap> maps = {operandMap(lhsType, m, k),
+                                     operandMap(rhsType, k, n),
+                                     AffineMap::get(numLoops, 0, outExprs, ctx)};
+      SmallVector<utils::IteratorType> iterators(numLoops - 1,
+                                                 utils::IteratorType::parallel);
+      iterators.push_back(utils::IteratorType::reduction);
+      product = linalg::GenericOp::create(
+                    rewriter, loc, accTensorType, ValueRange{lhs, rhs},
+                    ValueRange{init}, maps, iterators,
+                    [&](OpBuilder &b, Location l, ValueRange args) {
+                      Value x = args[0], y = args[1];
+                      if (isFloat(accType)) {
+                        x = convertFloat(b, l, x, accType);
+                        y = convertFloat(b, l, y, accType);
+                      }
+                      linalg::YieldOp::create(
+                          b, l, addScalars(b, l, args[2], mulScalars(b, l, x, y)));
+                    })
+                    .getResult(0);
+    }
+    rewriter.replaceOp(op, finishAccumulation(rewriter, loc, product, elementType));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Windows: padding and output shapes
+//===----------------------------------------------------------------------===//
+
+/// Positions of batch, channel, height and width in a 4-D layout.
+struct Layout2d {
+  bool nchw;
+  int64_t channel() const { return nchw ? 1 : 3; }
+  int64_t height() const { return nchw ? 2 : 1; }
+  int64_t width() const { return nchw ? 3 : 2; }
+};
+
+/// `input` padded spatially by [top, bottom, left, right] with `value`.
+Value padSpatially(OpBuilder &b, Location loc, Value input, Layout2d layout,
+                   ArrayRef<int64_t> padding, Value value) {
+  if (llvm::all_of(padding, [](int64_t p) { return p == 0; }))
+    return input;
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> low(4, 0), high(4, 0);
+  low[layout.height()] = padding[0];
+  high[layout.height()] = padding[1];
+  low[layout.width()] = padding[2];
+  high[layout.width()] = padding[3];
+  SmallVector<int64_t> shape(type.getShape());
+  for (int64_t dim = 1; dim < 4; ++dim)
+    shape[dim] += low[dim] + high[dim];
+  SmallVector<OpFoldResult> lowSizes, highSizes;
+  for (int64_t dim = 0; dim < 4; ++dim) {
+    lowSizes.push_back(b.getIndexAttr(low[dim]));
+    highSizes.push_back(b.getIndexAttr(high[dim]));
+  }
+  return tensor::PadOp::create(b, loc, type.clone(shape), input, lowSizes,
+                               highSizes, value);
+}
+
+DenseIntElementsAttr pairAttr(OpBuilder &b, ArrayRef<int64_t> values) {
+  return DenseIntElementsAttr::get(
+      RankedTensorType::get({2}, b.getI64Type()), values);
+}
+
+/// The dynamic sizes of a 4-D result whose batch comes from `input`.
+SmallVector<Value> batchSizes(OpBuilder &b, Location loc, Value input,
+                              RankedTensorType resultType) {
+  if (!resultType.isDynamicDim(0))
+    return {};
+  return {tensor::DimOp::create(b, loc, input, 0)};
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(Conv2dOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Layout2d layout{op.getLayout() == "NCHW"};
+    auto resultType = cast<RankedTensorType>(op.getType());
+    Type elementType = resultType.getElementType();
+    Type accType = accumulatorType(elementType);
+    auto accType4d = resultType.clone(accType);
+
+    Value input = padSpatially(rewriter, loc, adaptor.getInput(), layout,
+                               op.getPadding(),
+                               constantScalar(rewriter, loc, elementType, 0));
+    Value filter = adaptor.getFilter();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    auto filterType = cast<RankedTensorType>(filter.getType());
+    Value init = filledTensor(rewriter, loc, accType4d,
+                              batchSizes(rewriter, loc, input, resultType),
+                              constantScalar(rewriter, loc, accType, 0));
+    int64_t groups = op.getGroups();
+    int64_t channels = inputType.getDimSize(layout.channel());
+    int64_t filters = resultType.getDimSize(layout.channel());
+    auto strides = pairAttr(rewriter, op.getStrides());
+    auto dilations = pairAttr(rewriter, op.getDilations());
+
+    Value conv;
+    if (groups == 1) {
+      if (layout.nchw)
+        conv = linalg::Conv2DNchwFchwOp::create(rewriter, loc, accType4d,
+                                                ValueRange{input, filter},
+                                                ValueRange{init}, strides,
+                                                dilations)
+                   .getResult(0);
+      else
+        conv = linalg::Conv2DNhwcHwcfOp::create(rewriter, loc, accType4d,
+                                                ValueRange{input, filter},
+                                                ValueRange{init}, strides,
+                                                dilations)
+                   .getResult(0);
+    } else if (groups == channels && filters == channels) {
+      // One filter per channel: drop the filter's size-1 channel dimension.
+      SmallVector<ReassociationIndices> groupsOfDims =
+          layout.nchw ? SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}}
+                      : SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}};
+      Value depthwiseFilter =
+          tensor::CollapseShapeOp::create(rewriter, loc, filter, groupsOfDims);
+      if (layout.nchw)
+        conv = linalg::DepthwiseConv2DNchwChwOp::create(
+                   rewriter, loc, accType4d, ValueRange{input, depthwiseFilter},
+                   ValueRange{init}, strides, dilations)
+                   .getResult(0);
+      else
+        conv = linalg::DepthwiseConv2DNhwcHwcOp::create(
+                   rewriter, loc, accType4d, ValueRange{input, depthwiseFilter},
+                   ValueRange{init}, strides, dilations)
+                   .getResult(0);
+    } else {
+      conv = groupedConvolution(rewriter, loc, layout, input, filter, init,
+                                groups, op.getStrides(), op.getDilations(),
+                                filterType);
+    }
+    if (Value bias = adaptor.getBias()) {
+      int64_t channelDim = layout.channel();
+      auto accTensor = cast<RankedTensorType>(conv.getType());
+      MLIRContext *ctx = rewriter.getContext();
+      AffineMap identity = AffineMap::getMultiDimIdentityMap(4, ctx);
+      AffineMap channelMap = AffineMap::get(4, 0, getAffineDimExpr(channelDim, ctx));
+      Value biasInit = emptyTensor(rewriter, loc, accTensor,
+                                   dynamicSizesOf(rewriter, loc, conv));
+      conv = linalg::GenericOp::create(
+                 rewriter, loc, accTensor, ValueRange{conv, bias},
+                 ValueRange{biasInit},
+                 ArrayRef<AffineMap>{identity, channelMap, identity},
+                 SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+                 [&](OpBuilder &b, Location l, ValueRange args) {
+                   linalg::YieldOp::create(
+                       b, l,
+                       arith::AddFOp::create(b, l, args[0],
+                                             convertFloat(b, l, args[1], accType))
+                           .getResult());
+                 })
+                 .getResult(0);
+    }
+    rewriter.replaceOp(op, finishAccumulation(rewriter, loc, conv, elementType));
+    return success();
+  }
+
+  /// A grouped convolution as a linalg.generic on views that split the
+  /// channel dimensions into (group, channel-in-group): input [N, G, C/G, H, W]
+  /// (or [N, H, W, G, C/G]), filter [G, F/G, C/G, KH, KW] (or
+  /// [KH, KW, C/G, G, F/G]), result [N, G, F/G, OH, OW] (or [N, OH, OW, G, F/G]).
+  static Value groupedConvolution(OpBuilder &b, Location loc, Layout2d layout,
+                                  Value input, Value filter, Value init,
+                                  int64_t groups, ArrayRef<int64_t> strides,
+                                  ArrayRef<int64_t> dilations,
+                                  RankedTensorType filterType) {
+    MLIRContext *ctx = b.getContext();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    auto initType = cast<RankedTensorType>(init.getType());
+    auto split = [&](Value value, RankedTensorType type, int64_t dim,
+                     int64_t outer) {
+      SmallVector<int64_t> shape;
+      SmallVector<ReassociationIndices> reassociation;
+      for (int64_t d = 0; d < type.getRank(); ++d) {
+        int64_t first = shape.size();
+        if (d == dim) {
+          shape.push_back(outer);
+          shape.push_back(type.getDimSize(d) / outer);
+          reassociation.push_back({first, first + 1});
+        } else {
+          shape.push_back(type.getDimSize(d));
+          reassociation.push_back({first});
+        }
+      }
+      return tensor::ExpandShapeOp::create(b, loc, type.clone(shape), value,
+                                           reassociation)
+          .getResult();
+    };
+    int64_t filterOutDim = layout.nchw ? 0 : 3;
+    Value groupedInput = split(input, inputType, layout.channel(), groups);
+    Value groupedFilter = split(filter, filterType, filterOutDim, groups);
+    Value groupedInit = split(init, initType, layout.channel(), groups);
+
+    // Loops: n, g, f, oh, ow, c, kh, kw.
+    enum { N, G, F, OH, OW, C, KH, KW, NumLoops };
+    auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
+    AffineExpr h = d(OH) * strides[0] + d(KH) * dilations[0];
+    AffineExpr w = d(OW) * strides[1] + d(KW) * dilations[1];
+    SmallVector<AffineExpr> inputExprs, filterExprs, outputExprs;
+    if (layout.nchw) {
+      inputExprs = {d(N), d(G), d(C), h, w};
+      filterExprs = {d(G), d(F), d(C), d(KH), d(KW)};
+      outputExprs = {d(N), d(G), d(F), d(OH), d(OW)};
+    } else {
+      inputExprs = {d(N), h, w, d(G), d(C)};
+      filterExprs = {d(KH), d(KW), d(C), d(G), d(F)};
+      outputExprs = {d(N), d(OH), d(OW), d(G), d(F)};
+    }
+    SmallVector<AffineMap> maps = {AffineMap::get(NumLoops, 0, inputExprs, ctx),
+                                   AffineMap::get(NumLoops, 0, filterExprs, ctx),
+                                   AffineMap::get(NumLoops, 0, outputExprs, ctx)};
+    SmallVector<utils::IteratorType> iterators(NumLoops,
+                                               utils::IteratorType::parallel);
+    for (int loop : {C, KH, KW})
+      iterators[loop] = utils::IteratorType::reduction;
+    Type accType = initType.getElementType();
+    Value grouped =
+        linalg::GenericOp::create(
+            b, loc, groupedInit.getType(), ValueRange{groupedInput, groupedFilter},
+            ValueRange{groupedInit}, maps, iterators,
+            [&](OpBuilder &nested, Location l, ValueRange args) {
+              Value product = arith::MulFOp::create(
+                  nested, l, convertFloat(nested, l, args[0], accType),
+                  convertFloat(nested, l, args[1], accType));
+              linalg::YieldOp::create(
+                  nested, l,
+                  arith::AddFOp::create(nested, l, args[2], product).getResult());
+            })
+            .getResult(0);
+    SmallVector<ReassociationIndices> merge =
+        layout.nchw ? SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}}
+                    : SmallVector<ReassociationIndices>{{0}, {1}, {2}, {3, 4}};
+    return tensor::CollapseShapeOp::create(b, loc, grouped, merge);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+struct MaxPool2dLowering : OpConversionPattern<MaxPool2dOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MaxPool2dOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Layout2d layout{op.getLayout() == "NCHW"};
+    auto resultType = cast<RankedTensorType>(op.getType());
+    Type elementType = resultType.getElementType();
+    Value lowest = lowestValue(rewriter, loc, elementType);
+    Value input = padSpatially(rewriter, loc, adaptor.getInput(), layout,
+                               op.getPadding(), lowest);
+    Value init = filledTensor(rewriter, loc, resultType,
+                              batchSizes(rewriter, loc, input, resultType), lowest);
+    Value window = tensor::EmptyOp::create(rewriter, loc, op.getKernel(), elementType);
+    SmallVector<NamedAttribute> attrs = {
+        rewriter.getNamedAttr("strides", pairAttr(rewriter, op.getStrides())),
+        rewriter.getNamedAttr("dilations", pairAttr(rewriter, {1, 1}))};
+    Value pooled =
+        layout.nchw
+            ? linalg::PoolingNchwMaxOp::create(rewriter, loc, resultType,
+                                               ValueRange{input, window},
+                                               ValueRange{init}, attrs)
+                  .getResult(0)
+            : linalg::PoolingNhwcMaxOp::create(rewriter, loc, resultType,
+                                               ValueRange{input, window},
+                                               ValueRange{init}, attrs)
+                  .getResult(0);
+    rewriter.replaceOp(op, pooled);
+    return success();
+  }
+};
+
+struct AvgPool2dLowering : OpConversionPattern<AvgPool2dOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(AvgPool2dOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Layout2d layout{op.getLayout() == "NCHW"};
+    auto resultType = cast<RankedTensorType>(op.getType());
+    Type elementType = resultType.getElementType();
+    Type accType = accumulatorType(elementType);
+    auto accTensor = resultType.clone(accType);
+    ArrayRef<int64_t> kernel = op.getKernel(), strides = op.getStrides(),
+                      padding = op.getPadding();
+    auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
+    int64_t height = inputType.getDimSize(layout.height());
+    int64_t width = inputType.getDimSize(layout.width());
+
+    Value input = padSpatially(rewriter, loc, adaptor.getInput(), layout,
+                               padding, constantScalar(rewriter, loc, elementType, 0));
+    Value init = filledTensor(rewriter, loc, accTensor,
+                              batchSizes(rewriter, loc, input, resultType),
+                              constantScalar(rewriter, loc, accType, 0));
+    Value window = tensor::EmptyOp::create(rewriter, loc, kernel, elementType);
+    SmallVector<NamedAttribute> attrs = {
+        rewriter.getNamedAttr("strides", pairAttr(rewriter, strides)),
+        rewriter.getNamedAttr("dilations", pairAttr(rewriter, {1, 1}))};
+    Value sums =
+        layout.nchw
+            ? linalg::PoolingNchwSumOp::create(rewriter, loc, accTensor,
+                                               ValueRange{input, window},
+                                               ValueRange{init}, attrs)
+                  .getResult(0)
+            : linalg::PoolingNhwcSumOp::create(rewriter, loc, accTensor,
+                                               ValueRange{input, window},
+                                               ValueRange{init}, attrs)
+                  .getResult(0);
+
+    // Divisors per output position [OH, OW]: the window size, or the number
+    // of non-padding elements the window covers.
+    int64_t outH = resultType.getDimSize(layout.height());
+    int64_t outW = resultType.getDimSize(layout.width());
+    auto covered = [](int64_t out, int64_t stride, int64_t pad, int64_t k,
+                      int64_t size) {
+      int64_t start = out * stride - pad;
+      return std::min(start + k, size) - std::max<int64_t>(start, 0);
+    };
+    SmallVector<APFloat> divisors;
+    for (int64_t oh = 0; oh < outH; ++oh)
+      for (int64_t ow = 0; ow < outW; ++ow) {
+        double count =
+            op.getCountIncludePad()
+                ? static_cast<double>(kernel[0] * kernel[1])
+                : static_cast<double>(
+                      covered(oh, strides[0], padding[0], kernel[0], height) *
+                      covered(ow, strides[1], padding[2], kernel[1], width));
+        APFloat value(count);
+        bool lost;
+        value.convert(cast<FloatType>(accType).getFloatSemantics(),
+                      APFloat::rmNearestTiesToEven, &lost);
+        divisors.push_back(value);
+      }
+    auto divisorType = RankedTensorType::get({outH, outW}, accType);
+    Value divisorTable = arith::ConstantOp::create(
+        rewriter, loc, DenseElementsAttr::get(divisorType, divisors));
+    MLIRContext *ctx = rewriter.getContext();
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(4, ctx);
+    AffineMap spatial = AffineMap::get(
+        4, 0,
+        {getAffineDimExpr(layout.height(), ctx), getAffineDimExpr(layout.width(), ctx)},
+        ctx);
+    Value resultInit = emptyTensor(rewriter, loc, resultType,
+                                   batchSizes(rewriter, loc, input, resultType));
+    Value mean =
+        linalg::GenericOp::create(
+            rewriter, loc, resultType, ValueRange{sums, divisorTable},
+            ValueRange{resultInit}, ArrayRef<AffineMap>{identity, spatial, identity},
+            SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+            [&](OpBuilder &b, Location l, ValueRange args) {
+              Value quotient = arith::DivFOp::create(b, l, args[0], args[1]);
+              linalg::YieldOp::create(b, l, convertFloat(b, l, quotient, elementType));
+            })
+            .getResult(0);
+    rewriter.replaceOp(op, mean);
+    return success();
+  }
+};
+
+} // namespace
+
+void lowering::populateStructuredPatterns(const TypeConverter &converter,
+                                          RewritePatternSet &patterns) {
+  patterns.add<MatmulLowering, Conv2dLowering, MaxPool2dLowering,
+               AvgPool2dLowering>(converter, patterns.getContext());
+}
