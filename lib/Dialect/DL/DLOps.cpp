@@ -301,10 +301,12 @@ LogicalResult inferPool(Loc loc, Value input, ArrayRef<int64_t> kernel,
   auto height = windowOutputSize<OpTy>(loc, type->getDimSize(layout->height),
                                        padding[0], padding[1], kernel[0],
                                        strides[0], 1, "pooling");
+  if (failed(height))
+    return failure();
   auto width = windowOutputSize<OpTy>(loc, type->getDimSize(layout->width),
                                       padding[2], padding[3], kernel[1],
                                       strides[1], 1, "pooling");
-  if (failed(height) || failed(width))
+  if (failed(width))
     return failure();
   results.push_back(RankedTensorType::get(
       spatialShape(*layout, type->getDimSize(0),
@@ -506,10 +508,12 @@ LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *, Loc loc,
   auto height = windowOutputSize<Conv2dOp>(
       loc, input->getDimSize(layout->height), pad[0], pad[1], kh, strides[0],
       dilations[0], "convolution");
+  if (failed(height))
+    return failure();
   auto width = windowOutputSize<Conv2dOp>(loc, input->getDimSize(layout->width),
                                           pad[2], pad[3], kw, strides[1],
                                           dilations[1], "convolution");
-  if (failed(height) || failed(width))
+  if (failed(width))
     return failure();
   results.push_back(RankedTensorType::get(
       spatialShape(*layout, input->getDimSize(0), filters, *height, *width),

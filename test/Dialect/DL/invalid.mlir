@@ -250,7 +250,7 @@ func.func @reshape_dynamic_divisibility(%a: tensor<?x6xf32>) {
 // -----
 
 func.func @softmax_axis(%a: tensor<2x3xf32>) {
-  // expected-error @+2 {{'dl.softmax' op axis 2 is out of range for input 'tensor<2x3xf32>' of rank 2; the axis must be in [0, rank)}}
+  // expected-error @+2 {{'dl.softmax' op axis 2 is out of range for input 'tensor<2x3xf32>' of rank 2; it must be in [0, rank)}}
   // expected-error @+1 {{'dl.softmax' op failed to infer returned types}}
   %0 = dl.softmax %a axis = 2 : tensor<2x3xf32> -> tensor<2x3xf32>
   return
@@ -261,5 +261,235 @@ func.func @softmax_axis(%a: tensor<2x3xf32>) {
 func.func @softmax_integer(%a: tensor<2x3xi32>) {
   // expected-error @+1 {{'dl.softmax' op operand #0 must be ranked tensor of f16, bf16, f32 or f64 values}}
   %0 = dl.softmax %a axis = 1 : tensor<2x3xi32> -> tensor<2x3xi32>
+  return
+}
+
+// -----
+
+func.func @conv_channels(%x: tensor<2x3x8x8xf32>, %w: tensor<4x2x3x3xf32>) {
+  // expected-error @+2 {{'dl.conv2d' op expects the filter to have 3 input channels (input 'tensor<2x3x8x8xf32>' has 3 channels, groups = 1), but filter 'tensor<4x2x3x3xf32>' has 2}}
+  // expected-error @+1 {{'dl.conv2d' op failed to infer returned types}}
+  %0 = dl.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<2x3x8x8xf32>, tensor<4x2x3x3xf32>) -> tensor<2x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_groups(%x: tensor<2x6x8x8xf32>, %w: tensor<5x3x3x3xf32>) {
+  // expected-error @+2 {{'dl.conv2d' op expects groups (2) to divide the input channels (6) and the filters (5)}}
+  // expected-error @+1 {{'dl.conv2d' op failed to infer returned types}}
+  %0 = dl.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 2 layout = "NCHW" : (tensor<2x6x8x8xf32>, tensor<5x3x3x3xf32>) -> tensor<2x5x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_layout(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+2 {{'dl.conv2d' op expects layout "NCHW" or "NHWC", but got "NCWH"}}
+  // expected-error @+1 {{'dl.conv2d' op failed to infer returned types}}
+  %0 = dl.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 layout = "NCWH" : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_window(%x: tensor<2x3x2x2xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+2 {{'dl.conv2d' op the convolution window spans 3 elements but the padded input has only 2}}
+  // expected-error @+1 {{'dl.conv2d' op failed to infer returned types}}
+  %0 = dl.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<2x3x2x2xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @conv_strides(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+2 {{'dl.conv2d' op expects strides entries >= 1, but got [0, 1]}}
+  // expected-error @+1 {{'dl.conv2d' op failed to infer returned types}}
+  %0 = dl.conv2d %x, %w strides = [0, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @conv_bias(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<3xf32>) {
+  // expected-error @+2 {{'dl.conv2d' op expects a bias of shape [4], but got 'tensor<3xf32>'}}
+  // expected-error @+1 {{'dl.conv2d' op failed to infer returned types}}
+  %0 = dl.conv2d %x, %w, %b strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<3xf32>) -> tensor<2x4x6x6xf32>
+  return
+}
+
+// -----
+
+func.func @pool_padding(%x: tensor<2x3x8x8xf32>) {
+  // expected-error @+2 {{'dl.max_pool2d' op expects padding of at most half the kernel, but got padding [2, 0, 0, 0] for kernel [2, 2]}}
+  // expected-error @+1 {{'dl.max_pool2d' op failed to infer returned types}}
+  %0 = dl.max_pool2d %x kernel = [2, 2] strides = [2, 2] padding = [2, 0, 0, 0] layout = "NCHW" : tensor<2x3x8x8xf32> -> tensor<2x3x5x4xf32>
+  return
+}
+
+// -----
+
+func.func @pool_rank(%x: tensor<3x8x8xf32>) {
+  // expected-error @+2 {{'dl.avg_pool2d' op expects a 4-D input, but got 'tensor<3x8x8xf32>'}}
+  // expected-error @+1 {{'dl.avg_pool2d' op failed to infer returned types}}
+  %0 = dl.avg_pool2d %x kernel = [2, 2] strides = [2, 2] padding = [0, 0, 0, 0] layout = "NCHW" : tensor<3x8x8xf32> -> tensor<3x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_params(%x: tensor<2x3xf32>, %m: tensor<4xf32>) {
+  // expected-error @+2 {{'dl.batch_norm' op expects mean of shape [3] (the size of axis 1 of 'tensor<2x3xf32>'), but got 'tensor<4xf32>'}}
+  // expected-error @+1 {{'dl.batch_norm' op failed to infer returned types}}
+  %0 = dl.batch_norm %x, %m, %m, %m, %m epsilon = 1.0e-5 axis = 1 : (tensor<2x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_params(%x: tensor<2x3xf32>, %g: tensor<4xf32>) {
+  // expected-error @+2 {{'dl.layer_norm' op expects gamma of shape [3] (the normalized dimensions of 'tensor<2x3xf32>'), but got 'tensor<4xf32>'}}
+  // expected-error @+1 {{'dl.layer_norm' op failed to infer returned types}}
+  %0 = dl.layer_norm %x, %g, %g axis = 1 epsilon = 1.0e-5 : (tensor<2x3xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_dynamic(%x: tensor<?x3xf32>, %g: tensor<3xf32>) {
+  // expected-error @+2 {{'dl.layer_norm' op cannot normalize over the dynamic dimension of 'tensor<?x3xf32>'}}
+  // expected-error @+1 {{'dl.layer_norm' op failed to infer returned types}}
+  %0 = dl.layer_norm %x, %g, %g axis = 0 epsilon = 1.0e-5 : (tensor<?x3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<?x3xf32>
+  return
+}
+
+// -----
+
+func.func @slice_bounds(%x: tensor<2x3xf32>) {
+  // expected-error @+2 {{'dl.slice' op dimension 1 of 'tensor<2x3xf32>': start 2, size 2, stride 1 reads outside [0, 3)}}
+  // expected-error @+1 {{'dl.slice' op failed to infer returned types}}
+  %0 = dl.slice %x starts = [0, 2] sizes = [2, 2] strides = [1, 1] : tensor<2x3xf32> -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+func.func @slice_dynamic(%x: tensor<?x3xf32>) {
+  // expected-error @+2 {{'dl.slice' op can only take the whole dynamic dimension 0 of 'tensor<?x3xf32>' (start 0, size -1, stride 1)}}
+  // expected-error @+1 {{'dl.slice' op failed to infer returned types}}
+  %0 = dl.slice %x starts = [1, 0] sizes = [-1, 3] strides = [1, 1] : tensor<?x3xf32> -> tensor<?x3xf32>
+  return
+}
+
+// -----
+
+func.func @concat_sizes(%x: tensor<2x3xf32>, %y: tensor<2x4xf32>) {
+  // expected-error @+2 {{'dl.concat' op expects inputs of equal sizes except along axis 0, but dimension 1 differs: 'tensor<2x3xf32>' and 'tensor<2x4xf32>'}}
+  // expected-error @+1 {{'dl.concat' op failed to infer returned types}}
+  %0 = dl.concat %x, %y axis = 0 : (tensor<2x3xf32>, tensor<2x4xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @concat_types(%x: tensor<2x3xf32>, %y: tensor<2x3xf16>) {
+  // expected-error @+2 {{'dl.concat' op expects operands of the same element type, but got input #0 'tensor<2x3xf32>' and input #1 'tensor<2x3xf16>'}}
+  // expected-error @+1 {{'dl.concat' op failed to infer returned types}}
+  %0 = dl.concat %x, %y axis = 0 : (tensor<2x3xf32>, tensor<2x3xf16>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_to(%x: tensor<2x3xf32>) {
+  // expected-error @+2 {{'dl.broadcast_to' op cannot broadcast 'tensor<2x3xf32>' to [4, 3]: dimension 0 is [2], not 1 or 4}}
+  // expected-error @+1 {{'dl.broadcast_to' op failed to infer returned types}}
+  %0 = dl.broadcast_to %x shape = [4, 3] : tensor<2x3xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @gather_float_indices(%x: tensor<5x3xf32>, %i: tensor<2xf32>) {
+  // expected-error @+1 {{'dl.gather' op operand #1 must be ranked tensor of i32 or i64 values with static dimensions except an optionally dynamic leading one, but got 'tensor<2xf32>'}}
+  %0 = dl.gather %x, %i axis = 0 : (tensor<5x3xf32>, tensor<2xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @cast_shape(%x: tensor<5x3xf32>) {
+  // expected-error @+1 {{'dl.cast' op expects the result to have the input's shape [5, 3], but got [3, 5]}}
+  %0 = dl.cast %x : tensor<5x3xf32> -> tensor<3x5xi32>
+  return
+}
+
+// -----
+
+func.func @where_condition_type(%c: tensor<3xf32>, %x: tensor<3xf32>) {
+  // expected-error @+1 {{'dl.where' op operand #0 must be ranked tensor of i1 (bool) values}}
+  %0 = dl.where %c, %x, %x : (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @where_values(%c: tensor<3xi1>, %x: tensor<3xf32>, %y: tensor<4xf32>) {
+  // expected-error @+2 {{'dl.where' op operands are not broadcast-compatible: dimension -1 is 3 in lhs 'tensor<3xf32>' and 4 in rhs 'tensor<4xf32>'}}
+  // expected-error @+1 {{'dl.where' op failed to infer returned types}}
+  %0 = dl.where %c, %x, %y : (tensor<3xi1>, tensor<3xf32>, tensor<4xf32>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @where_condition_shape(%c: tensor<4xi1>, %x: tensor<3xf32>) {
+  // expected-error @+2 {{'dl.where' op condition and values are not broadcast-compatible: dimension -1 is 4 in condition 'tensor<4xi1>' and 3 in broadcast values 'tensor<3xf32>'}}
+  // expected-error @+1 {{'dl.where' op failed to infer returned types}}
+  %0 = dl.where %c, %x, %x : (tensor<4xi1>, tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @compare_types(%x: tensor<3xf32>, %y: tensor<3xi32>) {
+  // expected-error @+2 {{'dl.greater' op expects operands of the same element type, but got lhs 'tensor<3xf32>' and rhs 'tensor<3xi32>'}}
+  // expected-error @+1 {{'dl.greater' op failed to infer returned types}}
+  %0 = dl.greater %x, %y : (tensor<3xf32>, tensor<3xi32>) -> tensor<3xi1>
+  return
+}
+
+// -----
+
+func.func @argmax_axis(%x: tensor<5x3xf32>) {
+  // expected-error @+2 {{'dl.argmax' op axis 2 is out of range for input 'tensor<5x3xf32>' of rank 2; it must be in [0, rank)}}
+  // expected-error @+1 {{'dl.argmax' op failed to infer returned types}}
+  %0 = dl.argmax %x axis = 2 : tensor<5x3xf32> -> tensor<5xi64>
+  return
+}
+
+// -----
+
+func.func @pad_entries(%x: tensor<5x3xf32>) {
+  // expected-error @+2 {{'dl.pad' op expects low to have 2 entries, but got [1]}}
+  // expected-error @+1 {{'dl.pad' op failed to infer returned types}}
+  %0 = dl.pad %x low = [1] high = [1, 1] value = 0.0 : tensor<5x3xf32> -> tensor<7x5xf32>
+  return
+}
+
+// -----
+
+func.func @mean_of_integers(%x: tensor<5x3xi32>) {
+  // expected-error @+1 {{'dl.reduce_mean' op operand #0 must be ranked tensor of f16, bf16, f32 or f64 values}}
+  %0 = dl.reduce_mean %x axes = [1] : tensor<5x3xi32> -> tensor<5xi32>
+  return
+}
+
+// -----
+
+func.func @log_softmax_axis(%x: tensor<5x3xf32>) {
+  // expected-error @+2 {{'dl.log_softmax' op axis -1 is out of range for input 'tensor<5x3xf32>' of rank 2; it must be in [0, rank)}}
+  // expected-error @+1 {{'dl.log_softmax' op failed to infer returned types}}
+  %0 = dl.log_softmax %x axis = -1 : tensor<5x3xf32> -> tensor<5x3xf32>
   return
 }

@@ -75,3 +75,44 @@ func.func @softmax(%a: tensor<?x10xf64>) -> tensor<?x10xf64> {
   %0 = dl.softmax %a axis = 1 : tensor<?x10xf64> -> tensor<?x10xf64>
   return %0 : tensor<?x10xf64>
 }
+
+// CHECK-LABEL: func @nn_ops
+func.func @nn_ops(%x: tensor<?x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>, %c: tensor<3xf32>) -> (tensor<?x4x8x8xf32>, tensor<?x3x4x4xf32>, tensor<?x3x4x4xf32>, tensor<?x3x8x8xf32>, tensor<?x3x8x8xf32>) {
+  // CHECK: dl.conv2d %{{.*}}, %{{.*}}, %{{.*}} strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW"
+  %0 = dl.conv2d %x, %w, %b strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<?x4x8x8xf32>
+  // CHECK: dl.max_pool2d %{{.*}} kernel = [2, 2] strides = [2, 2] padding = [0, 0, 0, 0] layout = "NCHW"
+  %1 = dl.max_pool2d %x kernel = [2, 2] strides = [2, 2] padding = [0, 0, 0, 0] layout = "NCHW" : tensor<?x3x8x8xf32> -> tensor<?x3x4x4xf32>
+  // CHECK: dl.avg_pool2d %{{.*}} kernel = [3, 3] strides = [2, 2] padding = [1, 1, 1, 1] count_include_pad layout = "NCHW"
+  %2 = dl.avg_pool2d %x kernel = [3, 3] strides = [2, 2] padding = [1, 1, 1, 1] count_include_pad layout = "NCHW" : tensor<?x3x8x8xf32> -> tensor<?x3x4x4xf32>
+  // CHECK: dl.batch_norm {{.*}} epsilon = 1.000000e-05 axis = 1
+  %3 = dl.batch_norm %x, %c, %c, %c, %c epsilon = 1.0e-5 axis = 1 : (tensor<?x3x8x8xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<?x3x8x8xf32>
+  // CHECK: dl.gelu %{{.*}} approximate_tanh : tensor<?x3x8x8xf32> -> tensor<?x3x8x8xf32>
+  %4 = dl.gelu %3 approximate_tanh : tensor<?x3x8x8xf32> -> tensor<?x3x8x8xf32>
+  return %0, %1, %2, %3, %4 : tensor<?x4x8x8xf32>, tensor<?x3x4x4xf32>, tensor<?x3x4x4xf32>, tensor<?x3x8x8xf32>, tensor<?x3x8x8xf32>
+}
+
+// CHECK-LABEL: func @more_ops
+func.func @more_ops(%x: tensor<?x6xf32>, %g: tensor<6xf32>, %t: tensor<10x6xf32>, %ids: tensor<?x2xi64>) -> (tensor<?x6xf32>, tensor<?x6xi1>, tensor<?x6xf32>, tensor<?xi64>, tensor<?x3xf32>, tensor<?x12xf32>, tensor<?x8xf32>, tensor<?x2x6xf32>, tensor<?x6xi32>, tensor<?x6xf32>) {
+  // CHECK: dl.layer_norm {{.*}} axis = 1 epsilon = 1.000000e-05
+  %0 = dl.layer_norm %x, %g, %g axis = 1 epsilon = 1.0e-5 : (tensor<?x6xf32>, tensor<6xf32>, tensor<6xf32>) -> tensor<?x6xf32>
+  // CHECK: dl.less_equal
+  %1 = dl.less_equal %x, %g : (tensor<?x6xf32>, tensor<6xf32>) -> tensor<?x6xi1>
+  // CHECK: dl.where
+  %2 = dl.where %1, %x, %g : (tensor<?x6xi1>, tensor<?x6xf32>, tensor<6xf32>) -> tensor<?x6xf32>
+  // CHECK: dl.argmax %{{.*}} axis = 1 : tensor<?x6xf32> -> tensor<?xi64>
+  %3 = dl.argmax %x axis = 1 : tensor<?x6xf32> -> tensor<?xi64>
+  // CHECK: dl.slice %{{.*}} starts = [0, 5] sizes = [-1, 3] strides = [1, -2]
+  %4 = dl.slice %x starts = [0, 5] sizes = [-1, 3] strides = [1, -2] : tensor<?x6xf32> -> tensor<?x3xf32>
+  // CHECK: dl.concat %{{.*}}, %{{.*}} axis = 1
+  %5 = dl.concat %x, %2 axis = 1 : (tensor<?x6xf32>, tensor<?x6xf32>) -> tensor<?x12xf32>
+  // CHECK: dl.pad %{{.*}} low = [0, 1] high = [0, 1] value = 2.500000e+00
+  %6 = dl.pad %x low = [0, 1] high = [0, 1] value = 2.5 : tensor<?x6xf32> -> tensor<?x8xf32>
+  // CHECK: dl.gather %{{.*}}, %{{.*}} axis = 0 : (tensor<10x6xf32>, tensor<?x2xi64>) -> tensor<?x2x6xf32>
+  %7 = dl.gather %t, %ids axis = 0 : (tensor<10x6xf32>, tensor<?x2xi64>) -> tensor<?x2x6xf32>
+  // CHECK: dl.cast %{{.*}} : tensor<?x6xf32> -> tensor<?x6xi32>
+  %8 = dl.cast %x : tensor<?x6xf32> -> tensor<?x6xi32>
+  // CHECK: dl.broadcast_to %{{.*}} shape = [-1, 6] : tensor<?x1xf32> -> tensor<?x6xf32>
+  %m = dl.reduce_mean %x axes = [1] keepdims : tensor<?x6xf32> -> tensor<?x1xf32>
+  %9 = dl.broadcast_to %m shape = [-1, 6] : tensor<?x1xf32> -> tensor<?x6xf32>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 : tensor<?x6xf32>, tensor<?x6xi1>, tensor<?x6xf32>, tensor<?xi64>, tensor<?x3xf32>, tensor<?x12xf32>, tensor<?x8xf32>, tensor<?x2x6xf32>, tensor<?x6xi32>, tensor<?x6xf32>
+}
