@@ -43,12 +43,13 @@ def DLAffineVectorize : Pass<"dl-affine-vectorize", "::mlir::func::FuncOp"> {
     (a 0-d accumulator, or a single-iteration loop around an accumulation, as
     `convert-linalg-to-affine-loops` produces for reductions) and turns them
     into invalid `vector.transfer_write`s; such loops stay scalar here. So do
-    loops whose last vector could run past their upper bound: a candidate
-    starts at 0 and either has a trip count the width divides or ends exactly
-    where the memref dimension it walks ends (the transfers mask only at the
-    memref's end; upstream vectorizes intra-tile loops after tiling anyway and
-    clobbers the next tile). Loops the vectorizer cannot handle stay scalar
-    too.
+    loops that would need a masked tail within a static extent: a candidate
+    starts at 0 and either has a trip count the width divides, or ends at the
+    dynamic size of the memref dimension it walks (the transfers mask only at
+    the memref's end; upstream vectorizes intra-tile loops after tiling anyway
+    and clobbers the next tile). Static tails are left to LLVM's vectorizer:
+    masked tails in small constant loop nests made LLVM's instruction selector
+    take seconds. Loops the vectorizer cannot handle stay scalar too.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"8",

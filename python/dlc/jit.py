@@ -28,7 +28,8 @@ from .tracing import Tensor, Trace, current_trace
 class ArgSpec:
     """What a compiled function accepts at one argument position. `shape` has
     None for the dynamic (batch) dimension. `static` holds the value of a
-    Python scalar argument, which is a compile-time constant."""
+    static argument (Python scalar, string, None or tuple of those), which is
+    a compile-time constant."""
 
     name: str
     shape: tuple = None
@@ -41,7 +42,7 @@ class ArgSpec:
 
     def describe(self):
         if self.is_static:
-            return f"the Python scalar {self.static!r}"
+            return f"the constant {self.static!r}"
         return dtypes.format_type(self.shape, self.dtype)
 
 
@@ -49,8 +50,13 @@ def _describe_array(array):
     return dtypes.format_type(array.shape, array.dtype)
 
 
-def _is_static_scalar(value):
-    return isinstance(value, (bool, int, float)) and not isinstance(value, np.generic)
+def _is_static(value):
+    """Python scalars, strings, None and tuples of those are compile-time
+    constants of a call (numpy scalars and lists are arrays)."""
+    if isinstance(value, tuple):
+        return all(_is_static(v) for v in value)
+    return (value is None or isinstance(value, (bool, int, float, str))) and \
+        not isinstance(value, np.generic)
 
 
 def _to_array(value, name):
@@ -149,7 +155,7 @@ class JitFunction:
                    for _ in range(entry[1] if entry[0] == "*" else
                                   len(entry[1]) if entry[0] == "**" else 1)]
         for index, (name, value) in enumerate(zip(names, values)):
-            if _is_static_scalar(value):
+            if _is_static(value):
                 specs.append(ArgSpec(name, static=value))
                 arrays.append(None)
                 continue
@@ -337,7 +343,8 @@ class Compiled:
                 if value != spec.static or type(value) is not type(spec.static):
                     raise ShapeError(
                         f"argument {spec.name!r} was {spec.static!r} when compiled, "
-                        f"but got {value!r}; Python scalars are compile-time constants")
+                        f"but got {value!r}; Python scalars, strings, None and tuples "
+                        f"are compile-time constants")
                 continue
             array = _to_array(value, spec.name)
             expected = spec.describe()
@@ -381,8 +388,9 @@ def jit(fn=None, *, dynamic_batch=False, vector_width=8, tile_size=0, constants=
     ``dlc.jit(fn, ...)``.
 
     Arguments of the compiled function are numpy arrays (or anything
-    ``numpy.asarray`` accepts); Python ``int``/``float``/``bool`` arguments are
-    compile-time constants instead (a new value compiles a new version).
+    ``numpy.asarray`` accepts, lists included); Python ``int``/``float``/
+    ``bool``/``str``/``None`` arguments and tuples of them are compile-time
+    constants instead (a new value compiles a new version).
 
     Args:
       dynamic_batch: ``True`` makes the leading dimension of every array

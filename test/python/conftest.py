@@ -1,5 +1,6 @@
 """Shared helpers of dlc's pytest suites: random inputs and tolerances."""
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -8,27 +9,29 @@ import pytest
 #: (vectorized reductions), so they differ from numpy in the last bits.
 TOLERANCES = {
     np.dtype("float16"): (2e-2, 2e-2),
+    np.dtype(ml_dtypes.bfloat16): (3e-2, 3e-2),
     np.dtype("float32"): (2e-5, 1e-6),
     np.dtype("float64"): (1e-12, 1e-13),
 }
 
 
-def assert_matches(actual, expected, dtype=None):
-    """`actual` equals `expected` within the tolerance of `dtype`."""
+def assert_matches(actual, expected, dtype=None, extra_atol=0.0):
+    """`actual` equals `expected` within the tolerance of `dtype` (plus
+    `extra_atol` for float dtypes)."""
     dtype = np.dtype(dtype or actual.dtype)
     assert actual.shape == expected.shape, (actual.shape, expected.shape)
     assert actual.dtype == dtype, (actual.dtype, dtype)
     if dtype in TOLERANCES:
         rtol, atol = TOLERANCES[dtype]
         np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64),
-                                   rtol=rtol, atol=atol)
+                                   rtol=rtol, atol=atol + extra_atol)
     else:
         np.testing.assert_array_equal(actual, expected.astype(dtype))
 
 
 def random_array(rng, shape, dtype, low=-3, high=3):
     dtype = np.dtype(dtype)
-    if dtype.kind == "f":
+    if dtype.kind == "f" or dtype == ml_dtypes.bfloat16:
         return rng.uniform(low, high, size=shape).astype(dtype)
     if dtype == np.bool_:
         return rng.integers(0, 2, size=shape).astype(bool)

@@ -193,9 +193,13 @@ Type lowering::accumulatorType(Type type) {
 
 Value lowering::convertFloat(OpBuilder &b, Location loc, Value value,
                              Type type) {
-  if (value.getType() == type)
+  Type source = value.getType();
+  if (source == type)
     return value;
-  if (type.getIntOrFloatBitWidth() > value.getType().getIntOrFloatBitWidth())
+  unsigned from = source.getIntOrFloatBitWidth(), to = type.getIntOrFloatBitWidth();
+  if (from == to) // f16 <-> bf16: through f32, which holds both exactly.
+    value = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
+  if (to > from)
     return arith::ExtFOp::create(b, loc, type, value);
   return arith::TruncFOp::create(b, loc, type, value);
 }
