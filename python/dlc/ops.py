@@ -35,7 +35,7 @@ __all__ = [
     "sum", "mean", "max", "min", "argmax", "argmin",
     # shapes and types
     "reshape", "flatten", "transpose", "squeeze", "expand_dims", "concatenate",
-    "split", "pad", "broadcast_to", "take", "gather", "astype", "asarray",
+    "split", "pad", "broadcast_to", "take", "gather", "astype", "cast", "asarray",
 ]
 
 
@@ -886,3 +886,6 @@ def astype(x, dtype):
     with _context():
         result_type = dtypes.tensor_type(x.shape, dtype)
     return trace.emit("dl.cast", lambda: dl.CastOp(result_type, x.value))
+
+
+cast = astype

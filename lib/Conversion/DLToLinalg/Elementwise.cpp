@@ -90,6 +90,30 @@ Value binaryBody<MinimumOp>(OpBuilder &b, Location loc, Value x, Value y) {
   return minScalars(b, loc, x, y);
 }
 
+/// Comparisons: float predicates are ordered (false when a NaN is involved)
+/// except `!=`, which is true on NaN, as in numpy. The i1 result is stored as
+/// a byte.
+#define DL_COMPARE_BODY(OpTy, FloatPredicate, IntPredicate)                    \
+  template <>                                                                  \
+  Value binaryBody<OpTy>(OpBuilder & b, Location loc, Value x, Value y) {      \
+    Value bit = isFloat(x.getType())                                           \
+                    ? arith::CmpFOp::create(                                   \
+                          b, loc, arith::CmpFPredicate::FloatPredicate, x, y)  \
+                          .getResult()                                         \
+                    : arith::CmpIOp::create(                                   \
+                          b, loc, arith::CmpIPredicate::IntPredicate, x, y)    \
+                          .getResult();                                        \
+    return boolToStorage(b, loc, bit);                                         \
+  }
+DL_COMPARE_BODY(EqualOp, OEQ, eq)
+DL_COMPARE_BODY(NotEqualOp, UNE, ne)
+DL_COMPARE_BODY(LessOp, OLT, slt)
+DL_COMPARE_BODY(LessEqualOp, OLE, sle)
+DL_COMPARE_BODY(GreaterOp, OGT, sgt)
+DL_COMPARE_BODY(GreaterEqualOp, OGE, sge)
+#undef DL_COMPARE_BODY
+
+/// Every broadcasting binary op: one generic applying binaryBody<OpTy>.
 template <typename OpTy>
 struct BinaryLowering : OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
@@ -109,52 +133,8 @@ struct BinaryLowering : OpConversionPattern<OpTy> {
 };
 
 //===----------------------------------------------------------------------===//
-// Comparisons and where
+// Where
 //===----------------------------------------------------------------------===//
-
-/// Float predicates are ordered (false when a NaN is involved) except `!=`,
-/// which is true on NaN, as in numpy.
-template <typename OpTy>
-struct Predicates;
-#define DL_PREDICATES(OpTy, F, I)                                              \
-  template <>                                                                  \
-  struct Predicates<OpTy> {                                                    \
-    static constexpr auto floatPredicate = arith::CmpFPredicate::F;            \
-    static constexpr auto intPredicate = arith::CmpIPredicate::I;              \
-  };
-DL_PREDICATES(EqualOp, OEQ, eq)
-DL_PREDICATES(NotEqualOp, UNE, ne)
-DL_PREDICATES(LessOp, OLT, slt)
-DL_PREDICATES(LessEqualOp, OLE, sle)
-DL_PREDICATES(GreaterOp, OGT, sgt)
-DL_PREDICATES(GreaterEqualOp, OGE, sge)
-#undef DL_PREDICATES
-
-template <typename OpTy>
-struct CompareLowering : OpConversionPattern<OpTy> {
-  using OpConversionPattern<OpTy>::OpConversionPattern;
-  using OpAdaptor = typename OpTy::Adaptor;
-  LogicalResult
-  matchAndRewrite(OpTy op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    Value result = buildElementwise(
-        rewriter, op.getLoc(), storageType(*this->getTypeConverter(), op.getType()),
-        {adaptor.getLhs(), adaptor.getRhs()},
-        [](OpBuilder &b, Location loc, ValueRange args) {
-          Value bit =
-              isFloat(args[0].getType())
-                  ? arith::CmpFOp::create(b, loc, Predicates<OpTy>::floatPredicate,
-                                          args[0], args[1])
-                        .getResult()
-                  : arith::CmpIOp::create(b, loc, Predicates<OpTy>::intPredicate,
-                                          args[0], args[1])
-                        .getResult();
-          return boolToStorage(b, loc, bit);
-        });
-    rewriter.replaceOp(op, result);
-    return success();
-  }
-};
 
 struct WhereLowering : OpConversionPattern<WhereOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -383,10 +363,10 @@ void lowering::populateElementwisePatterns(const TypeConverter &converter,
                BinaryLowering<AddOp>, BinaryLowering<SubOp>,
                BinaryLowering<MulOp>, BinaryLowering<DivOp>,
                BinaryLowering<PowOp>, BinaryLowering<MaximumOp>,
-               BinaryLowering<MinimumOp>, CompareLowering<EqualOp>,
-               CompareLowering<NotEqualOp>, CompareLowering<LessOp>,
-               CompareLowering<LessEqualOp>, CompareLowering<GreaterOp>,
-               CompareLowering<GreaterEqualOp>, UnaryLowering<ReluOp>,
+               BinaryLowering<MinimumOp>, BinaryLowering<EqualOp>,
+               BinaryLowering<NotEqualOp>, BinaryLowering<LessOp>,
+               BinaryLowering<LessEqualOp>, BinaryLowering<GreaterOp>,
+               BinaryLowering<GreaterEqualOp>, UnaryLowering<ReluOp>,
                UnaryLowering<Relu6Op>, UnaryLowering<AbsOp>,
                UnaryLowering<NegOp>, UnaryLowering<ExpOp>,
                UnaryLowering<LogOp>, UnaryLowering<SqrtOp>,
