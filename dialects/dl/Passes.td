@@ -32,6 +32,21 @@ def ConvertDLToLinalg : Pass<"convert-dl-to-linalg"> {
   ];
 }
 
+def DLAffineInterchange : Pass<"dl-affine-interchange", "::mlir::func::FuncOp"> {
+  let summary = "Reorder perfect affine loop nests for locality, where legal";
+  let description = [{
+    For every perfect affine loop nest (up to 6 loops, rectangular bounds,
+    affine memory accesses only), computes the direction vectors of all its
+    dependences, and among the permutations that keep them lexicographically
+    non-negative picks the one of least locality cost: loops whose iterations
+    reuse an address innermost, then unit-stride walks along the innermost
+    memref dimension, then strided walks; ties favour parallel loops
+    outermost, then the original order. A matmul's (i, j, k) nest becomes
+    (i, k, j). When the cheapest permutation is illegal, a remark names the
+    dependence that rules it out and the order used instead.
+  }];
+}
+
 def DLAffineVectorize : Pass<"dl-affine-vectorize", "::mlir::func::FuncOp"> {
   let summary = "Vectorize parallel affine loops along their contiguous accesses";
   let description = [{

@@ -45,6 +45,11 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
   Option<CPUStage> to{*this, "to",
                       llvm::cl::desc("Stage to stop at (inclusive)"),
                       llvm::cl::init(CPUStage::LLVM), cpuStageValues()};
+  Option<bool> interchange{
+      *this, "interchange",
+      llvm::cl::desc("Reorder affine loop nests for locality "
+                     "(dl-affine-interchange)"),
+      llvm::cl::init(true)};
   Option<unsigned> tileSize{
       *this, "tile-size",
       llvm::cl::desc("Tile affine loop nests with this tile size (0: no "

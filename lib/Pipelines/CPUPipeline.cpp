@@ -63,10 +63,13 @@ void addBufferizedStage(OpPassManager &pm) {
   addCleanups(pm);
 }
 
-/// linalg on memrefs -> affine loop nests. `tileSize` is the hook for loop
-/// tiling; today it runs upstream's affine-loop-tile.
+/// linalg on memrefs -> affine loop nests, reordered for locality where
+/// legal. `tileSize` is the hook for loop tiling; today it runs upstream's
+/// affine-loop-tile.
 void addAffineStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToAffineLoopsPass());
+  if (options.interchange)
+    pm.addNestedPass<func::FuncOp>(createDLAffineInterchange());
   if (options.tileSize > 0) {
     std::unique_ptr<Pass> tiling = affine::createLoopTilingPass();
     std::string tilingOptions = "tile-size=" + std::to_string(options.tileSize);

@@ -59,12 +59,14 @@ func.func @mlp(%x: tensor<?x784xf32>, %w1: tensor<784x128xf32>, %b1: tensor<128x
 // BUF-DAG: memref.dealloc %[[ROWS]]
 // BUF: return %[[OUT]]
 
+// The matmul nest, interchanged to (i, k, j) by dl-affine-interchange; A[i, k]
+// is hoisted out of the j loop.
 // AFFINE-LABEL: func.func @mlp
 // AFFINE-NOT: linalg.
 // AFFINE: affine.for %[[I:.*]] = 0 to %{{.*}} {
-// AFFINE: affine.for %[[J:.*]] = 0 to 128 {
 // AFFINE: affine.for %[[K:.*]] = 0 to 784 {
 // AFFINE: affine.load %{{.*}}[%[[I]], %[[K]]] : memref<?x784xf32>
+// AFFINE: affine.for %[[J:.*]] = 0 to 128 {
 // AFFINE: affine.load %{{.*}}[%[[K]], %[[J]]] : memref<784x128xf32>
 
 // The innermost parallel loop steps by the vector width.
@@ -77,5 +79,5 @@ func.func @mlp(%x: tensor<?x784xf32>, %w1: tensor<784x128xf32>, %b1: tensor<128x
 // NOVEC-NOT: vector<
 
 // TILED-LABEL: func.func @mlp
-// TILED: affine.for %{{.*}} = 0 to 128 step 4 {
 // TILED: affine.for %{{.*}} = 0 to 784 step 4 {
+// TILED: affine.for %{{.*}} = 0 to 128 step 4 {
