@@ -47,6 +47,42 @@ def DLAffineInterchange : Pass<"dl-affine-interchange", "::mlir::func::FuncOp"> 
   }];
 }
 
+def DLAffineRegisterTile : Pass<"dl-affine-register-tile", "::mlir::func::FuncOp"> {
+  let summary = "Register-blocked micro-kernels for affine accumulation nests";
+  let description = [{
+    Rewrites a perfect affine nest that accumulates into one output (a
+    matmul, a batched matmul, a direct convolution after
+    `convert-linalg-to-affine-loops` and `dl-affine-interchange`) into a
+    register-blocked micro-kernel: the output tile of `rows` x (`vectors` x
+    vector width) elements lives in vector registers (loop-carried
+    `iter_args`) for the whole of the reduction loops, which move inside the
+    tile loops; the innermost output loop is vectorized and both tile loops
+    are unrolled and jammed. This is unroll-and-jam, scalar replacement of the
+    accumulator and vectorization in one step; legality is structural (the
+    only write is to the output, at an address that names every non-reduction
+    loop, and the output is a fresh allocation no input aliases). Rows and
+    columns that do not fill a tile run in the original loop nest, restricted
+    to the remainder.
+
+    Requirements, else the nest is left alone: the output is written by one
+    affine.store and read by one affine.load at the same address; its indices
+    are loop variables; the innermost loop indexes the output's last
+    dimension and has a static trip count of at least one vector; every input
+    is either invariant in or contiguous along that loop; the body is
+    otherwise elementwise arithmetic; no other memory effect; the output is a
+    memref.alloc (or a view of one); there is at least one reduction loop.
+  }];
+  let options = [
+    Option<"rows", "rows", "int64_t", /*default=*/"8",
+           "Output rows per micro-kernel (unrolled)">,
+    Option<"vectors", "vectors", "int64_t", /*default=*/"2",
+           "Vectors per output row in the micro-kernel">,
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
+           "Width of a vector register in bits (512 for AVX-512)">,
+  ];
+  let dependentDialects = ["::mlir::vector::VectorDialect"];
+}
+
 def DLAffineVectorize : Pass<"dl-affine-vectorize", "::mlir::func::FuncOp"> {
   let summary = "Vectorize parallel affine loops along their contiguous accesses";
   let description = [{

@@ -50,6 +50,16 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Reorder affine loop nests for locality "
                      "(dl-affine-interchange)"),
       llvm::cl::init(true)};
+  Option<bool> registerTile{
+      *this, "register-tile",
+      llvm::cl::desc("Register-blocked micro-kernels for accumulation nests "
+                     "(dl-affine-register-tile)"),
+      llvm::cl::init(true)};
+  Option<unsigned> registerBits{
+      *this, "register-bits",
+      llvm::cl::desc("Width of the target's vector registers in bits (512 "
+                     "for AVX-512, 256 for AVX2)"),
+      llvm::cl::init(512)};
   Option<unsigned> tileSize{
       *this, "tile-size",
       llvm::cl::desc("Tile affine loop nests with this tile size (0: no "
@@ -58,7 +68,7 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
   Option<unsigned> vectorWidth{
       *this, "vector-width",
       llvm::cl::desc("Vectorize innermost affine loops with this many lanes "
-                     "(0: no vectorization)"),
+                     "(0: no vector code at all, register tiling included)"),
       llvm::cl::init(8)};
 };
 

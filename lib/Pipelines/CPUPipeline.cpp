@@ -64,12 +64,17 @@ void addBufferizedStage(OpPassManager &pm) {
 }
 
 /// linalg on memrefs -> affine loop nests, reordered for locality where
-/// legal. `tileSize` is the hook for loop tiling; today it runs upstream's
-/// affine-loop-tile.
+/// legal; accumulation nests (matmul, convolution) become register-blocked
+/// micro-kernels. `tileSize` runs upstream's affine-loop-tile on what is left.
 void addAffineStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToAffineLoopsPass());
   if (options.interchange)
     pm.addNestedPass<func::FuncOp>(createDLAffineInterchange());
+  if (options.registerTile && options.vectorWidth > 0) {
+    DLAffineRegisterTileOptions registerTile;
+    registerTile.vectorBits = options.registerBits;
+    pm.addNestedPass<func::FuncOp>(createDLAffineRegisterTile(registerTile));
+  }
   if (options.tileSize > 0) {
     std::unique_ptr<Pass> tiling = affine::createLoopTilingPass();
     std::string tilingOptions = "tile-size=" + std::to_string(options.tileSize);

@@ -1,0 +1,470 @@
+//===- AffineRegisterTile.cpp - dl-affine-register-tile -------------------===//
+//
+// Turns a perfect affine nest that accumulates into one output into a
+// register-blocked micro-kernel (see Passes.td for the contract). Ours:
+// upstream has the pieces (unroll-and-jam, scalar replacement within an
+// iteration, the super-vectorizer) but nothing that keeps an output tile in
+// registers across the reduction loops, and that is what makes a matmul or a
+// direct convolution compute-bound. For a matmul nest (i, k, j):
+//
+//   for i0 in 0..M-M%R step R:                 rows of the tile
+//     for j0 in 0..N-N%C step C:               columns: C = vectors * lanes
+//       acc[r][c] = C[i0+r, j0+16c : +16]       vector loads
+//       for k in 0..K iter_args(acc):          reduction loops, order kept
+//         b[c] = B[k, j0+16c : +16]            contiguous along j: vectors
+//         a[r] = broadcast(A[i0+r, k])         invariant along j: broadcast
+//         acc[r][c] = fma(a[r], b[c], acc[r][c])
+//       C[i0+r, j0+16c : +16] = acc[r][c]
+//   the original nest over columns N-N%C..N, and over rows M-M%R..M
+//
+// Each output element receives the same updates in the same order as in the
+// original nest (only the multiply-add is fused), so the result is the
+// original one up to FMA rounding. Legality is structural: the only write is
+// to the output, at an address that names every non-reduction loop, so those
+// loops are parallel and the reductions can move inside them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dl/Passes.h"
+
+#include "mlir/Analysis/FlatLinearValueConstraints.h"
+#include "mlir/Dialect/Affine/Analysis/AffineAnalysis.h"
+#include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/IR/AffineValueMap.h"
+#include "mlir/Dialect/Affine/LoopUtils.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir::dl {
+#define GEN_PASS_DEF_DLAFFINEREGISTERTILE
+#include "dl/Passes.h.inc"
+} // namespace mlir::dl
+
+using namespace mlir;
+using affine::AffineForOp;
+
+namespace {
+
+/// How an input load varies along the vectorized loop.
+enum class Along { Invariant, Contiguous };
+
+/// A nest that matches the micro-kernel contract.
+struct Accumulation {
+  SmallVector<AffineForOp> nest;
+  affine::AffineStoreOp store;
+  affine::AffineLoadOp accumulator;
+  AffineForOp rowLoop;     // unrolled; null when the output has one dimension
+  AffineForOp columnLoop;  // vectorized, innermost
+  SmallVector<AffineForOp> reductions; // output invariant in them
+  SmallVector<AffineForOp> outerParallel; // other output loops, moved outside
+  unsigned firstMoved;     // nest[firstMoved...] is rebuilt
+  DenseMap<Operation *, Along> loads;
+};
+
+/// The memref a view chain starts from.
+Value rootMemRef(Value memref) {
+  while (auto view = memref.getDefiningOp<ViewLikeOpInterface>())
+    memref = view.getViewSource();
+  return memref;
+}
+
+/// Coefficient of `iv` in result `r` of `map` (flattened), if affine.
+std::optional<int64_t> coefficient(affine::AffineValueMap &map, unsigned r,
+                                   Value iv) {
+  AffineMap affineMap = map.getAffineMap();
+  SmallVector<int64_t> flat;
+  if (failed(getFlattenedAffineExpr(affineMap.getResult(r),
+                                    affineMap.getNumDims(),
+                                    affineMap.getNumSymbols(), &flat)))
+    return std::nullopt;
+  int64_t total = 0;
+  for (unsigned operand = 0; operand < map.getNumOperands(); ++operand)
+    if (map.getOperand(operand) == iv)
+      total += flat[operand];
+  return total;
+}
+
+std::optional<Accumulation> match(AffineForOp root, int64_t lanesFor32Bits) {
+  Accumulation acc;
+  affine::getPerfectlyNestedLoops(acc.nest, root);
+  if (acc.nest.size() < 2)
+    return std::nullopt;
+  DenseSet<Value> ivs;
+  for (AffineForOp loop : acc.nest) {
+    if (!loop.hasConstantLowerBound() || loop.getConstantLowerBound() != 0 ||
+        loop.getStepAsInt() != 1 || loop.getNumIterOperands() != 0 ||
+        loop.getUpperBoundMap().getNumResults() != 1)
+      return std::nullopt;
+    ivs.insert(loop.getInductionVar());
+  }
+  for (AffineForOp loop : acc.nest)
+    for (Value operand : loop.getUpperBoundOperands())
+      if (ivs.contains(operand))
+        return std::nullopt;
+
+  // The body: loads, one store, elementwise arithmetic.
+  Block *body = acc.nest.back().getBody();
+  for (Operation &op : body->without_terminator()) {
+    if (auto store = dyn_cast<affine::AffineStoreOp>(op)) {
+      if (acc.store)
+        return std::nullopt;
+      acc.store = store;
+    } else if (auto load = dyn_cast<affine::AffineLoadOp>(op)) {
+      acc.loads[load.getOperation()] = Along::Invariant;
+    } else if (op.getNumRegions() != 0 || !isMemoryEffectFree(&op) ||
+               (op.getNumOperands() > 0 &&
+                !op.hasTrait<OpTrait::Elementwise>()) ||
+               llvm::any_of(op.getResultTypes(), [](Type t) {
+                 return !t.isIntOrFloat();
+               })) {
+      return std::nullopt;
+    }
+  }
+  if (!acc.store)
+    return std::nullopt;
+  Value output = acc.store.getMemRef();
+  if (!rootMemRef(output).getDefiningOp<memref::AllocOp>())
+    return std::nullopt;
+  Type element = acc.store.getValueToStore().getType();
+  if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() > 64)
+    return std::nullopt;
+
+  affine::MemRefAccess storeAccess(acc.store);
+  for (auto &entry : acc.loads) {
+    auto load = cast<affine::AffineLoadOp>(entry.first);
+    if (rootMemRef(load.getMemRef()) == rootMemRef(output)) {
+      if (load.getMemRef() != output || acc.accumulator ||
+          affine::MemRefAccess(load) != storeAccess)
+        return std::nullopt;
+      acc.accumulator = load;
+    }
+  }
+  if (!acc.accumulator)
+    return std::nullopt;
+  acc.loads.erase(acc.accumulator.getOperation());
+
+  // Output indices: distinct loop variables of the nest.
+  affine::AffineValueMap storeMap;
+  storeAccess.getAccessMap(&storeMap);
+  SmallVector<AffineForOp> outputLoops; // in index order
+  for (unsigned r = 0; r < storeMap.getNumResults(); ++r) {
+    auto dim = dyn_cast<AffineDimExpr>(storeMap.getResult(r));
+    if (!dim)
+      return std::nullopt;
+    Value iv = storeMap.getOperand(dim.getPosition());
+    AffineForOp loop = affine::getForInductionVarOwner(iv);
+    if (!loop || !ivs.contains(iv) || llvm::is_contained(outputLoops, loop))
+      return std::nullopt;
+    outputLoops.push_back(loop);
+  }
+  if (outputLoops.empty() || outputLoops.back() != acc.nest.back())
+    return std::nullopt;
+  acc.columnLoop = acc.nest.back();
+
+  std::optional<uint64_t> columns = affine::getConstantTripCount(acc.columnLoop);
+  int64_t lanes = lanesFor32Bits * 32 / element.getIntOrFloatBitWidth();
+  if (!columns || static_cast<int64_t>(*columns) < lanes)
+    return std::nullopt;
+
+  // Inputs: invariant in or contiguous along the column loop.
+  Value columnIv = acc.columnLoop.getInductionVar();
+  for (auto &entry : acc.loads) {
+    affine::MemRefAccess access(entry.first);
+    affine::AffineValueMap map;
+    access.getAccessMap(&map);
+    unsigned last = map.getNumResults() - 1;
+    bool varies = false;
+    for (unsigned r = 0; r < map.getNumResults(); ++r)
+      if (map.isFunctionOf(r, columnIv)) {
+        if (r != last || coefficient(map, r, columnIv) != 1)
+          return std::nullopt;
+        varies = true;
+      }
+    entry.second = varies ? Along::Contiguous : Along::Invariant;
+  }
+
+  // Rows: the innermost other output loop; reductions: loops not indexing
+  // the output.
+  for (AffineForOp loop : acc.nest) {
+    if (!llvm::is_contained(outputLoops, loop))
+      acc.reductions.push_back(loop);
+    else if (loop != acc.columnLoop)
+      acc.rowLoop = loop;
+  }
+  if (acc.reductions.empty())
+    return std::nullopt; // nothing to keep in registers across iterations
+  unsigned first = acc.nest.size() - 1;
+  for (auto [index, loop] : llvm::enumerate(acc.nest))
+    if (loop == acc.rowLoop || llvm::is_contained(acc.reductions, loop))
+      first = std::min<unsigned>(first, index);
+  acc.firstMoved = first;
+  for (unsigned index = first; index < acc.nest.size(); ++index) {
+    AffineForOp loop = acc.nest[index];
+    if (loop != acc.rowLoop && loop != acc.columnLoop &&
+        !llvm::is_contained(acc.reductions, loop))
+      acc.outerParallel.push_back(loop);
+  }
+  return acc;
+}
+
+/// `map` (one result) rounded down to a multiple of `factor`.
+AffineMap roundedDown(AffineMap map, int64_t factor) {
+  AffineExpr e = map.getResult(0);
+  return AffineMap::get(map.getNumDims(), map.getNumSymbols(),
+                        e.floorDiv(factor) * factor, map.getContext());
+}
+
+Value broadcastTo(OpBuilder &b, Location loc, Value value, VectorType type) {
+  if (isa<VectorType>(value.getType()))
+    return value;
+  return vector::BroadcastOp::create(b, loc, type, value);
+}
+
+/// The vector of `lanes` like `shape` with the element type of `value`.
+VectorType vectorOf(Value value, VectorType shape) {
+  return VectorType::get(shape.getShape(), getElementTypeOrSelf(value));
+}
+
+/// Clones the original body into the micro-kernel for output row `row` and
+/// vector column `column`, with loads turned into vector loads or broadcasts;
+/// returns the new accumulator value.
+Value cloneBody(OpBuilder &b, Accumulation &acc, IRMapping mapping,
+                Value rowIndex, Value columnIndex, Value accumulator,
+                VectorType vectorType) {
+  Location loc = acc.store.getLoc();
+  if (acc.rowLoop)
+    mapping.map(acc.rowLoop.getInductionVar(), rowIndex);
+  mapping.map(acc.columnLoop.getInductionVar(), columnIndex);
+  mapping.map(acc.accumulator.getResult(), accumulator);
+  for (Operation &op : acc.nest.back().getBody()->without_terminator()) {
+    if (&op == acc.store.getOperation() || &op == acc.accumulator.getOperation())
+      continue;
+    if (auto load = dyn_cast<affine::AffineLoadOp>(op)) {
+      SmallVector<Value> operands;
+      for (Value operand : load.getMapOperands())
+        operands.push_back(mapping.lookupOrDefault(operand));
+      Value loaded;
+      if (acc.loads.lookup(load.getOperation()) == Along::Contiguous)
+        loaded = affine::AffineVectorLoadOp::create(
+            b, loc, VectorType::get(vectorType.getShape(),
+                                    load.getType()),
+            load.getMemRef(), load.getAffineMap(), operands);
+      else
+        loaded = affine::AffineLoadOp::create(b, loc, load.getMemRef(),
+                                              load.getAffineMap(), operands);
+      mapping.map(load.getResult(), loaded);
+      continue;
+    }
+    bool vectorOperands = llvm::any_of(op.getOperands(), [&](Value v) {
+      return isa<VectorType>(mapping.lookupOrDefault(v).getType());
+    });
+    if (!vectorOperands) {
+      b.clone(op, mapping);
+      continue;
+    }
+    // Elementwise op on vectors: broadcast scalar operands, vector results.
+    IRMapping local = mapping;
+    for (Value operand : op.getOperands()) {
+      Value mapped = mapping.lookupOrDefault(operand);
+      local.map(operand,
+                broadcastTo(b, loc, mapped,
+                            VectorType::get(vectorType.getShape(),
+                                            getElementTypeOrSelf(mapped))));
+    }
+    Operation *clone = b.clone(op, local);
+    for (OpResult result : clone->getResults())
+      result.setType(VectorType::get(vectorType.getShape(), result.getType()));
+    for (auto [old, fresh] : llvm::zip(op.getResults(), clone->getResults()))
+      mapping.map(old, fresh);
+  }
+  Value stored = mapping.lookupOrDefault(acc.store.getValueToStore());
+  return broadcastTo(b, loc, stored, vectorType);
+}
+
+/// addf(x, mulf(y, z)) -> fma(y, z, x) on the micro-kernel's vectors.
+void fuseMultiplyAdds(Operation *root) {
+  SmallVector<arith::AddFOp> adds;
+  root->walk([&](arith::AddFOp add) {
+    if (isa<VectorType>(add.getType()))
+      adds.push_back(add);
+  });
+  for (arith::AddFOp add : adds) {
+    for (unsigned side = 0; side < 2; ++side) {
+      auto mul = add->getOperand(side).getDefiningOp<arith::MulFOp>();
+      if (!mul || !mul->hasOneUse())
+        continue;
+      OpBuilder b(add);
+      Value fma = vector::FMAOp::create(b, add.getLoc(), mul.getLhs(),
+                                        mul.getRhs(), add->getOperand(1 - side));
+      add.replaceAllUsesWith(fma);
+      add.erase();
+      mul.erase();
+      break;
+    }
+  }
+}
+
+struct DLAffineRegisterTilePass
+    : public dl::impl::DLAffineRegisterTileBase<DLAffineRegisterTilePass> {
+  using DLAffineRegisterTileBase::DLAffineRegisterTileBase;
+
+  void runOnOperation() override {
+    if (rows < 1 || vectors < 1 || vectorBits < 32 || vectorBits % 32) {
+      getOperation().emitError()
+          << "dl-affine-register-tile: rows and vectors must be positive and "
+             "vector-bits a multiple of 32, but got rows = "
+          << static_cast<int64_t>(rows) << ", vectors = "
+          << static_cast<int64_t>(vectors) << ", vector-bits = "
+          << static_cast<int64_t>(vectorBits);
+      return signalPassFailure();
+    }
+    SmallVector<AffineForOp> roots;
+    getOperation().walk([&](AffineForOp loop) {
+      if (!loop->getParentOfType<AffineForOp>())
+        roots.push_back(loop);
+    });
+    for (AffineForOp root : roots)
+      if (std::optional<Accumulation> acc = match(root, vectorBits / 32))
+        rewrite(*acc);
+  }
+
+  void rewrite(Accumulation &acc) {
+    AffineForOp subnest = acc.nest[acc.firstMoved];
+    Location loc = subnest.getLoc();
+    Type element = acc.store.getValueToStore().getType();
+    int64_t lanes = vectorBits / element.getIntOrFloatBitWidth();
+    int64_t columnCount = *affine::getConstantTripCount(acc.columnLoop);
+    int64_t vectorCount = std::min<int64_t>(vectors, columnCount / lanes);
+    int64_t tileColumns = vectorCount * lanes;
+    int64_t fullColumns = columnCount - columnCount % tileColumns;
+    int64_t tileRows = acc.rowLoop ? static_cast<int64_t>(rows) : 1;
+    auto vectorType = VectorType::get({lanes}, element);
+
+    OpBuilder b(subnest);
+    IRMapping mapping;
+    // Other output loops move outside the tile loops, bounds unchanged.
+    for (AffineForOp loop : acc.outerParallel) {
+      auto moved = AffineForOp::create(b, loc, loop.getLowerBoundOperands(),
+                                       loop.getLowerBoundMap(),
+                                       loop.getUpperBoundOperands(),
+                                       loop.getUpperBoundMap());
+      mapping.map(loop.getInductionVar(), moved.getInductionVar());
+      b.setInsertionPointToStart(moved.getBody());
+    }
+    AffineMap fullRowsMap;
+    Value rowBase;
+    AffineForOp rowTiles;
+    if (acc.rowLoop) {
+      fullRowsMap = roundedDown(acc.rowLoop.getUpperBoundMap(), tileRows);
+      rowTiles = AffineForOp::create(
+          b, loc, ValueRange{}, b.getConstantAffineMap(0),
+          acc.rowLoop.getUpperBoundOperands(), fullRowsMap, tileRows);
+      b.setInsertionPointToStart(rowTiles.getBody());
+      rowBase = rowTiles.getInductionVar();
+    }
+    auto columnTiles = AffineForOp::create(b, loc, 0, fullColumns, tileColumns);
+    b.setInsertionPointToStart(columnTiles.getBody());
+
+    // Row and column indices of the tile's elements.
+    MLIRContext *ctx = b.getContext();
+    auto plus = [&](Value base, int64_t offset) -> Value {
+      AffineMap map = AffineMap::get(1, 0, getAffineDimExpr(0, ctx) + offset);
+      return affine::AffineApplyOp::create(b, loc, map, ValueRange{base});
+    };
+    SmallVector<Value> rowIndex, columnIndex;
+    for (int64_t r = 0; r < tileRows; ++r)
+      rowIndex.push_back(acc.rowLoop ? plus(rowBase, r) : Value());
+    for (int64_t c = 0; c < vectorCount; ++c)
+      columnIndex.push_back(plus(columnTiles.getInductionVar(), c * lanes));
+
+    // Load the output tile into registers.
+    auto outputOperands = [&](int64_t r, int64_t c) {
+      IRMapping local = mapping;
+      if (acc.rowLoop)
+        local.map(acc.rowLoop.getInductionVar(), rowIndex[r]);
+      local.map(acc.columnLoop.getInductionVar(), columnIndex[c]);
+      SmallVector<Value> operands;
+      for (Value operand : acc.store.getMapOperands())
+        operands.push_back(local.lookupOrDefault(operand));
+      return operands;
+    };
+    SmallVector<Value> accumulators;
+    for (int64_t r = 0; r < tileRows; ++r)
+      for (int64_t c = 0; c < vectorCount; ++c)
+        accumulators.push_back(affine::AffineVectorLoadOp::create(
+            b, loc, vectorType, acc.store.getMemRef(),
+            acc.store.getAffineMap(), outputOperands(r, c)));
+
+    // The reduction loops, carrying the tile.
+    SmallVector<AffineForOp> reductionLoops;
+    OpBuilder::InsertPoint afterReductions = b.saveInsertionPoint();
+    ValueRange carried = accumulators;
+    for (AffineForOp loop : acc.reductions) {
+      auto moved = AffineForOp::create(
+          b, loc, loop.getLowerBoundOperands(), loop.getLowerBoundMap(),
+          loop.getUpperBoundOperands(), loop.getUpperBoundMap(),
+          loop.getStepAsInt(), carried);
+      mapping.map(loop.getInductionVar(), moved.getInductionVar());
+      if (!reductionLoops.empty())
+        affine::AffineYieldOp::create(b, loc, moved.getResults());
+      reductionLoops.push_back(moved);
+      b.setInsertionPointToStart(moved.getBody());
+      carried = moved.getRegionIterArgs();
+    }
+    SmallVector<Value> updated;
+    for (int64_t r = 0; r < tileRows; ++r)
+      for (int64_t c = 0; c < vectorCount; ++c)
+        updated.push_back(cloneBody(b, acc, mapping, rowIndex[r],
+                                    columnIndex[c],
+                                    carried[r * vectorCount + c], vectorType));
+    ValueRange results = updated;
+    if (!reductionLoops.empty()) {
+      affine::AffineYieldOp::create(b, loc, updated);
+      results = reductionLoops.front().getResults();
+      b.restoreInsertionPoint(afterReductions);
+      b.setInsertionPointAfter(reductionLoops.front());
+    }
+    for (int64_t r = 0; r < tileRows; ++r)
+      for (int64_t c = 0; c < vectorCount; ++c)
+        affine::AffineVectorStoreOp::create(
+            b, loc, results[r * vectorCount + c], acc.store.getMemRef(),
+            acc.store.getAffineMap(), outputOperands(r, c));
+    fuseMultiplyAdds(columnTiles);
+
+    // Remainders: the original nest over the columns left over, and over the
+    // rows left over (tile columns only).
+    b.setInsertionPoint(subnest);
+    unsigned columnDepth = acc.nest.size() - 1 - acc.firstMoved;
+    if (fullColumns < columnCount) {
+      auto rest = cast<AffineForOp>(b.clone(*subnest));
+      nestedLoop(rest, columnDepth)
+          .setLowerBound({}, b.getConstantAffineMap(fullColumns));
+    }
+    if (acc.rowLoop) {
+      std::optional<uint64_t> rowCount = affine::getConstantTripCount(acc.rowLoop);
+      if (!rowCount || *rowCount % tileRows != 0) {
+        unsigned rowDepth = llvm::find(acc.nest, acc.rowLoop) - acc.nest.begin() -
+                            acc.firstMoved;
+        auto rest = cast<AffineForOp>(b.clone(*subnest));
+        nestedLoop(rest, rowDepth)
+            .setLowerBound(acc.rowLoop.getUpperBoundOperands(), fullRowsMap);
+        nestedLoop(rest, columnDepth)
+            .setUpperBound({}, b.getConstantAffineMap(fullColumns));
+      }
+    }
+    subnest.erase();
+  }
+
+  static AffineForOp nestedLoop(AffineForOp root, unsigned depth) {
+    AffineForOp loop = root;
+    for (unsigned i = 0; i < depth; ++i)
+      loop = cast<AffineForOp>(&loop.getBody()->front());
+    return loop;
+  }
+};
+
+} // namespace
