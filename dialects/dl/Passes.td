@@ -57,7 +57,11 @@ def DLAffineRegisterTile : Pass<"dl-affine-register-tile", "::mlir::func::FuncOp
     vector width) elements lives in vector registers (loop-carried
     `iter_args`) for the whole of the reduction loops, which move inside the
     tile loops; the innermost output loop is vectorized and both tile loops
-    are unrolled and jammed. This is unroll-and-jam, scalar replacement of the
+    are unrolled and jammed. Columns and the outermost reduction loop are
+    blocked for the cache around the tile loops (a block of the input indexed
+    by them is reused by every row tile), and that block is packed into a
+    contiguous buffer when the input's last two indices are exactly those
+    loops (B of a matmul). This is unroll-and-jam, scalar replacement of the
     accumulator and vectorization in one step; legality is structural (the
     only write is to the output, at an address that names every non-reduction
     loop, and the output is a fresh allocation no input aliases). Rows and
@@ -79,6 +83,13 @@ def DLAffineRegisterTile : Pass<"dl-affine-register-tile", "::mlir::func::FuncOp
            "Vectors per output row in the micro-kernel">,
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
            "Width of a vector register in bits (512 for AVX-512)">,
+    Option<"columnBlock", "column-block", "int64_t", /*default=*/"256",
+           "Output columns per cache block (a multiple of the tile width)">,
+    Option<"reductionBlock", "reduction-block", "int64_t", /*default=*/"256",
+           "Iterations of the outermost reduction loop per cache block">,
+    Option<"pack", "pack", "bool", /*default=*/"true",
+           "Copy each cache block of the input indexed by (reduction, column) "
+           "into a contiguous buffer">,
   ];
   let dependentDialects = ["::mlir::vector::VectorDialect"];
 }

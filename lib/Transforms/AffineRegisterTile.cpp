@@ -17,6 +17,12 @@
 //       C[i0+r, j0+16c : +16] = acc[r][c]
 //   the original nest over columns N-N%C..N, and over rows M-M%R..M
 //
+// Around the tiles, columns and k are blocked for the cache (column-block,
+// reduction-block), and where a block of B is strided (columns blocked) and
+// read by more than one row tile it is first copied into a contiguous,
+// aligned buffer (packing, as in GotoBLAS/BLIS). A static M smaller than R
+// shrinks the tile to M rows.
+//
 // Each output element receives the same updates in the same order as in the
 // original nest (only the multiply-add is fused), so the result is the
 // original one up to FMA rounding. Legality is structural: the only write is
@@ -229,12 +235,31 @@ VectorType vectorOf(Value value, VectorType shape) {
   return VectorType::get(shape.getShape(), getElementTypeOrSelf(value));
 }
 
+/// The input copied into a contiguous buffer per cache block: element
+/// [k, j] of the block is buffer[k - reductionBase, j - columnBase].
+struct Packing {
+  Operation *load = nullptr;
+  Value buffer;
+  Value reductionIv;    // the blocked reduction loop's new induction variable
+  Value reductionBase;  // null: 0
+  Value columnBase;     // null: 0
+};
+
+/// `index - base` (base null: index).
+Value minus(OpBuilder &b, Location loc, Value index, Value base) {
+  if (!base)
+    return index;
+  MLIRContext *ctx = b.getContext();
+  AffineMap map = AffineMap::get(2, 0, getAffineDimExpr(0, ctx) - getAffineDimExpr(1, ctx));
+  return affine::AffineApplyOp::create(b, loc, map, ValueRange{index, base});
+}
+
 /// Clones the original body into the micro-kernel for output row `row` and
 /// vector column `column`, with loads turned into vector loads or broadcasts;
 /// returns the new accumulator value.
 Value cloneBody(OpBuilder &b, Accumulation &acc, IRMapping mapping,
                 Value rowIndex, Value columnIndex, Value accumulator,
-                VectorType vectorType) {
+                VectorType vectorType, const Packing &packing) {
   Location loc = acc.store.getLoc();
   if (acc.rowLoop)
     mapping.map(acc.rowLoop.getInductionVar(), rowIndex);
@@ -248,7 +273,13 @@ Value cloneBody(OpBuilder &b, Accumulation &acc, IRMapping mapping,
       for (Value operand : load.getMapOperands())
         operands.push_back(mapping.lookupOrDefault(operand));
       Value loaded;
-      if (acc.loads.lookup(load.getOperation()) == Along::Contiguous)
+      if (load.getOperation() == packing.load) {
+        Value k = minus(b, loc, packing.reductionIv, packing.reductionBase);
+        Value j = minus(b, loc, columnIndex, packing.columnBase);
+        loaded = affine::AffineVectorLoadOp::create(
+            b, loc, VectorType::get(vectorType.getShape(), load.getType()),
+            packing.buffer, b.getMultiDimIdentityMap(2), ValueRange{k, j});
+      } else if (acc.loads.lookup(load.getOperation()) == Along::Contiguous)
         loaded = affine::AffineVectorLoadOp::create(
             b, loc, VectorType::get(vectorType.getShape(),
                                     load.getType()),
@@ -283,6 +314,39 @@ Value cloneBody(OpBuilder &b, Accumulation &acc, IRMapping mapping,
   }
   Value stored = mapping.lookupOrDefault(acc.store.getValueToStore());
   return broadcastTo(b, loc, stored, vectorType);
+}
+
+/// The input worth packing: contiguous along the column loop, indexed
+/// [..., reduction, column] by exactly the blocked reduction loop and the
+/// column loop, its other indices invariant in the rebuilt loops.
+Operation *packCandidate(Accumulation &acc, AffineForOp reduction) {
+  DenseSet<Value> rebuilt;
+  for (unsigned i = acc.firstMoved; i < acc.nest.size(); ++i)
+    rebuilt.insert(acc.nest[i].getInductionVar());
+  for (auto &entry : acc.loads) {
+    if (entry.second != Along::Contiguous)
+      continue;
+    affine::MemRefAccess access(entry.first);
+    affine::AffineValueMap map;
+    access.getAccessMap(&map);
+    unsigned rank = map.getNumResults();
+    auto isLoop = [&](unsigned r, AffineForOp loop) {
+      auto dim = dyn_cast<AffineDimExpr>(map.getResult(r));
+      return dim && map.getOperand(dim.getPosition()) == loop.getInductionVar();
+    };
+    if (rank < 2 || !isLoop(rank - 1, acc.columnLoop) ||
+        !isLoop(rank - 2, reduction))
+      continue;
+    bool invariant = true;
+    for (unsigned r = 0; r + 2 < rank; ++r)
+      for (unsigned operand = 0; operand < map.getNumOperands(); ++operand)
+        if (map.isFunctionOf(r, map.getOperand(operand)) &&
+            rebuilt.contains(map.getOperand(operand)))
+          invariant = false;
+    if (invariant)
+      return entry.first;
+  }
+  return nullptr;
 }
 
 /// addf(x, mulf(y, z)) -> fma(y, z, x) on the micro-kernel's vectors.
@@ -335,17 +399,57 @@ struct DLAffineRegisterTilePass
   void rewrite(Accumulation &acc) {
     AffineForOp subnest = acc.nest[acc.firstMoved];
     Location loc = subnest.getLoc();
+    MLIRContext *ctx = subnest.getContext();
+    AffineExpr d0 = getAffineDimExpr(0, ctx);
     Type element = acc.store.getValueToStore().getType();
     int64_t lanes = vectorBits / element.getIntOrFloatBitWidth();
     int64_t columnCount = *affine::getConstantTripCount(acc.columnLoop);
     int64_t vectorCount = std::min<int64_t>(vectors, columnCount / lanes);
     int64_t tileColumns = vectorCount * lanes;
     int64_t fullColumns = columnCount - columnCount % tileColumns;
+    // Fewer rows than a tile: the tile shrinks to them rather than leaving
+    // the whole nest to the remainder loops.
+    std::optional<uint64_t> rowCount =
+        acc.rowLoop ? affine::getConstantTripCount(acc.rowLoop) : std::nullopt;
     int64_t tileRows = acc.rowLoop ? static_cast<int64_t>(rows) : 1;
+    if (rowCount && *rowCount >= 1 && static_cast<int64_t>(*rowCount) < tileRows)
+      tileRows = static_cast<int64_t>(*rowCount);
     auto vectorType = VectorType::get({lanes}, element);
+
+    // Cache blocks: columns in blocks of `columnBlock`, the outermost
+    // reduction loop in blocks of `reductionBlock`, both outside the row
+    // tiles, so that the block of the input indexed by (reduction, column)
+    // stays in cache while every row tile of the output uses it. Each output
+    // element still receives its updates in the original order.
+    AffineForOp blockedReduction = acc.reductions.front();
+    std::optional<uint64_t> reductionCount =
+        affine::getConstantTripCount(blockedReduction);
+    bool blockColumns = fullColumns > columnBlock && columnBlock % tileColumns == 0;
+    bool blockReduction = reductionCount && blockedReduction.getStepAsInt() == 1 &&
+                          static_cast<int64_t>(*reductionCount) > reductionBlock;
+    int64_t columnsPerBlock = blockColumns ? columnBlock : fullColumns;
+    int64_t reductionPerBlock =
+        blockReduction ? reductionBlock
+                       : (reductionCount ? static_cast<int64_t>(*reductionCount) : 0);
 
     OpBuilder b(subnest);
     IRMapping mapping;
+    Packing packing;
+    // Packing pays only where a block of the input is not already contiguous
+    // (its columns are blocked) and more than one row tile reads it.
+    bool reused = acc.rowLoop && (!rowCount || static_cast<int64_t>(*rowCount) >=
+                                                   2 * tileRows);
+    if (pack && blockColumns && reused && reductionCount &&
+        blockedReduction.getStepAsInt() == 1)
+      packing.load = packCandidate(acc, blockedReduction);
+    if (packing.load) {
+      // One buffer for the whole nest, freed after it.
+      packing.buffer = memref::AllocOp::create(
+          b, loc,
+          MemRefType::get({reductionPerBlock, columnsPerBlock},
+                          cast<affine::AffineLoadOp>(packing.load).getType()),
+          b.getI64IntegerAttr(64));
+    }
     // Other output loops move outside the tile loops, bounds unchanged.
     for (AffineForOp loop : acc.outerParallel) {
       auto moved = AffineForOp::create(b, loc, loop.getLowerBoundOperands(),
@@ -355,24 +459,44 @@ struct DLAffineRegisterTilePass
       mapping.map(loop.getInductionVar(), moved.getInductionVar());
       b.setInsertionPointToStart(moved.getBody());
     }
+    if (blockColumns) {
+      auto blocks = AffineForOp::create(b, loc, 0, fullColumns, columnBlock);
+      b.setInsertionPointToStart(blocks.getBody());
+      packing.columnBase = blocks.getInductionVar();
+    }
+    if (blockReduction) {
+      auto blocks = AffineForOp::create(b, loc, 0, *reductionCount, reductionBlock);
+      b.setInsertionPointToStart(blocks.getBody());
+      packing.reductionBase = blocks.getInductionVar();
+    }
+    if (packing.load)
+      emitPackingCopy(b, acc, mapping, packing, blockedReduction,
+                      *reductionCount, fullColumns);
+
     AffineMap fullRowsMap;
     Value rowBase;
-    AffineForOp rowTiles;
     if (acc.rowLoop) {
       fullRowsMap = roundedDown(acc.rowLoop.getUpperBoundMap(), tileRows);
-      rowTiles = AffineForOp::create(
+      auto rowTiles = AffineForOp::create(
           b, loc, ValueRange{}, b.getConstantAffineMap(0),
           acc.rowLoop.getUpperBoundOperands(), fullRowsMap, tileRows);
       b.setInsertionPointToStart(rowTiles.getBody());
       rowBase = rowTiles.getInductionVar();
     }
-    auto columnTiles = AffineForOp::create(b, loc, 0, fullColumns, tileColumns);
+    AffineForOp columnTiles;
+    if (blockColumns)
+      columnTiles = AffineForOp::create(
+          b, loc, packing.columnBase, AffineMap::get(1, 0, d0), packing.columnBase,
+          AffineMap::get(1, 0, {d0 + columnBlock, getAffineConstantExpr(fullColumns, ctx)},
+                         ctx),
+          tileColumns);
+    else
+      columnTiles = AffineForOp::create(b, loc, 0, fullColumns, tileColumns);
     b.setInsertionPointToStart(columnTiles.getBody());
 
     // Row and column indices of the tile's elements.
-    MLIRContext *ctx = b.getContext();
     auto plus = [&](Value base, int64_t offset) -> Value {
-      AffineMap map = AffineMap::get(1, 0, getAffineDimExpr(0, ctx) + offset);
+      AffineMap map = AffineMap::get(1, 0, d0 + offset);
       return affine::AffineApplyOp::create(b, loc, map, ValueRange{base});
     };
     SmallVector<Value> rowIndex, columnIndex;
@@ -401,14 +525,26 @@ struct DLAffineRegisterTilePass
 
     // The reduction loops, carrying the tile.
     SmallVector<AffineForOp> reductionLoops;
-    OpBuilder::InsertPoint afterReductions = b.saveInsertionPoint();
     ValueRange carried = accumulators;
     for (AffineForOp loop : acc.reductions) {
-      auto moved = AffineForOp::create(
-          b, loc, loop.getLowerBoundOperands(), loop.getLowerBoundMap(),
-          loop.getUpperBoundOperands(), loop.getUpperBoundMap(),
-          loop.getStepAsInt(), carried);
+      AffineForOp moved;
+      if (loop == blockedReduction && blockReduction)
+        moved = AffineForOp::create(
+            b, loc, packing.reductionBase, AffineMap::get(1, 0, d0),
+            packing.reductionBase,
+            AffineMap::get(1, 0,
+                           {d0 + reductionBlock,
+                            getAffineConstantExpr(*reductionCount, ctx)},
+                           ctx),
+            1, carried);
+      else
+        moved = AffineForOp::create(
+            b, loc, loop.getLowerBoundOperands(), loop.getLowerBoundMap(),
+            loop.getUpperBoundOperands(), loop.getUpperBoundMap(),
+            loop.getStepAsInt(), carried);
       mapping.map(loop.getInductionVar(), moved.getInductionVar());
+      if (loop == blockedReduction)
+        packing.reductionIv = moved.getInductionVar();
       if (!reductionLoops.empty())
         affine::AffineYieldOp::create(b, loc, moved.getResults());
       reductionLoops.push_back(moved);
@@ -420,14 +556,11 @@ struct DLAffineRegisterTilePass
       for (int64_t c = 0; c < vectorCount; ++c)
         updated.push_back(cloneBody(b, acc, mapping, rowIndex[r],
                                     columnIndex[c],
-                                    carried[r * vectorCount + c], vectorType));
-    ValueRange results = updated;
-    if (!reductionLoops.empty()) {
-      affine::AffineYieldOp::create(b, loc, updated);
-      results = reductionLoops.front().getResults();
-      b.restoreInsertionPoint(afterReductions);
-      b.setInsertionPointAfter(reductionLoops.front());
-    }
+                                    carried[r * vectorCount + c], vectorType,
+                                    packing));
+    affine::AffineYieldOp::create(b, loc, updated);
+    b.setInsertionPointAfter(reductionLoops.front());
+    ValueRange results = reductionLoops.front().getResults();
     for (int64_t r = 0; r < tileRows; ++r)
       for (int64_t c = 0; c < vectorCount; ++c)
         affine::AffineVectorStoreOp::create(
@@ -456,7 +589,63 @@ struct DLAffineRegisterTilePass
             .setUpperBound({}, b.getConstantAffineMap(fullColumns));
       }
     }
+    if (packing.buffer)
+      memref::DeallocOp::create(b, loc, packing.buffer);
     subnest.erase();
+  }
+
+  /// The copy of the current (reduction, column) block of the packed input
+  /// into the buffer, vectorizable along the columns.
+  void emitPackingCopy(OpBuilder &b, Accumulation &acc, IRMapping &mapping,
+                       Packing &packing, AffineForOp reduction,
+                       int64_t reductionCount, int64_t fullColumns) {
+    Location loc = packing.load->getLoc();
+    MLIRContext *ctx = b.getContext();
+    AffineExpr d0 = getAffineDimExpr(0, ctx);
+    auto bound = [&](Value base, int64_t block, int64_t extent) {
+      // min(block, extent - base) rows/columns of this block.
+      SmallVector<Value> operands;
+      if (base)
+        operands.push_back(base);
+      AffineMap map =
+          base ? AffineMap::get(1, 0, {getAffineConstantExpr(block, ctx),
+                                       getAffineConstantExpr(extent, ctx) - d0},
+                                ctx)
+               : b.getConstantAffineMap(std::min(block, extent));
+      return std::make_pair(operands, map);
+    };
+    auto [rowOperands, rowMap] =
+        bound(packing.reductionBase, reductionBlock, reductionCount);
+    auto [columnOperands, columnMap] =
+        bound(packing.columnBase, columnBlock, fullColumns);
+    auto rows = AffineForOp::create(b, loc, ValueRange{}, b.getConstantAffineMap(0),
+                                    rowOperands, rowMap);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(rows.getBody());
+    auto columns = AffineForOp::create(b, loc, ValueRange{},
+                                       b.getConstantAffineMap(0), columnOperands,
+                                       columnMap);
+    b.setInsertionPointToStart(columns.getBody());
+    auto offset = [&](Value index, Value base) -> Value {
+      if (!base)
+        return index;
+      AffineMap map = AffineMap::get(2, 0, getAffineDimExpr(0, ctx) + getAffineDimExpr(1, ctx));
+      return affine::AffineApplyOp::create(b, loc, map, ValueRange{index, base});
+    };
+    IRMapping local = mapping;
+    local.map(reduction.getInductionVar(),
+              offset(rows.getInductionVar(), packing.reductionBase));
+    local.map(acc.columnLoop.getInductionVar(),
+              offset(columns.getInductionVar(), packing.columnBase));
+    auto load = cast<affine::AffineLoadOp>(packing.load);
+    SmallVector<Value> operands;
+    for (Value operand : load.getMapOperands())
+      operands.push_back(local.lookupOrDefault(operand));
+    Value value = affine::AffineLoadOp::create(b, loc, load.getMemRef(),
+                                               load.getAffineMap(), operands);
+    affine::AffineStoreOp::create(
+        b, loc, value, packing.buffer, b.getMultiDimIdentityMap(2),
+        ValueRange{rows.getInductionVar(), columns.getInductionVar()});
   }
 
   static AffineForOp nestedLoop(AffineForOp root, unsigned depth) {

@@ -1,4 +1,4 @@
-// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{rows=4 vectors=2 vector-bits=256},canonicalize,cse))' | FileCheck %s
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{rows=4 vectors=2 vector-bits=256 pack=false},canonicalize,cse))' | FileCheck %s
 
 // A matmul nest (i, k, j): 4x16 output tiles stay in 8 vector registers
 // across the k loop; B is loaded as vectors, A broadcast, multiply-adds fused.

@@ -1,0 +1,41 @@
+// RUN: dl-opt %s --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{rows=4 vectors=2 vector-bits=256 column-block=32 reduction-block=16},canonicalize,cse))' | FileCheck %s
+
+// Cache blocking and packing: the j loop is blocked by 32 columns and the k
+// loop by 16; each 16x32 block of B is copied into a contiguous, 64-byte
+// aligned buffer that the register-tiled kernel then reads with unit stride.
+// CHECK-LABEL: func @matmul
+// CHECK: %[[C:.*]] = memref.alloc() : memref<8x64xf32>
+// CHECK: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16x32xf32>
+// CHECK: affine.for %[[JB:.*]] = 0 to 64 step 32 {
+// CHECK-NEXT: affine.for %[[KB:.*]] = 0 to 64 step 16 {
+// Pack B[KB:KB+16, JB:JB+32]:
+// CHECK-NEXT: affine.for %[[PK:.*]] = 0 to 16 {
+// CHECK-NEXT: affine.for %[[PJ:.*]] = 0 to 32 {
+// CHECK-NEXT: %[[V:.*]] = affine.load %{{.*}}[%[[PK]] + %[[KB]], %[[PJ]] + %[[JB]]] : memref<64x64xf32>
+// CHECK-NEXT: affine.store %[[V]], %[[P]][%[[PK]], %[[PJ]]] : memref<16x32xf32>
+// Kernel over the block, reading the packed buffer:
+// CHECK: affine.for %[[I:.*]] = 0 to 8 step 4 {
+// CHECK-NEXT: affine.for %[[J:.*]] = #{{.*}}(%[[JB]]) to #{{.*}}(%[[JB]]) step 16 {
+// CHECK: affine.for %[[K:.*]] = #{{.*}}(%[[KB]]) to #{{.*}}(%[[KB]]) iter_args
+// CHECK: affine.vector_load %[[P]][%[[K]] - %[[KB]], %[[J]] - %[[JB]]] : memref<16x32xf32>, vector<8xf32>
+// CHECK: vector.fma
+// CHECK: affine.yield
+// CHECK-COUNT-8: affine.vector_store {{.*}}, %[[C]]
+// CHECK: memref.dealloc %[[P]] : memref<16x32xf32>
+// CHECK-NEXT: return %[[C]]
+func.func @matmul(%a: memref<8x64xf32>, %b: memref<64x64xf32>) -> memref<8x64xf32> {
+  %c = memref.alloc() : memref<8x64xf32>
+  affine.for %i = 0 to 8 {
+    affine.for %k = 0 to 64 {
+      affine.for %j = 0 to 64 {
+        %0 = affine.load %a[%i, %k] : memref<8x64xf32>
+        %1 = affine.load %b[%k, %j] : memref<64x64xf32>
+        %2 = affine.load %c[%i, %j] : memref<8x64xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j] : memref<8x64xf32>
+      }
+    }
+  }
+  return %c : memref<8x64xf32>
+}
