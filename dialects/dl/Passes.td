@@ -83,10 +83,17 @@ def DLAffineRegisterTile : Pass<"dl-affine-register-tile", "::mlir::func::FuncOp
            "Vectors per output row in the micro-kernel">,
     Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
            "Width of a vector register in bits (512 for AVX-512)">,
-    Option<"columnBlock", "column-block", "int64_t", /*default=*/"256",
-           "Output columns per cache block (a multiple of the tile width)">,
-    Option<"reductionBlock", "reduction-block", "int64_t", /*default=*/"256",
-           "Iterations of the outermost reduction loop per cache block">,
+    Option<"columnBlock", "column-block", "int64_t", /*default=*/"0",
+           "Output columns per cache block, a multiple of the tile width "
+           "(0: from the cache model)">,
+    Option<"reductionBlock", "reduction-block", "int64_t", /*default=*/"0",
+           "Iterations of the outermost reduction loop per cache block (0: "
+           "from the cache model, and only where the shared panel of the "
+           "input exceeds a quarter of L2)">,
+    Option<"l1Bytes", "l1-bytes", "int64_t", /*default=*/"0",
+           "L1 data cache size in bytes (0: read from this machine)">,
+    Option<"l2Bytes", "l2-bytes", "int64_t", /*default=*/"0",
+           "L2 cache size in bytes (0: read from this machine)">,
     Option<"pack", "pack", "bool", /*default=*/"true",
            "Copy each cache block of the input indexed by (reduction, column) "
            "into a contiguous buffer">,
@@ -118,6 +125,104 @@ def DLAffineVectorize : Pass<"dl-affine-vectorize", "::mlir::func::FuncOp"> {
            "Number of lanes of the vectors (> 0)">,
   ];
   let dependentDialects = ["::mlir::vector::VectorDialect"];
+}
+
+def DLAffineParallelize : Pass<"dl-affine-parallelize", "::mlir::func::FuncOp"> {
+  let summary = "Run the outermost parallel loop of each affine nest on threads";
+  let description = [{
+    In each affine loop nest, turns into an `affine.parallel` the outermost
+    loop that affine dependence analysis proves parallel (no dependence
+    carried between its iterations, no values carried in `iter_args`) and
+    whose estimated work, by constant trip counts, reaches `min-work`
+    operations; loops inside it stay sequential. Buffers allocated inside the
+    loop are private to an iteration; a non-affine access may read memory the
+    loop does not write, and any other memory effect (a call, a non-affine
+    write to shared memory) keeps the loop sequential, as does a dependence
+    the analysis cannot rule out. `dl-async-parallel` then runs the
+    `scf.parallel` this lowers to on the async runtime's threads.
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"32768",
+           "Least estimated number of operations a loop must run to be "
+           "worth running on several threads">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark for each nest: the loop chosen, or why none was">,
+  ];
+  let dependentDialects = ["::mlir::affine::AffineDialect"];
+}
+
+def DLAsyncParallel : Pass<"dl-async-parallel", "::mlir::ModuleOp"> {
+  let summary = "Run outermost scf.parallel loops as tasks of the async runtime";
+  let description = [{
+    Splits the first dimension of each outermost `scf.parallel` (without
+    reductions) into as many contiguous chunks as there are threads, runs
+    all chunks but the first as `async.execute` tasks, the first on the
+    calling thread, and waits for the group. The thread count is read at run
+    time from the public global `@dlc_num_threads` (an i64 the caller may
+    set; 0 or less means the async runtime's worker count, i.e. the number of
+    cores), capped by the trip count; with one thread the loop runs inline
+    with no task created. Upstream's `async-parallel-for` fixes its sharding
+    at compile time and over-shards for the pool's size, so it cannot honour
+    a thread count chosen at run time: that is why this pass is ours. Follow
+    it with `async-to-async-runtime`, `async-runtime-ref-counting`,
+    `async-runtime-ref-counting-opt` and `convert-async-to-llvm`, and link
+    `libmlir_async_runtime`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::async::AsyncDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
+def DLLinalgFuse : Pass<"dl-linalg-fuse"> {
+  let summary = "Fuse elementwise linalg producers where nothing is recomputed";
+  let description = [{
+    Upstream's elementwise fusion on tensors (producer into consumer, reshape
+    folding by expansion, constant folding of linalg ops) with a stricter
+    control: a producer is fused only into a consumer that reads each of its
+    elements once (a permutation indexing map), and reshapes are folded only
+    into consumers without reductions. Upstream fuses any single-use
+    producer: an im2col gather into the GEMM that consumes it (undoing the
+    im2col), an activation into a matmul operand (recomputed K*N times).
+  }];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def DLMemRefCopyToLinalg : Pass<"dl-memref-copy-to-linalg", "::mlir::func::FuncOp"> {
+  let summary = "Turn copies between non-contiguous buffers into linalg.copy";
+  let description = [{
+    Bufferization copies padded inputs and inserted slices with memref.copy;
+    between buffers that are not both contiguous the LLVM lowering calls the
+    runtime's generic element-by-element `memrefCopy`. As linalg.copy the
+    copy becomes an affine nest like any other (vectorized, parallelized).
+    Copies between contiguous buffers are left to become memcpy.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def DLSelectStrategies : Pass<"dl-select-strategies"> {
+  let summary = "Choose and record the code-generation strategy of each dl op";
+  let description = [{
+    Annotates matmuls (`register-tiled-gemm` or `loops`), convolutions
+    (`im2col-gemm` or `direct`) and reductions (`vectorized-reduction`) with a
+    `dl.strategy` attribute, which convert-dl-to-linalg follows. An op that
+    already has one keeps it, so a strategy can be forced in the IR.
+  }];
+}
+
+def DLExplain : Pass<"dl-explain"> {
+  let summary = "Report the strategy chosen for each dl op";
+  let description = [{
+    Chooses strategies as dl-select-strategies does (recording them) and
+    emits one remark per op naming its strategy and the reason:
+    `dl-opt --dl-explain model.mlir`.
+  }];
 }
 
 #endif // DL_PASSES_TD

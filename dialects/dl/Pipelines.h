@@ -70,6 +70,26 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Vectorize innermost affine loops with this many lanes "
                      "(0: no vector code at all, register tiling included)"),
       llvm::cl::init(8)};
+  Option<int64_t> l1Bytes{
+      *this, "l1-bytes",
+      llvm::cl::desc("L1 data cache size in bytes the loop transformations "
+                     "size blocks by (0: read from this machine)"),
+      llvm::cl::init(0)};
+  Option<int64_t> l2Bytes{
+      *this, "l2-bytes",
+      llvm::cl::desc("L2 cache size in bytes (0: read from this machine)"),
+      llvm::cl::init(0)};
+  Option<bool> parallel{
+      *this, "parallel",
+      llvm::cl::desc("Run the outermost parallel loop of each nest on the "
+                     "async runtime's threads (dl-affine-parallelize, "
+                     "dl-async-parallel); the thread count is read at run "
+                     "time from @dlc_num_threads"),
+      llvm::cl::init(true)};
+  Option<int64_t> parallelMinWork{
+      *this, "parallel-min-work",
+      llvm::cl::desc("Least estimated operations of a loop run on threads"),
+      llvm::cl::init(32768)};
 };
 
 /// Adds the passes that take IR at `options.from` to IR at `options.to`.

@@ -8,8 +8,9 @@
 //      ─affine─> affine loops (+ tiling hook) ─vector─> affine + vector
 //      ─llvm─> llvm dialect for the ExecutionEngine
 //
-// Upstream passes do every step except convert-dl-to-linalg and
-// dl-affine-vectorize (see their header comments for why they are ours).
+// Upstream passes do every step except convert-dl-to-linalg, the dl-affine-*
+// loop transformations and dl-async-parallel (see their header comments for
+// why they are ours).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,7 @@
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Affine/Transforms/Passes.h"
+#include "mlir/Dialect/Async/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -37,13 +39,18 @@ void addCleanups(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-/// dl -> dl: graph-level simplification (folding, dead code, CSE).
-void addGraphStage(OpPassManager &pm) { addCleanups(pm); }
+/// dl -> dl: graph-level simplification (folding, dead code, CSE), then
+/// the code-generation strategy of each op (dl-select-strategies).
+void addGraphStage(OpPassManager &pm) {
+  addCleanups(pm);
+  pm.addPass(createDLSelectStrategies());
+}
 
-/// dl -> linalg on tensors; elementwise producers fused into consumers.
+/// dl -> linalg on tensors; elementwise producers fused into consumers that
+/// read each of their elements once (dl-linalg-fuse).
 void addLinalgStage(OpPassManager &pm) {
   pm.addPass(createConvertDLToLinalg());
-  pm.addPass(createLinalgElementwiseOpFusionPass());
+  pm.addPass(createDLLinalgFuse());
   addCleanups(pm);
 }
 
@@ -67,12 +74,15 @@ void addBufferizedStage(OpPassManager &pm) {
 /// legal; accumulation nests (matmul, convolution) become register-blocked
 /// micro-kernels. `tileSize` runs upstream's affine-loop-tile on what is left.
 void addAffineStage(OpPassManager &pm, const CPUPipelineOptions &options) {
+  pm.addNestedPass<func::FuncOp>(createDLMemRefCopyToLinalg());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToAffineLoopsPass());
   if (options.interchange)
     pm.addNestedPass<func::FuncOp>(createDLAffineInterchange());
   if (options.registerTile && options.vectorWidth > 0) {
     DLAffineRegisterTileOptions registerTile;
     registerTile.vectorBits = options.registerBits;
+    registerTile.l1Bytes = options.l1Bytes;
+    registerTile.l2Bytes = options.l2Bytes;
     pm.addNestedPass<func::FuncOp>(createDLAffineRegisterTile(registerTile));
   }
   if (options.tileSize > 0) {
@@ -89,19 +99,32 @@ void addAffineStage(OpPassManager &pm, const CPUPipelineOptions &options) {
 
 /// Parallel affine loops -> vector ops (dl-affine-vectorize: upstream's
 /// super-vectorizer on the loops dependence analysis proves parallel).
+/// Then the outermost parallel loop of each nest with enough work becomes an
+/// affine.parallel (dl-affine-parallelize).
 void addVectorStage(OpPassManager &pm, const CPUPipelineOptions &options) {
-  if (options.vectorWidth == 0)
-    return;
-  DLAffineVectorizeOptions vectorize;
-  vectorize.vectorWidth = options.vectorWidth;
-  pm.addNestedPass<func::FuncOp>(createDLAffineVectorize(vectorize));
-  addCleanups(pm);
+  if (options.vectorWidth > 0) {
+    DLAffineVectorizeOptions vectorize;
+    vectorize.vectorWidth = options.vectorWidth;
+    pm.addNestedPass<func::FuncOp>(createDLAffineVectorize(vectorize));
+    addCleanups(pm);
+  }
+  if (options.parallel) {
+    DLAffineParallelizeOptions parallelize;
+    parallelize.minWork = options.parallelMinWork;
+    pm.addNestedPass<func::FuncOp>(createDLAffineParallelize(parallelize));
+  }
 }
 
 /// Everything -> llvm dialect.
 void addLLVMStage(OpPassManager &pm) {
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass());
   pm.addPass(createLowerAffinePass());
+  // Parallel loops -> tasks of the async runtime, outlined as coroutines.
+  pm.addPass(createDLAsyncParallel());
+  pm.addPass(createAsyncToAsyncRuntimePass());
+  pm.addPass(createAsyncRuntimeRefCountingPass());
+  pm.addPass(createAsyncRuntimeRefCountingOptPass());
+  pm.addPass(createConvertAsyncToLLVMPass());
   pm.addPass(createSCFToControlFlowPass());
   addCleanups(pm);
   // math: integer powers become outlined functions, what LLVM has intrinsics

@@ -9,9 +9,10 @@
 //    permutation is legal when it keeps every permuted vector
 //    lexicographically non-negative.
 // 2. Cost, per loop, of placing it innermost: for every access, 0 if the loop
-//    does not change the address (reuse in a register), 1 if it walks the
-//    innermost memref dimension with unit stride (contiguous), 8 otherwise
-//    (a new cache line per iteration). Permutations compare by the cost of
+//    does not change the address (reuse in a register), 1 if consecutive
+//    iterations stay within a cache line (by the memref's static strides;
+//    unit stride along the innermost dimension when they are dynamic), 8
+//    otherwise (a new cache line per iteration). Permutations compare by the cost of
 //    their innermost loop, then of the next one out, and so on; ties go to
 //    the permutation with more parallel loops outermost, then to the
 //    original order.
@@ -46,6 +47,48 @@ constexpr int64_t kContiguousCost = 1;
 constexpr int64_t kStridedCost = 8;
 constexpr unsigned kMaxDepth = 6; // 720 permutations at most
 
+constexpr int64_t kCacheLineBytes = 64;
+
+/// Coefficient of `iv` in result `r` of `map`, if the result is affine.
+std::optional<int64_t> coefficientOf(affine::AffineValueMap &map, unsigned r,
+                                     Value iv) {
+  SmallVector<int64_t> flat;
+  AffineMap affineMap = map.getAffineMap();
+  if (failed(getFlattenedAffineExpr(affineMap.getResult(r),
+                                    affineMap.getNumDims(),
+                                    affineMap.getNumSymbols(), &flat)))
+    return std::nullopt;
+  int64_t coefficient = 0;
+  for (unsigned operand = 0; operand < map.getNumDims(); ++operand)
+    if (map.getOperand(operand) == iv)
+      coefficient += flat[operand];
+  return coefficient;
+}
+
+/// How many elements apart the addresses of consecutive iterations of `iv`
+/// are, when the memref's strides are static.
+std::optional<int64_t> elementStride(const affine::MemRefAccess &access,
+                                     affine::AffineValueMap &map, Value iv) {
+  auto memrefType = dyn_cast<MemRefType>(access.memref.getType());
+  if (!memrefType)
+    return std::nullopt;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(memrefType.getStridesAndOffset(strides, offset)) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return std::nullopt;
+  int64_t total = 0;
+  for (unsigned r = 0; r < map.getNumResults(); ++r) {
+    if (!map.isFunctionOf(r, iv))
+      continue;
+    std::optional<int64_t> coefficient = coefficientOf(map, r, iv);
+    if (!coefficient)
+      return std::nullopt;
+    total += *coefficient * strides[r];
+  }
+  return total;
+}
+
 /// The innermost-placement cost of each loop of `nest` (see the header).
 SmallVector<int64_t> innermostCosts(ArrayRef<AffineForOp> nest) {
   SmallVector<int64_t> costs(nest.size(), 0);
@@ -65,23 +108,25 @@ SmallVector<int64_t> innermostCosts(ArrayRef<AffineForOp> nest) {
         varies |= map.isFunctionOf(r, iv);
       if (!varies)
         continue;
-      // Contiguous: only the last index varies, with coefficient +-1.
-      bool contiguous = true;
-      for (unsigned r = 0; r < lastDim; ++r)
-        contiguous &= !map.isFunctionOf(r, iv);
-      if (contiguous) {
-        SmallVector<int64_t> flat;
-        AffineMap affineMap = map.getAffineMap();
-        if (failed(getFlattenedAffineExpr(affineMap.getResult(lastDim),
-                                          affineMap.getNumDims(),
-                                          affineMap.getNumSymbols(), &flat))) {
-          contiguous = false;
-        } else {
-          int64_t coefficient = 0;
-          for (unsigned operand = 0; operand < map.getNumDims(); ++operand)
-            if (map.getOperand(operand) == iv)
-              coefficient += flat[operand];
-          contiguous = coefficient == 1 || coefficient == -1;
+      // Contiguous: consecutive iterations stay within a cache line. With
+      // static memref strides, the loop's stride in elements (summed over
+      // the indices it appears in) decides: a loop whose inner loops are
+      // short (the kw of a 3x3 window) still walks memory contiguously.
+      // Otherwise only the last index may vary, with coefficient +-1.
+      std::optional<int64_t> stride = elementStride(access, map, iv);
+      bool contiguous;
+      if (stride) {
+        auto memrefType = cast<MemRefType>(access.memref.getType());
+        int64_t bytes = std::max<int64_t>(
+            memrefType.getElementTypeBitWidth() / 8, 1);
+        contiguous = std::abs(*stride) * bytes < kCacheLineBytes;
+      } else {
+        contiguous = true;
+        for (unsigned r = 0; r < lastDim; ++r)
+          contiguous &= !map.isFunctionOf(r, iv);
+        if (contiguous) {
+          std::optional<int64_t> coefficient = coefficientOf(map, lastDim, iv);
+          contiguous = coefficient && (*coefficient == 1 || *coefficient == -1);
         }
       }
       costs[position] += contiguous ? kContiguousCost : kStridedCost;

@@ -31,6 +31,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dl/CacheModel.h"
 #include "dl/Passes.h"
 
 #include "mlir/Analysis/FlatLinearValueConstraints.h"
@@ -45,6 +46,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
+#include <cmath>
+
 namespace mlir::dl {
 #define GEN_PASS_DEF_DLAFFINEREGISTERTILE
 #include "dl/Passes.h.inc"
@@ -55,8 +58,11 @@ using affine::AffineForOp;
 
 namespace {
 
-/// How an input load varies along the vectorized loop.
-enum class Along { Invariant, Contiguous };
+/// How an input load varies along the vectorized loop: not at all, along
+/// its last index with unit stride, or along the index before the last
+/// (B of a matmul with B transposed: it is only read through its packed,
+/// contiguous copy).
+enum class Along { Invariant, Contiguous, Transposed };
 
 /// A nest that matches the micro-kernel contract.
 struct Accumulation {
@@ -64,7 +70,7 @@ struct Accumulation {
   affine::AffineStoreOp store;
   affine::AffineLoadOp accumulator;
   AffineForOp rowLoop;     // unrolled; null when the output has one dimension
-  AffineForOp columnLoop;  // vectorized, innermost
+  AffineForOp columnLoop;  // vectorized: indexes the output's last dimension
   SmallVector<AffineForOp> reductions; // output invariant in them
   SmallVector<AffineForOp> outerParallel; // other output loops, moved outside
   unsigned firstMoved;     // nest[firstMoved...] is rebuilt
@@ -167,31 +173,42 @@ std::optional<Accumulation> match(AffineForOp root, int64_t lanesFor32Bits) {
       return std::nullopt;
     outputLoops.push_back(loop);
   }
-  if (outputLoops.empty() || outputLoops.back() != acc.nest.back())
+  if (outputLoops.empty())
     return std::nullopt;
-  acc.columnLoop = acc.nest.back();
+  acc.columnLoop = outputLoops.back();
 
   std::optional<uint64_t> columns = affine::getConstantTripCount(acc.columnLoop);
   int64_t lanes = lanesFor32Bits * 32 / element.getIntOrFloatBitWidth();
   if (!columns || static_cast<int64_t>(*columns) < lanes)
     return std::nullopt;
 
-  // Inputs: invariant in or contiguous along the column loop.
+  // Inputs: invariant in or contiguous along the column loop; at most one
+  // walks it along its second-to-last index (transposed, packed later).
   Value columnIv = acc.columnLoop.getInductionVar();
+  unsigned transposed = 0;
   for (auto &entry : acc.loads) {
     affine::MemRefAccess access(entry.first);
     affine::AffineValueMap map;
     access.getAccessMap(&map);
     unsigned last = map.getNumResults() - 1;
-    bool varies = false;
-    for (unsigned r = 0; r < map.getNumResults(); ++r)
-      if (map.isFunctionOf(r, columnIv)) {
-        if (r != last || coefficient(map, r, columnIv) != 1)
-          return std::nullopt;
-        varies = true;
-      }
-    entry.second = varies ? Along::Contiguous : Along::Invariant;
+    entry.second = Along::Invariant;
+    for (unsigned r = 0; r < map.getNumResults(); ++r) {
+      if (!map.isFunctionOf(r, columnIv))
+        continue;
+      if (coefficient(map, r, columnIv) != 1 ||
+          entry.second != Along::Invariant)
+        return std::nullopt;
+      if (r == last)
+        entry.second = Along::Contiguous;
+      else if (r + 1 == last && last > 0)
+        entry.second = Along::Transposed;
+      else
+        return std::nullopt;
+    }
+    transposed += entry.second == Along::Transposed;
   }
+  if (transposed > 1)
+    return std::nullopt;
 
   // Rows: the innermost other output loop; reductions: loops not indexing
   // the output.
@@ -205,7 +222,8 @@ std::optional<Accumulation> match(AffineForOp root, int64_t lanesFor32Bits) {
     return std::nullopt; // nothing to keep in registers across iterations
   unsigned first = acc.nest.size() - 1;
   for (auto [index, loop] : llvm::enumerate(acc.nest))
-    if (loop == acc.rowLoop || llvm::is_contained(acc.reductions, loop))
+    if (loop == acc.rowLoop || loop == acc.columnLoop ||
+        llvm::is_contained(acc.reductions, loop))
       first = std::min<unsigned>(first, index);
   acc.firstMoved = first;
   for (unsigned index = first; index < acc.nest.size(); ++index) {
@@ -318,14 +336,16 @@ Value cloneBody(OpBuilder &b, Accumulation &acc, IRMapping mapping,
 
 /// The input worth packing: contiguous along the column loop, indexed
 /// [..., reduction, column] by exactly the blocked reduction loop and the
-/// column loop, its other indices invariant in the rebuilt loops.
+/// column loop (or [..., column, reduction] when transposed), its other
+/// indices invariant in the rebuilt loops.
 Operation *packCandidate(Accumulation &acc, AffineForOp reduction) {
   DenseSet<Value> rebuilt;
   for (unsigned i = acc.firstMoved; i < acc.nest.size(); ++i)
     rebuilt.insert(acc.nest[i].getInductionVar());
   for (auto &entry : acc.loads) {
-    if (entry.second != Along::Contiguous)
+    if (entry.second == Along::Invariant)
       continue;
+    bool transposed = entry.second == Along::Transposed;
     affine::MemRefAccess access(entry.first);
     affine::AffineValueMap map;
     access.getAccessMap(&map);
@@ -334,8 +354,9 @@ Operation *packCandidate(Accumulation &acc, AffineForOp reduction) {
       auto dim = dyn_cast<AffineDimExpr>(map.getResult(r));
       return dim && map.getOperand(dim.getPosition()) == loop.getInductionVar();
     };
-    if (rank < 2 || !isLoop(rank - 1, acc.columnLoop) ||
-        !isLoop(rank - 2, reduction))
+    if (rank < 2 ||
+        !isLoop(transposed ? rank - 2 : rank - 1, acc.columnLoop) ||
+        !isLoop(transposed ? rank - 1 : rank - 2, reduction))
       continue;
     bool invariant = true;
     for (unsigned r = 0; r + 2 < rank; ++r)
@@ -376,6 +397,10 @@ struct DLAffineRegisterTilePass
     : public dl::impl::DLAffineRegisterTileBase<DLAffineRegisterTilePass> {
   using DLAffineRegisterTileBase::DLAffineRegisterTileBase;
 
+  // Block sizes of the nest being rewritten (options or cache model).
+  int64_t colBlock = 0;
+  int64_t redBlock = 0;
+
   void runOnOperation() override {
     if (rows < 1 || vectors < 1 || vectorBits < 32 || vectorBits % 32) {
       getOperation().emitError()
@@ -397,6 +422,19 @@ struct DLAffineRegisterTilePass
   }
 
   void rewrite(Accumulation &acc) {
+    // A transposed input is read only through its packed copy: without one
+    // (its indices do not allow it) the nest stays as it is.
+    Operation *transposedLoad = nullptr;
+    for (auto &entry : acc.loads)
+      if (entry.second == Along::Transposed)
+        transposedLoad = entry.first;
+    if (transposedLoad) {
+      AffineForOp reduction = acc.reductions.front();
+      if (!affine::getConstantTripCount(reduction) ||
+          reduction.getStepAsInt() != 1 ||
+          packCandidate(acc, reduction) != transposedLoad)
+        return;
+    }
     AffineForOp subnest = acc.nest[acc.firstMoved];
     Location loc = subnest.getLoc();
     MLIRContext *ctx = subnest.getContext();
@@ -416,20 +454,48 @@ struct DLAffineRegisterTilePass
       tileRows = static_cast<int64_t>(*rowCount);
     auto vectorType = VectorType::get({lanes}, element);
 
-    // Cache blocks: columns in blocks of `columnBlock`, the outermost
-    // reduction loop in blocks of `reductionBlock`, both outside the row
+    // The cache model (unless the options fix the blocks): a square block
+    // of B of L2/8 bytes, so that it stays in L2 beside the streams of A and
+    // C, with at most 3/4 of L1 for the micro-panel of B (block rows x tile
+    // columns) a row tile reads again for each of its k steps... rounded to
+    // the tile. The reduction is blocked only when the panel of B the row
+    // tiles share (K x block columns) would take more than a quarter of L2.
+    int64_t elementBytes = std::max<int64_t>(element.getIntOrFloatBitWidth() / 8, 1);
+    dl::CacheSizes host = dl::hostCacheSizes();
+    int64_t l1 = dl::cacheBytes(l1Bytes, host.l1);
+    int64_t l2 = dl::cacheBytes(l2Bytes, host.l2);
+    int64_t square = static_cast<int64_t>(
+        std::sqrt(static_cast<double>(l2) / 8 / elementBytes));
+    colBlock = columnBlock > 0
+                   ? static_cast<int64_t>(columnBlock)
+                   : std::max(tileColumns, square / tileColumns * tileColumns);
+    redBlock = reductionBlock > 0
+                   ? static_cast<int64_t>(reductionBlock)
+                   : std::max<int64_t>(
+                         16, std::min(square, l1 * 3 / 4 /
+                                                  (tileColumns * elementBytes)) /
+                                 16 * 16);
+    bool forcedReductionBlock = reductionBlock > 0;
+
+    // Cache blocks: columns in blocks of `colBlock`, the outermost
+    // reduction loop in blocks of `redBlock`, both outside the row
     // tiles, so that the block of the input indexed by (reduction, column)
     // stays in cache while every row tile of the output uses it. Each output
     // element still receives its updates in the original order.
     AffineForOp blockedReduction = acc.reductions.front();
     std::optional<uint64_t> reductionCount =
         affine::getConstantTripCount(blockedReduction);
-    bool blockColumns = fullColumns > columnBlock && columnBlock % tileColumns == 0;
+    bool blockColumns = fullColumns > colBlock && colBlock % tileColumns == 0;
+    int64_t sharedPanel = reductionCount
+                              ? static_cast<int64_t>(*reductionCount) *
+                                    std::min(fullColumns, colBlock) * elementBytes
+                              : 0;
     bool blockReduction = reductionCount && blockedReduction.getStepAsInt() == 1 &&
-                          static_cast<int64_t>(*reductionCount) > reductionBlock;
-    int64_t columnsPerBlock = blockColumns ? columnBlock : fullColumns;
+                          static_cast<int64_t>(*reductionCount) > redBlock &&
+                          (forcedReductionBlock || sharedPanel > l2 / 4);
+    int64_t columnsPerBlock = blockColumns ? colBlock : fullColumns;
     int64_t reductionPerBlock =
-        blockReduction ? reductionBlock
+        blockReduction ? redBlock
                        : (reductionCount ? static_cast<int64_t>(*reductionCount) : 0);
 
     OpBuilder b(subnest);
@@ -439,17 +505,23 @@ struct DLAffineRegisterTilePass
     // (its columns are blocked) and more than one row tile reads it.
     bool reused = acc.rowLoop && (!rowCount || static_cast<int64_t>(*rowCount) >=
                                                    2 * tileRows);
-    if (pack && blockColumns && reused && reductionCount &&
-        blockedReduction.getStepAsInt() == 1)
+    if (transposedLoad)
+      packing.load = transposedLoad;
+    else if (pack && blockColumns && reused && reductionCount &&
+             blockedReduction.getStepAsInt() == 1)
       packing.load = packCandidate(acc, blockedReduction);
-    if (packing.load) {
-      // One buffer for the whole nest, freed after it.
+    auto allocatePackBuffer = [&]() {
       packing.buffer = memref::AllocOp::create(
           b, loc,
           MemRefType::get({reductionPerBlock, columnsPerBlock},
                           cast<affine::AffineLoadOp>(packing.load).getType()),
           b.getI64IntegerAttr(64));
-    }
+    };
+    // The buffer is private to a block of columns when columns are blocked
+    // (so the column blocks are independent: dl-affine-parallelize can run
+    // them on threads), else one for the whole nest.
+    if (packing.load && !blockColumns)
+      allocatePackBuffer();
     // Other output loops move outside the tile loops, bounds unchanged.
     for (AffineForOp loop : acc.outerParallel) {
       auto moved = AffineForOp::create(b, loc, loop.getLowerBoundOperands(),
@@ -459,19 +531,23 @@ struct DLAffineRegisterTilePass
       mapping.map(loop.getInductionVar(), moved.getInductionVar());
       b.setInsertionPointToStart(moved.getBody());
     }
+    AffineForOp columnBlocks;
     if (blockColumns) {
-      auto blocks = AffineForOp::create(b, loc, 0, fullColumns, columnBlock);
-      b.setInsertionPointToStart(blocks.getBody());
-      packing.columnBase = blocks.getInductionVar();
+      columnBlocks = AffineForOp::create(b, loc, 0, fullColumns, colBlock);
+      b.setInsertionPointToStart(columnBlocks.getBody());
+      packing.columnBase = columnBlocks.getInductionVar();
+      if (packing.load)
+        allocatePackBuffer(); // freed at the end of the block, below
     }
     if (blockReduction) {
-      auto blocks = AffineForOp::create(b, loc, 0, *reductionCount, reductionBlock);
+      auto blocks = AffineForOp::create(b, loc, 0, *reductionCount, redBlock);
       b.setInsertionPointToStart(blocks.getBody());
       packing.reductionBase = blocks.getInductionVar();
     }
     if (packing.load)
       emitPackingCopy(b, acc, mapping, packing, blockedReduction,
-                      *reductionCount, fullColumns);
+                      *reductionCount, fullColumns, reductionPerBlock,
+                      columnsPerBlock);
 
     AffineMap fullRowsMap;
     Value rowBase;
@@ -487,7 +563,7 @@ struct DLAffineRegisterTilePass
     if (blockColumns)
       columnTiles = AffineForOp::create(
           b, loc, packing.columnBase, AffineMap::get(1, 0, d0), packing.columnBase,
-          AffineMap::get(1, 0, {d0 + columnBlock, getAffineConstantExpr(fullColumns, ctx)},
+          AffineMap::get(1, 0, {d0 + colBlock, getAffineConstantExpr(fullColumns, ctx)},
                          ctx),
           tileColumns);
     else
@@ -533,7 +609,7 @@ struct DLAffineRegisterTilePass
             b, loc, packing.reductionBase, AffineMap::get(1, 0, d0),
             packing.reductionBase,
             AffineMap::get(1, 0,
-                           {d0 + reductionBlock,
+                           {d0 + redBlock,
                             getAffineConstantExpr(*reductionCount, ctx)},
                            ctx),
             1, carried);
@@ -571,7 +647,8 @@ struct DLAffineRegisterTilePass
     // Remainders: the original nest over the columns left over, and over the
     // rows left over (tile columns only).
     b.setInsertionPoint(subnest);
-    unsigned columnDepth = acc.nest.size() - 1 - acc.firstMoved;
+    unsigned columnDepth =
+        llvm::find(acc.nest, acc.columnLoop) - acc.nest.begin() - acc.firstMoved;
     if (fullColumns < columnCount) {
       auto rest = cast<AffineForOp>(b.clone(*subnest));
       nestedLoop(rest, columnDepth)
@@ -589,16 +666,24 @@ struct DLAffineRegisterTilePass
             .setUpperBound({}, b.getConstantAffineMap(fullColumns));
       }
     }
-    if (packing.buffer)
+    if (packing.buffer && !blockColumns)
       memref::DeallocOp::create(b, loc, packing.buffer);
+    if (packing.buffer && blockColumns) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(columnBlocks.getBody()->getTerminator());
+      memref::DeallocOp::create(b, loc, packing.buffer);
+    }
     subnest.erase();
   }
 
   /// The copy of the current (reduction, column) block of the packed input
   /// into the buffer, vectorizable along the columns.
+  /// Blocks are `reductionPerBlock` x `columnsPerBlock` (the whole extent
+  /// along a dimension that is not blocked).
   void emitPackingCopy(OpBuilder &b, Accumulation &acc, IRMapping &mapping,
                        Packing &packing, AffineForOp reduction,
-                       int64_t reductionCount, int64_t fullColumns) {
+                       int64_t reductionCount, int64_t fullColumns,
+                       int64_t reductionPerBlock, int64_t columnsPerBlock) {
     Location loc = packing.load->getLoc();
     MLIRContext *ctx = b.getContext();
     AffineExpr d0 = getAffineDimExpr(0, ctx);
@@ -615,17 +700,32 @@ struct DLAffineRegisterTilePass
       return std::make_pair(operands, map);
     };
     auto [rowOperands, rowMap] =
-        bound(packing.reductionBase, reductionBlock, reductionCount);
+        bound(packing.reductionBase, reductionPerBlock, reductionCount);
     auto [columnOperands, columnMap] =
-        bound(packing.columnBase, columnBlock, fullColumns);
-    auto rows = AffineForOp::create(b, loc, ValueRange{}, b.getConstantAffineMap(0),
-                                    rowOperands, rowMap);
+        bound(packing.columnBase, columnsPerBlock, fullColumns);
+    // Rows outside for a B read along its rows; for a transposed B the
+    // columns go outside, so that the reads walk B's rows contiguously and
+    // the strided writes stay within the (cache-resident) buffer.
+    bool transposed = acc.loads.lookup(packing.load) == Along::Transposed;
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(rows.getBody());
-    auto columns = AffineForOp::create(b, loc, ValueRange{},
-                                       b.getConstantAffineMap(0), columnOperands,
-                                       columnMap);
-    b.setInsertionPointToStart(columns.getBody());
+    AffineForOp rows, columns;
+    if (!transposed) {
+      rows = AffineForOp::create(b, loc, ValueRange{}, b.getConstantAffineMap(0),
+                                 rowOperands, rowMap);
+      b.setInsertionPointToStart(rows.getBody());
+      columns = AffineForOp::create(b, loc, ValueRange{},
+                                    b.getConstantAffineMap(0), columnOperands,
+                                    columnMap);
+      b.setInsertionPointToStart(columns.getBody());
+    } else {
+      columns = AffineForOp::create(b, loc, ValueRange{},
+                                    b.getConstantAffineMap(0), columnOperands,
+                                    columnMap);
+      b.setInsertionPointToStart(columns.getBody());
+      rows = AffineForOp::create(b, loc, ValueRange{}, b.getConstantAffineMap(0),
+                                 rowOperands, rowMap);
+      b.setInsertionPointToStart(rows.getBody());
+    }
     auto offset = [&](Value index, Value base) -> Value {
       if (!base)
         return index;

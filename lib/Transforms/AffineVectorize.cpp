@@ -12,13 +12,21 @@
 // memref dimension (intra-tile loops after tiling) with transfers that mask
 // only at the memref's end, so the last vector runs past the loop and clobbers
 // the next tile. Here neither kind of loop is a candidate; they stay scalar.
-// Nor are loops with a static trip count the width does not divide (see
-// vectorizesWithoutStaticTail): LLVM vectorizes those itself. Everything else (which loop of a nest to vectorize, contiguity,
-// reductions carried in iter_args) is upstream's logic.
+// Nor are loops along which some access is strided (upstream would gather
+// and scatter), or loops with a static trip count the width does not divide (see
+// vectorizesWithoutStaticTail): LLVM vectorizes those itself. Everything
+// else (which loop of a nest to vectorize, contiguity, reductions carried in
+// iter_args) is upstream's logic.
+//
+// Afterwards, each contiguous transfer along a vectorized loop without a
+// tail (so every lane was accessed by the scalar loop, in bounds) becomes an affine.vector_load / affine.vector_store: no mask at run time,
+// and dependence analysis (dl-affine-parallelize) sees the access.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dl/Passes.h"
+
+#include "mlir/Analysis/FlatLinearValueConstraints.h"
 
 #include "mlir/Dialect/Affine/Analysis/AffineAnalysis.h"
 #include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
@@ -102,6 +110,103 @@ bool vectorizesWithoutStaticTail(affine::AffineForOp loop, int64_t width) {
   return !result.wasInterrupted();
 }
 
+/// The vectorized loop an index walks: among the loops whose induction
+/// variables `index` is computed from (directly or by one affine.apply), the
+/// one stepping by `lanes`, if exactly one does.
+affine::AffineForOp vectorizedLoop(Value index, int64_t lanes) {
+  SmallVector<Value> sources{index};
+  if (auto apply = index.getDefiningOp<affine::AffineApplyOp>())
+    sources.assign(apply.getMapOperands().begin(), apply.getMapOperands().end());
+  affine::AffineForOp found;
+  for (Value source : sources) {
+    affine::AffineForOp loop = affine::getForInductionVarOwner(source);
+    if (!loop || loop.getStepAsInt() != lanes)
+      continue;
+    if (found)
+      return {};
+    found = loop;
+  }
+  return found;
+}
+
+/// Rewrites `transfer` as an affine vector access if it is a contiguous 1-d
+/// transfer without mask along a vectorized loop with constant bounds whose
+/// trip count the vector length divides. Every element of every vector was
+/// then accessed by the scalar loop before vectorization, so the vectors stay
+/// inside the memref wherever the original accesses did.
+template <typename TransferOp>
+void promoteInBounds(TransferOp transfer) {
+  auto memrefType = dyn_cast<MemRefType>(transfer.getBase().getType());
+  VectorType vectorType = transfer.getVectorType();
+  if (!memrefType || transfer.getMask() || vectorType.getRank() != 1 ||
+      !transfer.getPermutationMap().isMinorIdentity())
+    return;
+  ValueRange indices = transfer.getIndices();
+  for (Value index : indices)
+    if (!affine::isValidDim(index))
+      return;
+  int64_t lanes = vectorType.getDimSize(0);
+  affine::AffineForOp loop = vectorizedLoop(indices.back(), lanes);
+  if (!loop || !loop.hasConstantBounds() || !loop->isProperAncestor(transfer) ||
+      (loop.getConstantUpperBound() - loop.getConstantLowerBound()) % lanes)
+    return;
+  OpBuilder b(transfer);
+  AffineMap identity = b.getMultiDimIdentityMap(indices.size());
+  if constexpr (std::is_same_v<TransferOp, vector::TransferReadOp>) {
+    Value load = affine::AffineVectorLoadOp::create(
+        b, transfer.getLoc(), vectorType, transfer.getBase(), identity,
+        indices);
+    transfer.replaceAllUsesWith(load);
+  } else {
+    affine::AffineVectorStoreOp::create(b, transfer.getLoc(),
+                                        transfer.getValueToStore(),
+                                        transfer.getBase(), identity, indices);
+  }
+  transfer.erase();
+}
+
+/// True if every access in `loop` is to a memref without layout map and
+/// either does not depend on its induction variable or walks the memref's
+/// last dimension with unit stride: only those vectorize into plain vector
+/// loads and stores. (Upstream would also
+/// vectorize along another dimension, with strided gathers and scatters.)
+bool accessesAreContiguous(affine::AffineForOp loop) {
+  Value iv = loop.getInductionVar();
+  WalkResult result = loop.walk([&](Operation *op) {
+    if (!isa<affine::AffineReadOpInterface, affine::AffineWriteOpInterface>(op))
+      return WalkResult::advance();
+    affine::MemRefAccess access(op);
+    // Upstream's vectorizer cannot vectorize accesses to memrefs with a
+    // layout (it reports "NYI: non-trivial layout map" as an error).
+    auto memrefType = dyn_cast<MemRefType>(access.memref.getType());
+    if (!memrefType || !memrefType.getLayout().isIdentity())
+      return WalkResult::interrupt();
+    affine::AffineValueMap map;
+    access.getAccessMap(&map);
+    unsigned rank = map.getNumResults();
+    for (unsigned r = 0; r < rank; ++r) {
+      if (!map.isFunctionOf(r, iv))
+        continue;
+      if (r + 1 != rank)
+        return WalkResult::interrupt();
+      AffineMap affineMap = map.getAffineMap();
+      SmallVector<int64_t> flat;
+      if (failed(getFlattenedAffineExpr(affineMap.getResult(r),
+                                        affineMap.getNumDims(),
+                                        affineMap.getNumSymbols(), &flat)))
+        return WalkResult::interrupt();
+      int64_t coefficient = 0;
+      for (unsigned operand = 0; operand < map.getNumOperands(); ++operand)
+        if (map.getOperand(operand) == iv)
+          coefficient += flat[operand];
+      if (coefficient != 1)
+        return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return !result.wasInterrupted();
+}
+
 struct DLAffineVectorizePass
     : public dl::impl::DLAffineVectorizeBase<DLAffineVectorizePass> {
   using DLAffineVectorizeBase::DLAffineVectorizeBase;
@@ -118,7 +223,7 @@ struct DLAffineVectorizePass
     getOperation().walk([&](affine::AffineForOp loop) {
       SmallVector<affine::LoopReduction, 2> reductions;
       if (!affine::isLoopParallel(loop, &reductions) ||
-          hasInvariantStore(loop) ||
+          hasInvariantStore(loop) || !accessesAreContiguous(loop) ||
           !vectorizesWithoutStaticTail(loop, vectorWidth))
         return;
       candidates.insert(loop);
@@ -128,6 +233,18 @@ struct DLAffineVectorizePass
     affine::vectorizeAffineLoops(getOperation(), candidates,
                                  {static_cast<int64_t>(vectorWidth)},
                                  /*fastestVaryingPattern=*/{}, reductionLoops);
+    SmallVector<vector::TransferReadOp> reads;
+    SmallVector<vector::TransferWriteOp> writes;
+    getOperation().walk([&](Operation *op) {
+      if (auto read = dyn_cast<vector::TransferReadOp>(op))
+        reads.push_back(read);
+      else if (auto write = dyn_cast<vector::TransferWriteOp>(op))
+        writes.push_back(write);
+    });
+    for (vector::TransferReadOp read : reads)
+      promoteInBounds(read);
+    for (vector::TransferWriteOp write : writes)
+      promoteInBounds(write);
   }
 };
 

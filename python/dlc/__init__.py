@@ -22,6 +22,7 @@ from .dtypes import BFLOAT16 as bfloat16
 from .errors import (ArityError, CompileError, DLCError, DTypeError, ShapeError,
                      TraceError)
 from .jit import ArgSpec, Compiled, JitFunction, Lowered, jit
+from .runtime import get_num_threads, set_num_threads
 from .ops import *  # noqa: F401,F403 - the numpy-named operations
 from .tracing import Tensor
 

@@ -21,7 +21,7 @@ STAGE_DESCRIPTIONS = {
     "linalg": "linalg, tensor, arith and math on tensors",
     "bufferized": "linalg on memrefs, with explicit deallocation",
     "affine": "affine loop nests (tiled when tile_size > 0)",
-    "vector": "affine loops with vector ops",
+    "vector": "affine loops with vector ops; affine.parallel marks the loops run on threads",
     "llvm": "llvm dialect, as handed to the ExecutionEngine",
 }
 
@@ -34,9 +34,13 @@ class CompileOptions:
     vector_width: int = 8
     #: affine loop tile size (0 disables tiling)
     tile_size: int = 0
+    #: run the outermost parallel loop of each nest on several threads
+    #: (how many is decided at run time: dlc.set_num_threads)
+    parallel: bool = True
 
     def pipeline_options(self):
-        return f"vector-width={self.vector_width} tile-size={self.tile_size}"
+        return (f"vector-width={self.vector_width} tile-size={self.tile_size} "
+                f"parallel={'true' if self.parallel else 'false'}")
 
 
 def check_stage(stage):

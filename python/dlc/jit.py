@@ -80,7 +80,7 @@ class JitFunction:
     """A Python function compiled on first call per signature. See :func:`jit`."""
 
     def __init__(self, fn, dynamic_batch=False, vector_width=8, tile_size=0,
-                 constants=False):
+                 constants=False, parallel=True):
         if not callable(fn):
             raise TypeError(f"dlc.jit expects a function, but got {fn!r}")
         functools.update_wrapper(self, fn)
@@ -94,9 +94,24 @@ class JitFunction:
         else:
             self._signature = inspect.signature(fn)
         self._options = compiler.CompileOptions(vector_width=vector_width,
-                                                tile_size=tile_size)
+                                                tile_size=tile_size,
+                                                parallel=bool(parallel))
         self._dynamic_batch = dynamic_batch
         self._cache = {}
+        # Fast path of calls with positional numpy arrays only: the compiled
+        # version by (shape, dtype) of each array, without binding the
+        # signature. Only for plain signatures (no defaults, *args, **kwargs
+        # or module parameters).
+        self._fast_cache = {}
+        parameters = list(self._signature.parameters.values())
+        plain = self._module is None and all(
+            p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                       inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            and p.default is inspect.Parameter.empty for p in parameters)
+        self._fast_arity = len(parameters) if plain else -1
+        self._fast_batched = tuple(
+            self._is_batched(i, p.name, ("pos", None)) for i, p in enumerate(parameters)) \
+            if plain else ()
         # The JIT links every symbol of the module into one namespace with the C
         # library: a function called `exp` would capture the calls that
         # math.exp lowers to. The prefix keeps user names out of that namespace.
@@ -216,10 +231,34 @@ class JitFunction:
         return Lowered(module, self._symbol, specs, structure, result_specs,
                        self._options, parameter_slots)
 
+    def _fast_key(self, args):
+        """The fast-path cache key of a call, or None when the call needs the
+        general path (not only C-contiguous, aligned numpy arrays, or batched
+        arguments that disagree on the batch size)."""
+        if len(args) != self._fast_arity:
+            return None
+        key, batch = [], None
+        for array, batched in zip(args, self._fast_batched):
+            if type(array) is not np.ndarray or not array.flags.carray:
+                return None
+            shape = array.shape
+            if batched:
+                if not shape or (batch is not None and shape[0] != batch):
+                    return None
+                batch = shape[0]
+                shape = (None,) + shape[1:]
+            key.append((shape, array.dtype))
+        return tuple(key)
+
     def __call__(self, *args, **kwargs):
         if current_trace() is not None:
             # Called from another traced function: inline it.
             return self._fn(*args, **kwargs)
+        fast_key = None if kwargs else self._fast_key(args)
+        if fast_key is not None:
+            compiled = self._fast_cache.get(fast_key)
+            if compiled is not None:
+                return compiled._run(list(args))
         names, values, layout = self._bind(args, kwargs)
         specs, arrays = self._specs(names, values, layout)
         key = (specs, layout)
@@ -227,6 +266,8 @@ class JitFunction:
         if compiled is None:
             compiled = self._lower(specs, layout).compile()
             self._cache[key] = compiled
+        if fast_key is not None and all(a is not None for a in arrays):
+            self._fast_cache[fast_key] = compiled
         return compiled._run([a for a in arrays if a is not None])
 
     def cache_size(self):
@@ -381,7 +422,8 @@ class Compiled:
         return structure(results)
 
 
-def jit(fn=None, *, dynamic_batch=False, vector_width=8, tile_size=0, constants=False):
+def jit(fn=None, *, dynamic_batch=False, vector_width=8, tile_size=0, constants=False,
+        parallel=True):
     """Compiles `fn` with dlc on first call per argument signature.
 
     Usable as ``@dlc.jit``, ``@dlc.jit(dynamic_batch=True)`` or
@@ -404,9 +446,13 @@ def jit(fn=None, *, dynamic_batch=False, vector_width=8, tile_size=0, constants=
         not seen). By default they are arguments, read from the module at
         each call. numpy arrays a plain function captures are always
         constants.
+      parallel: run the outermost parallel loop of each loop nest with
+        enough work on several threads; how many is read at each call from
+        ``dlc.set_num_threads`` (default: ``DLC_NUM_THREADS``, else the
+        number of cores). ``False`` compiles single-threaded code.
     """
     def wrap(function):
         return JitFunction(function, dynamic_batch=dynamic_batch,
                            vector_width=vector_width, tile_size=tile_size,
-                           constants=constants)
+                           constants=constants, parallel=parallel)
     return wrap(fn) if fn is not None else wrap

@@ -15,7 +15,7 @@ buffer is garbage-collected.
 import ctypes
 import ctypes.util
 import os
-import weakref
+import threading
 
 import numpy as np
 
@@ -35,6 +35,97 @@ def runtime_libraries():
     lib_dir = _build_config.MLIR_RUNTIME_LIB_DIR
     libs = [os.path.join(lib_dir, "libmlir_c_runner_utils.so")]
     return [lib for lib in libs if os.path.exists(lib)]
+
+
+_async_runtime = None
+
+
+def _load_async_runtime():
+    """Loads MLIR's async runtime (the thread pool parallel loops run on)
+    once per process, with global symbol visibility, so that every JIT
+    module resolves its ``mlirAsyncRuntime*`` calls to the same pool.
+
+    It is deliberately not handed to the ExecutionEngine as a shared
+    library: an engine calls the library's destroy hook when it is deleted,
+    which would tear the pool down under every other live engine."""
+    global _async_runtime
+    if _async_runtime is None:
+        path = os.path.join(_build_config.MLIR_RUNTIME_LIB_DIR,
+                            "libmlir_async_runtime.so")
+        _async_runtime = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    return _async_runtime
+
+
+class _StringRef(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_char_p), ("length", ctypes.c_size_t)]
+
+
+_lookup_function = None
+
+
+def _lookup_symbol(engine, name):
+    """The address of a symbol (a global variable too) of a JIT module, or 0.
+    The Python binding's ``raw_lookup`` only finds packed function wrappers,
+    so this calls the C API's ``mlirExecutionEngineLookup``."""
+    global _lookup_function
+    if _lookup_function is None:
+        from .mlir import _mlir_libs
+        capi = ctypes.CDLL(os.path.join(os.path.dirname(_mlir_libs.__file__),
+                                        "libDLCPythonCAPI.so"))
+        _lookup_function = capi.mlirExecutionEngineLookup
+        _lookup_function.argtypes = [ctypes.c_void_p, _StringRef]
+        _lookup_function.restype = ctypes.c_void_p
+        get_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+        get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        get_pointer.restype = ctypes.c_void_p
+        get_name = ctypes.pythonapi.PyCapsule_GetName
+        get_name.argtypes = [ctypes.py_object]
+        get_name.restype = ctypes.c_char_p
+    capsule = engine._CAPIPtr
+    pointer = ctypes.pythonapi.PyCapsule_GetPointer(
+        capsule, ctypes.pythonapi.PyCapsule_GetName(capsule))
+    encoded = name.encode()
+    return _lookup_function(pointer, _StringRef(encoded, len(encoded))) or 0
+
+
+def _default_num_threads():
+    text = os.environ.get("DLC_NUM_THREADS", "").strip()
+    if text:
+        try:
+            value = int(text)
+        except ValueError:
+            raise ValueError(f"DLC_NUM_THREADS must be a positive integer, "
+                             f"got {text!r}") from None
+        if value < 1:
+            raise ValueError(f"DLC_NUM_THREADS must be a positive integer, "
+                             f"got {text!r}")
+        return value
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+_num_threads = None
+
+
+def get_num_threads():
+    """The number of threads compiled functions run their parallel loops on:
+    ``set_num_threads``'s value, else the ``DLC_NUM_THREADS`` environment
+    variable, else the number of cores this process may run on."""
+    global _num_threads
+    if _num_threads is None:
+        _num_threads = _default_num_threads()
+    return _num_threads
+
+
+def set_num_threads(count):
+    """Sets the number of threads of every later call of a compiled function
+    (no recompilation). 1 runs everything on the calling thread."""
+    global _num_threads
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
+        raise ValueError(f"set_num_threads: expected a positive integer, got {count!r}")
+    _num_threads = int(count)
 
 
 def descriptor_type(rank):
@@ -64,56 +155,60 @@ def descriptor_for(array):
     return descriptor
 
 
-class _MallocBuffer:
-    """Owns one malloc'ed block; frees it when garbage-collected."""
+class _MallocArray:
+    """Owns one malloc'ed block of the compiled code's and describes an
+    array in it (numpy's array interface): the numpy array made from it keeps
+    it as its base, so ``free`` runs once no array views the block."""
 
-    __slots__ = ("__weakref__",)
+    __slots__ = ("address", "__array_interface__")
 
+    def __init__(self, allocated, start, shape, typestr, strides):
+        self.address = allocated
+        self.__array_interface__ = {"data": (start, False), "shape": shape,
+                                    "typestr": typestr, "strides": strides,
+                                    "version": 3}
 
-def _owner_for(address, owners):
-    """One owner object per distinct allocation, so that results sharing a
-    buffer free it once."""
-    if address not in owners:
-        owner = _MallocBuffer()
-        weakref.finalize(owner, _libc.free, address)
-        owners[address] = owner
-    return owners[address]
+    def __del__(self):
+        if self.address:
+            _libc.free(self.address)
 
 
 def array_from_descriptor(descriptor, rank, dtype, owners, argument_ranges):
-    """A numpy array for a result descriptor, taking ownership of its buffer."""
-    dtype = np.dtype(dtype)
+    """A numpy array for a result descriptor, taking ownership of its buffer.
+    `owners` holds allocations already owned by earlier results of the same
+    call (results never share memory: a repeated buffer is copied)."""
     shape = tuple(descriptor.sizes[:rank]) if rank > 0 else ()
-    element_strides = tuple(descriptor.strides[:rank]) if rank > 0 else ()
-    aliases_argument = any(lo <= descriptor.allocated < hi for lo, hi in argument_ranges)
+    allocated = descriptor.allocated or 0
+    aliases_argument = any(lo <= allocated < hi for lo, hi in argument_ranges)
     if 0 in shape:
-        if descriptor.allocated and not aliases_argument:
-            _owner_for(descriptor.allocated, owners)  # freed on return
+        if allocated and not aliases_argument and allocated not in owners:
+            _libc.free(allocated)
+            owners.add(allocated)
         return np.empty(shape, dtype=dtype)
-    extent = 1 + sum((n - 1) * s for n, s in zip(shape, element_strides))
-    start = descriptor.aligned + descriptor.offset * dtype.itemsize
-    buffer = (ctypes.c_char * (extent * dtype.itemsize)).from_address(start)
-    array = np.ndarray(shape, dtype=dtype, buffer=buffer,
-                       strides=tuple(s * dtype.itemsize for s in element_strides))
-    if aliases_argument:
-        # The result views an argument's memory: never free it, and give the
-        # caller an array of its own.
-        return array.copy()
-    if descriptor.allocated in owners:
-        # Another result already owns this buffer; results never share memory.
-        return array.copy()
-    # The array's base is `buffer`; the buffer holds the owner, which frees
-    # the allocation once no array views it.
-    buffer.owner = _owner_for(descriptor.allocated, owners)
-    return array
+    itemsize = dtype.itemsize
+    start = descriptor.aligned + descriptor.offset * itemsize
+    strides = tuple(s * itemsize for s in descriptor.strides[:rank]) if rank > 0 else ()
+    if aliases_argument or allocated in owners:
+        # The result views an argument's memory (never freed here), or a
+        # buffer another result owns: the caller gets an array of its own.
+        view = np.asarray(_MallocArray(0, start, shape, dtype.str, strides))
+        return (view if view.dtype == dtype else view.view(dtype)).copy()
+    owners.add(allocated)
+    array = np.asarray(_MallocArray(allocated, start, shape, dtype.str, strides))
+    # Dtypes numpy does not know by type string (bfloat16: "<V2") are views.
+    return array if array.dtype == dtype else array.view(dtype)
 
 
 class CompiledFunction:
     """A function in a JIT-compiled module, callable with numpy arrays."""
 
     def __init__(self, module, name, result_specs, opt_level=3):
+        _load_async_runtime()
         self.engine = ExecutionEngine(module, opt_level=opt_level,
                                       shared_libs=runtime_libraries())
+        # Parallel loops read their thread count from this global at run time.
+        address = _lookup_symbol(self.engine, "dlc_num_threads")
+        self._threads = ctypes.c_int64.from_address(address) if address else None
         self.name = name
         self.result_specs = result_specs  # [(rank, dtype)]
         address = self.engine.raw_lookup("_mlir_ciface_" + name)
@@ -128,29 +223,65 @@ class CompiledFunction:
             self._results_type = result_types[0]
         else:
             self._results_type = None
+        self._single_result = len(result_types) == 1
+        self._result_dtypes = [(rank, np.dtype(dtype)) for rank, dtype in result_specs]
+        self._state = None
+        self._state_lock = threading.Lock()
+
+    def _prepare(self, ranks):
+        """Descriptors and the packed argument array for arguments of these
+        ranks, allocated once and refilled at each call."""
+        results = self._results_type() if self._results_type is not None else None
+        descriptors = [descriptor_type(rank)() for rank in ranks]
+        keep = []
+        values = []
+        if results is not None:
+            inner = ctypes.pointer(results)
+            keep.append(inner)
+            values.append(ctypes.addressof(inner))
+        for descriptor in descriptors:
+            inner = ctypes.pointer(descriptor)
+            keep.append(inner)
+            values.append(ctypes.addressof(inner))
+        packed = (ctypes.c_void_p * len(values))(*values)
+        return results, descriptors, packed, keep
 
     def __call__(self, arrays):
         """Runs the function on C-contiguous numpy arrays; returns a list of
         numpy arrays."""
-        descriptors = [descriptor_for(a) for a in arrays]
-        pointers = [ctypes.pointer(d) for d in descriptors]
-        packed_values = []
-        results = None
-        if self._results_type is not None:
-            results = self._results_type()
-            packed_values.append(ctypes.pointer(ctypes.pointer(results)))
-        packed_values += [ctypes.pointer(p) for p in pointers]
-        packed = (ctypes.c_void_p * len(packed_values))(
-            *[ctypes.cast(v, ctypes.c_void_p) for v in packed_values])
-        self._entry(packed)
-        if results is None:
-            return []
-        if len(self.result_specs) == 1:
-            result_descriptors = [results]
-        else:
-            result_descriptors = [getattr(results, f"r{i}")
-                                  for i in range(len(self.result_specs))]
-        ranges = [(a.ctypes.data, a.ctypes.data + max(a.nbytes, 1)) for a in arrays]
-        owners = {}
-        return [array_from_descriptor(d, rank, dtype, owners, ranges)
-                for d, (rank, dtype) in zip(result_descriptors, self.result_specs)]
+        if self._threads is not None:
+            self._threads.value = get_num_threads()
+        # The preallocated call state serves one call at a time; a call made
+        # while another runs (from another Python thread) gets its own.
+        locked = self._state_lock.acquire(blocking=False)
+        try:
+            state = self._state if locked else None
+            if state is None:
+                state = self._prepare([a.ndim for a in arrays])
+                if locked:
+                    self._state = state
+            results, descriptors, packed, _ = state
+            addresses = [array.ctypes.data for array in arrays]
+            for descriptor, array, address in zip(descriptors, arrays, addresses):
+                descriptor.allocated = address
+                descriptor.aligned = address
+                if array.ndim:
+                    descriptor.sizes[:] = array.shape
+                    itemsize = array.itemsize
+                    descriptor.strides[:] = [s // itemsize for s in array.strides]
+            self._entry(packed)
+            if results is None:
+                return []
+            if self._single_result:
+                result_descriptors = (results,)
+            else:
+                result_descriptors = [getattr(results, f"r{i}")
+                                      for i in range(len(self.result_specs))]
+            ranges = [(address, address + max(a.nbytes, 1))
+                      for address, a in zip(addresses, arrays)]
+            owners = set()
+            return [array_from_descriptor(d, rank, dtype, owners, ranges)
+                    for d, (rank, dtype) in zip(result_descriptors, self._result_dtypes)]
+        finally:
+            if locked:
+                self._state_lock.release()

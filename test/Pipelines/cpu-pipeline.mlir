@@ -2,7 +2,7 @@
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=linalg})' | FileCheck %s --check-prefix=LINALG
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=bufferized})' | FileCheck %s --check-prefix=BUF
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=affine})' | FileCheck %s --check-prefix=AFFINE
-// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=vector})' | FileCheck %s --check-prefix=VECTOR
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=vector l1-bytes=49152 l2-bytes=2097152})' | FileCheck %s --check-prefix=VECTOR
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=vector vector-width=0})' | FileCheck %s --check-prefix=NOVEC
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=affine tile-size=4})' | FileCheck %s --check-prefix=TILED
 
@@ -69,10 +69,20 @@ func.func @mlp(%x: tensor<?x784xf32>, %w1: tensor<784x128xf32>, %b1: tensor<128x
 // AFFINE: affine.for %[[J:.*]] = 0 to 128 {
 // AFFINE: affine.load %{{.*}}[%[[K]], %[[J]]] : memref<784x128xf32>
 
-// The innermost parallel loop steps by the vector width.
+// (Cache sizes fixed: the blocking depends on them.) The first matmul is a
+// register-tiled micro-kernel (8 rows x 2 vectors of
+// 16 lanes, FMAs on registers carried across k); its row tiles, the outer
+// parallel loop, run on threads (affine.parallel); the rows left over form a
+// second, scalar nest whose loop over the columns is vectorized by 8.
 // VECTOR-LABEL: func.func @mlp
+// VECTOR: affine.parallel (%[[I:.*]]) = (0) to ((symbol(%{{.*}}) floordiv 8) * 8) step (8) {
+// VECTOR: affine.for %[[J:.*]] = 0 to 128 step 32 {
+// VECTOR: affine.for %[[K:.*]] = 0 to 784 iter_args
+// VECTOR: affine.vector_load %{{.*}}[%[[K]], %[[J]]] : memref<784x128xf32>, vector<16xf32>
+// VECTOR: vector.fma {{.*}} : vector<16xf32>
+// VECTOR: affine.parallel (%{{.*}}) = ((symbol(%{{.*}}) floordiv 8) * 8) to (symbol(%{{.*}})) {
 // VECTOR: affine.for %{{.*}} = 0 to 128 step 8 {
-// VECTOR: vector.transfer_read {{.*}} : memref<784x128xf32>, vector<8xf32>
+// VECTOR: affine.vector_load {{.*}} : memref<784x128xf32>, vector<8xf32>
 // VECTOR: arith.mulf {{.*}} : vector<8xf32>
 
 // NOVEC-LABEL: func.func @mlp

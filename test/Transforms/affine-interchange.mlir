@@ -26,15 +26,46 @@ func.func @matmul(%a: memref<64x32xf32>, %b: memref<32x48xf32>, %c: memref<64x48
 // -----
 
 // A transpose copy: reading `in` with unit stride needs j outermost... but
-// writing `out` contiguously wins equally; ties keep the original order.
+// writing `out` contiguously wins equally (each strided walk moves 128
+// bytes per iteration, past a cache line); ties keep the original order.
 // CHECK-LABEL: func @transpose_tie
-// CHECK: affine.for %{{.*}} = 0 to 16 {
-// CHECK-NEXT: affine.for %{{.*}} = 0 to 8 {
-func.func @transpose_tie(%in: memref<8x16xf32>, %out: memref<16x8xf32>) {
-  affine.for %i = 0 to 16 {
-    affine.for %j = 0 to 8 {
-      %0 = affine.load %in[%j, %i] : memref<8x16xf32>
-      affine.store %0, %out[%i, %j] : memref<16x8xf32>
+// CHECK: affine.for %{{.*}} = 0 to 64 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 32 {
+func.func @transpose_tie(%in: memref<32x64xf32>, %out: memref<64x32xf32>) {
+  affine.for %i = 0 to 64 {
+    affine.for %j = 0 to 32 {
+      %0 = affine.load %in[%j, %i] : memref<32x64xf32>
+      affine.store %0, %out[%i, %j] : memref<64x32xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// Strides are measured in bytes by the memref's static layout: an im2col
+// copy of 3x3 windows. Writing `col` walks kw (1 element), kh (3) and c (9
+// elements) within cache lines, so the order (oh, ow, c, kh, kw) that
+// writes `col` contiguously is kept; reading the input walks kw and ow with
+// unit stride. A cost of "last index, unit stride" only would have put ow
+// second innermost and scattered the writes.
+// CHECK-LABEL: func @im2col
+// CHECK: affine.for %[[OH:.*]] = 0 to 6 {
+// CHECK-NEXT: affine.for %[[OW:.*]] = 0 to 6 {
+// CHECK-NEXT: affine.for %[[C:.*]] = 0 to 16 {
+// CHECK-NEXT: affine.for %[[KH:.*]] = 0 to 3 {
+// CHECK-NEXT: affine.for %[[KW:.*]] = 0 to 3 {
+func.func @im2col(%x: memref<16x8x8xf32>, %col: memref<6x6x16x3x3xf32>) {
+  affine.for %oh = 0 to 6 {
+    affine.for %ow = 0 to 6 {
+      affine.for %c = 0 to 16 {
+        affine.for %kh = 0 to 3 {
+          affine.for %kw = 0 to 3 {
+            %0 = affine.load %x[%c, %oh + %kh, %ow + %kw] : memref<16x8x8xf32>
+            affine.store %0, %col[%oh, %ow, %c, %kh, %kw] : memref<6x6x16x3x3xf32>
+          }
+        }
+      }
     }
   }
   return

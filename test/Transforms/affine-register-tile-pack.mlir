@@ -1,12 +1,14 @@
-// RUN: dl-opt %s --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{rows=4 vectors=2 vector-bits=256 column-block=32 reduction-block=16},canonicalize,cse))' | FileCheck %s
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{rows=4 vectors=2 vector-bits=256 column-block=32 reduction-block=16},canonicalize,cse))' | FileCheck %s
 
 // Cache blocking and packing: the j loop is blocked by 32 columns and the k
 // loop by 16; each 16x32 block of B is copied into a contiguous, 64-byte
 // aligned buffer that the register-tiled kernel then reads with unit stride.
+// The buffer belongs to one column block (allocated and freed inside it), so
+// that column blocks are independent and can run on threads.
 // CHECK-LABEL: func @matmul
 // CHECK: %[[C:.*]] = memref.alloc() : memref<8x64xf32>
-// CHECK: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16x32xf32>
 // CHECK: affine.for %[[JB:.*]] = 0 to 64 step 32 {
+// CHECK-NEXT: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16x32xf32>
 // CHECK-NEXT: affine.for %[[KB:.*]] = 0 to 64 step 16 {
 // Pack B[KB:KB+16, JB:JB+32]:
 // CHECK-NEXT: affine.for %[[PK:.*]] = 0 to 16 {
@@ -21,7 +23,11 @@
 // CHECK: vector.fma
 // CHECK: affine.yield
 // CHECK-COUNT-8: affine.vector_store {{.*}}, %[[C]]
-// CHECK: memref.dealloc %[[P]] : memref<16x32xf32>
+// CHECK: }
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.dealloc %[[P]] : memref<16x32xf32>
+// CHECK-NEXT: }
 // CHECK-NEXT: return %[[C]]
 func.func @matmul(%a: memref<8x64xf32>, %b: memref<64x64xf32>) -> memref<8x64xf32> {
   %c = memref.alloc() : memref<8x64xf32>
@@ -38,4 +44,38 @@ func.func @matmul(%a: memref<8x64xf32>, %b: memref<64x64xf32>) -> memref<8x64xf3
     }
   }
   return %c : memref<8x64xf32>
+}
+
+// -----
+
+// B read transposed (C[i, j] += A[i, k] * W[j, k]: x @ w.T, an im2col
+// convolution's OIHW filter; the j loop need not be innermost). The kernel
+// only reads B through the packed copy, so packing happens even without
+// column blocks; the copy walks W's rows (k innermost) and writes the
+// buffer transposed.
+// CHECK-LABEL: func @transposed_b
+// CHECK: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16x32xf32>
+// CHECK: affine.for %[[KB:.*]] = 0 to 48 step 16 {
+// CHECK-NEXT: affine.for %[[PJ:.*]] = 0 to 32 {
+// CHECK-NEXT: affine.for %[[PK:.*]] = 0 to 16 {
+// CHECK-NEXT: %[[V:.*]] = affine.load %{{.*}}[%[[PJ]], %[[PK]] + %[[KB]]] : memref<32x48xf32>
+// CHECK-NEXT: affine.store %[[V]], %[[P]][%[[PK]], %[[PJ]]] : memref<16x32xf32>
+// CHECK: affine.vector_load %[[P]]
+// CHECK: vector.fma
+// CHECK: memref.dealloc %[[P]]
+func.func @transposed_b(%a: memref<8x48xf32>, %w: memref<32x48xf32>) -> memref<8x32xf32> {
+  %c = memref.alloc() : memref<8x32xf32>
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 32 {
+      affine.for %k = 0 to 48 {
+        %0 = affine.load %a[%i, %k] : memref<8x48xf32>
+        %1 = affine.load %w[%j, %k] : memref<32x48xf32>
+        %2 = affine.load %c[%i, %j] : memref<8x32xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j] : memref<8x32xf32>
+      }
+    }
+  }
+  return %c : memref<8x32xf32>
 }

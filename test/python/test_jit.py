@@ -5,6 +5,7 @@ import gc
 import inspect
 import os
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -70,7 +71,7 @@ def test_every_stage_shows_its_ir():
         "linalg": ["linalg.matmul", "linalg.reduce", "math.exp"],
         "bufferized": ["memref<4x784xf32>", "memref.alloc", "memref.dealloc"],
         "affine": ["affine.for", "affine.load"],
-        "vector": ["vector.transfer_read", "vector<8xf32>"],
+        "vector": ["affine.vector_load", "vector<8xf32>", "vector.fma"],
         "llvm": ["llvm.func @dlc_mlp", "llvm.func @_mlir_ciface_dlc_mlp"],
     }
     unexpected = {"linalg": "dl.", "bufferized": "tensor<", "affine": "linalg.",
@@ -237,3 +238,93 @@ def test_compile_options(vector_width, tile_size):
     if vector_width:
         assert "vector<16xf32>" in vector_text
         assert (f"vector<{vector_width}xf32>" in vector_text) == (tile_size == 0) or vector_width == 16
+
+
+# -- threads ------------------------------------------------------------------
+
+
+@pytest.fixture
+def restore_threads():
+    saved = dlc.get_num_threads()
+    yield
+    dlc.set_num_threads(saved)
+
+
+def test_parallel_loops_run_on_any_thread_count(restore_threads):
+    """The outer parallel loops split into as many chunks as threads; each
+    output element is computed by the same operations in the same order
+    whatever the split, so every thread count gives bitwise the same result."""
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((67, 129), dtype=F32)
+    b = rng.standard_normal((129, 45), dtype=F32)
+    c = rng.standard_normal((67, 45), dtype=F32)
+    f = dlc.jit(lambda a, b, c: dlc.relu(a @ b + c) * 2.0 + dlc.exp(c))
+    assert "affine.parallel" in f.lower(a, b, c).as_text("vector")
+    dlc.set_num_threads(1)
+    serial = f(a, b, c)
+    expected = np.maximum(a.astype(np.float64) @ b + c, 0) * 2 + np.exp(c.astype(np.float64))
+    np.testing.assert_allclose(serial, expected, rtol=1e-5, atol=1e-5)
+    for threads in (2, 3, 8, 200):
+        dlc.set_num_threads(threads)
+        np.testing.assert_array_equal(f(a, b, c), serial)
+
+
+def test_dynamic_batch_parallel_any_size(restore_threads):
+    f = dlc.jit(lambda x, w: dlc.tanh(x @ w), dynamic_batch=("x",))
+    w = np.random.default_rng(1).standard_normal((96, 80), dtype=F32)
+    for threads in (1, 2, 5):
+        dlc.set_num_threads(threads)
+        for batch in (1, 2, 7, 8, 9, 33, 200):
+            x = np.random.default_rng(batch).standard_normal((batch, 96), dtype=F32)
+            np.testing.assert_allclose(f(x, w), np.tanh(x.astype(np.float64) @ w),
+                                       rtol=1e-5, atol=1e-5)
+    assert f.cache_size() == 1
+
+
+def test_parallel_false_compiles_sequential_code():
+    a = np.ones((256, 256), F32)
+    f = dlc.jit(lambda a: a * 2.0 + 1.0, parallel=False)
+    g = dlc.jit(lambda a: a * 2.0 + 1.0)
+    assert "affine.parallel" not in f.lower(a).as_text("vector")
+    assert "affine.parallel" in g.lower(a).as_text("vector")
+    assert "async" not in f.lower(a).as_text("llvm")
+    np.testing.assert_array_equal(f(a), g(a))
+
+
+def test_set_num_threads_rejects_bad_counts(restore_threads):
+    for bad in (0, -1, 1.5, "2", True, None):
+        with pytest.raises(ValueError, match="positive integer"):
+            dlc.set_num_threads(bad)
+    dlc.set_num_threads(np.int64(3))
+    assert dlc.get_num_threads() == 3
+
+
+def test_num_threads_from_environment():
+    code = "import dlc; print(dlc.get_num_threads())"
+    env = dict(os.environ, DLC_NUM_THREADS="3")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.strip() == "3"
+    env["DLC_NUM_THREADS"] = "many"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True)
+    assert out.returncode != 0 and "DLC_NUM_THREADS must be a positive integer" in out.stderr
+    env.pop("DLC_NUM_THREADS")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True)
+    assert int(out.stdout) == len(os.sched_getaffinity(0))
+
+
+def test_parallel_functions_outlive_each_other(restore_threads):
+    """Every compiled module shares the async runtime's thread pool; deleting
+    one (its ExecutionEngine) must not tear the pool down under the others."""
+    dlc.set_num_threads(2)
+    a = np.ones((512, 512), F32)
+    keep = dlc.jit(lambda a: a + 1.0)
+    keep(a)
+    for scale in range(5):
+        temporary = dlc.jit(lambda a, s=float(scale): a * s)
+        np.testing.assert_array_equal(temporary(a), a * scale)
+        del temporary
+        gc.collect()
+    np.testing.assert_array_equal(keep(a), a + 1.0)

@@ -202,6 +202,17 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     auto dilations = pairAttr(rewriter, op.getDilations());
 
     Value conv;
+    if (groups == 1 && useIm2col(op, accType, elementType)) {
+      Value bias = adaptor.getBias();
+      rewriter.replaceOp(op, finishAccumulation(
+                                 rewriter, loc,
+                                 im2colConvolution(rewriter, loc, layout, input,
+                                                   filter, bias, resultType,
+                                                   accType, op.getStrides(),
+                                                   op.getDilations()),
+                                 elementType));
+      return success();
+    }
     if (groups == 1) {
       if (layout.nchw)
         conv = linalg::Conv2DNchwFchwOp::create(rewriter, loc, accType4d,
@@ -261,6 +272,173 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     }
     rewriter.replaceOp(op, finishAccumulation(rewriter, loc, conv, elementType));
     return success();
+  }
+
+  /// Whether a convolution lowers as im2col + GEMM: its `dl.strategy`
+  /// attribute says so, or (none given) it is an f32 convolution with static
+  /// spatial sizes, where the GEMM runs through the register-tiled
+  /// micro-kernel (`direct` keeps linalg's convolution ops).
+  static bool useIm2col(Conv2dOp op, Type accType, Type elementType) {
+    if (auto strategy = op->getAttrOfType<StringAttr>("dl.strategy"))
+      return strategy.getValue() == "im2col-gemm";
+    auto inputType = cast<RankedTensorType>(op.getInput().getType());
+    return elementType == accType && elementType.isF32() &&
+           llvm::all_of(inputType.getShape().drop_front(),
+                        [](int64_t size) { return !ShapedType::isDynamic(size); });
+  }
+
+  /// im2col + GEMM. The patches of the (padded) input become a matrix laid
+  /// out so that it is written contiguously (a 6-D linalg.generic whose
+  /// indexing map gathers the input, collapsed), and a GEMM against the
+  /// filter as it lies computes [N, OH*OW, F], plus the bias:
+  ///  - NCHW: col[n, (oh, ow), (c, kh, kw)] = x[n, c, oh*sh + kh*dh,
+  ///    ow*sw + kw*dw], written contiguously along kw (the 3x3 windows of
+  ///    neighbouring pixels overlap, so the reads stay in cache); out[n, p,
+  ///    f] += col[n, p, k] * W[f, k] (the OIHW filter is a transposed B,
+  ///    packed by dl-affine-register-tile), transposed to [N, F, OH, OW].
+  ///  - NHWC: col[n, (oh, ow), (kh, kw, c)], contiguous along c;
+  ///    out[n*p, f] = col x W[(kh, kw, c), f] (HWIO as it lies).
+  /// Either way the GEMM's columns are the filters (a multiple of the
+  /// micro-kernel's width in real networks) and its rows the output pixels.
+  static Value im2colConvolution(OpBuilder &b, Location loc, Layout2d layout,
+                                 Value input, Value filter, Value bias,
+                                 RankedTensorType resultType, Type accType,
+                                 ArrayRef<int64_t> strides,
+                                 ArrayRef<int64_t> dilations) {
+    MLIRContext *ctx = b.getContext();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    auto filterType = cast<RankedTensorType>(filter.getType());
+    int64_t channels = inputType.getDimSize(layout.channel());
+    int64_t filters = resultType.getDimSize(layout.channel());
+    int64_t outH = resultType.getDimSize(layout.height());
+    int64_t outW = resultType.getDimSize(layout.width());
+    int64_t kH = filterType.getDimSize(layout.nchw ? 2 : 0);
+    int64_t kW = filterType.getDimSize(layout.nchw ? 3 : 1);
+    int64_t batch = resultType.getDimSize(0);
+    int64_t pixels = outH * outW;
+    SmallVector<Value> batchDims = batchSizes(b, loc, input, resultType);
+    auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
+    auto copy = [](OpBuilder &nested, Location l, ValueRange args) {
+      linalg::YieldOp::create(nested, l, args[0]);
+    };
+    auto multiplyAdd = [&](OpBuilder &nested, Location l, ValueRange args) {
+      Value x = convertFloat(nested, l, args[0], accType);
+      Value y = convertFloat(nested, l, args[1], accType);
+      Value xy = arith::MulFOp::create(nested, l, x, y);
+      linalg::YieldOp::create(
+          nested, l, arith::AddFOp::create(nested, l, args[2], xy).getResult());
+    };
+    auto addBias = [&](Value product, RankedTensorType type,
+                       ArrayRef<Value> dims) -> Value {
+      if (!bias)
+        return product;
+      unsigned rank = type.getRank();
+      AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+      return linalg::GenericOp::create(
+                 b, loc, type, ValueRange{product, bias},
+                 ValueRange{emptyTensor(b, loc, type, dims)},
+                 ArrayRef<AffineMap>{identity,
+                                     AffineMap::get(rank, 0, d(rank - 1), ctx),
+                                     identity},
+                 SmallVector<utils::IteratorType>(rank,
+                                                  utils::IteratorType::parallel),
+                 [&](OpBuilder &nested, Location l, ValueRange args) {
+                   linalg::YieldOp::create(
+                       nested, l,
+                       arith::AddFOp::create(
+                           nested, l, args[0],
+                           convertFloat(nested, l, args[1], accType))
+                           .getResult());
+                 })
+          .getResult(0);
+    };
+    Type element = inputType.getElementType();
+
+    if (layout.nchw) {
+      auto col6Type = RankedTensorType::get(
+          {batch, outH, outW, channels, kH, kW}, element);
+      AffineMap gather = AffineMap::get(
+          6, 0,
+          {d(0), d(3), d(1) * strides[0] + d(4) * dilations[0],
+           d(2) * strides[1] + d(5) * dilations[1]},
+          ctx);
+      Value col6 =
+          linalg::GenericOp::create(
+              b, loc, col6Type, ValueRange{input},
+              ValueRange{emptyTensor(b, loc, col6Type, batchDims)},
+              ArrayRef<AffineMap>{gather,
+                                  AffineMap::getMultiDimIdentityMap(6, ctx)},
+              SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
+              copy)
+              .getResult(0);
+      Value col = tensor::CollapseShapeOp::create(
+          b, loc, col6, SmallVector<ReassociationIndices>{{0}, {1, 2}, {3, 4, 5}});
+      Value weights = tensor::CollapseShapeOp::create(
+          b, loc, filter, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
+      auto gemmType = RankedTensorType::get({batch, pixels, filters}, accType);
+      Value zeros = filledTensor(b, loc, gemmType, batchDims,
+                                 constantScalar(b, loc, accType, 0));
+      // (n, p, f, k): out[n, p, f] += col[n, p, k] * W[f, k]
+      Value product =
+          linalg::GenericOp::create(
+              b, loc, gemmType, ValueRange{col, weights}, ValueRange{zeros},
+              ArrayRef<AffineMap>{AffineMap::get(4, 0, {d(0), d(1), d(3)}, ctx),
+                                  AffineMap::get(4, 0, {d(2), d(3)}, ctx),
+                                  AffineMap::get(4, 0, {d(0), d(1), d(2)}, ctx)},
+              SmallVector<utils::IteratorType>{utils::IteratorType::parallel,
+                                               utils::IteratorType::parallel,
+                                               utils::IteratorType::parallel,
+                                               utils::IteratorType::reduction},
+              multiplyAdd)
+              .getResult(0);
+      product = addBias(product, gemmType, batchDims);
+      auto transposedType =
+          RankedTensorType::get({batch, filters, pixels}, accType);
+      Value transposed =
+          linalg::TransposeOp::create(
+              b, loc, product, emptyTensor(b, loc, transposedType, batchDims),
+              ArrayRef<int64_t>{0, 2, 1})
+              .getResult()[0];
+      return tensor::ExpandShapeOp::create(
+          b, loc, resultType.clone(accType), transposed,
+          SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+    }
+
+    auto col6Type =
+        RankedTensorType::get({batch, outH, outW, kH, kW, channels}, element);
+    AffineMap gather = AffineMap::get(
+        6, 0,
+        {d(0), d(1) * strides[0] + d(3) * dilations[0],
+         d(2) * strides[1] + d(4) * dilations[1], d(5)},
+        ctx);
+    Value col6 =
+        linalg::GenericOp::create(
+            b, loc, col6Type, ValueRange{input},
+            ValueRange{emptyTensor(b, loc, col6Type, batchDims)},
+            ArrayRef<AffineMap>{gather, AffineMap::getMultiDimIdentityMap(6, ctx)},
+            SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
+            copy)
+            .getResult(0);
+    Value col = tensor::CollapseShapeOp::create(
+        b, loc, col6, SmallVector<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
+    Value weights = tensor::CollapseShapeOp::create(
+        b, loc, filter, SmallVector<ReassociationIndices>{{0, 1, 2}, {3}});
+    int64_t rows = ShapedType::isDynamic(batch) ? ShapedType::kDynamic
+                                                : batch * pixels;
+    auto gemmType = RankedTensorType::get({rows, filters}, accType);
+    SmallVector<Value> rowDims;
+    if (ShapedType::isDynamic(rows))
+      rowDims.push_back(tensor::DimOp::create(b, loc, col, 0));
+    Value product =
+        linalg::MatmulOp::create(
+            b, loc, TypeRange{gemmType}, ValueRange{col, weights},
+            ValueRange{filledTensor(b, loc, gemmType, rowDims,
+                                    constantScalar(b, loc, accType, 0))})
+            .getResult(0);
+    product = addBias(product, gemmType, rowDims);
+    return tensor::ExpandShapeOp::create(
+        b, loc, resultType.clone(accType), product,
+        SmallVector<ReassociationIndices>{{0, 1, 2}, {3}});
   }
 
   /// A grouped convolution as a linalg.generic on views that split the

@@ -1,15 +1,16 @@
 // RUN: dl-opt %s --convert-dl-to-linalg --canonicalize --split-input-file | FileCheck %s
 
-// Convolutions: padding is a tensor.pad; groups = 1 is a named conv; one
-// filter per channel is a depthwise conv on the collapsed filter; the bias is
-// a broadcasting add along the channel dimension.
+// Convolutions with the "direct" strategy: padding is a tensor.pad; groups =
+// 1 is a named conv; one filter per channel is a depthwise conv on the
+// collapsed filter; the bias is a broadcasting add along the channel
+// dimension.
 // CHECK-LABEL: func @conv_bias
 // CHECK: %[[PADDED:.*]] = tensor.pad %{{.*}} low[0, 0, 1, 1] high[0, 0, 1, 1]
 // CHECK: %[[CONV:.*]] = linalg.conv_2d_nchw_fchw {dilations = dense<1> : tensor<2xi64>, strides = dense<2> : tensor<2xi64>} ins(%[[PADDED]], %{{.*}} : tensor<?x3x10x10xf32>, tensor<4x3x3x3xf32>)
 // CHECK: linalg.generic {{.*}} ins(%[[CONV]], %{{.*}} : tensor<?x4x4x4xf32>, tensor<4xf32>)
 // CHECK: arith.addf
 func.func @conv_bias(%x: tensor<?x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<?x4x4x4xf32> {
-  %0 = dl.conv2d %x, %w, %b strides = [2, 2] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<?x4x4x4xf32>
+  %0 = dl.conv2d %x, %w, %b strides = [2, 2] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" {dl.strategy = "direct"} : (tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<?x4x4x4xf32>
   return %0 : tensor<?x4x4x4xf32>
 }
 
@@ -18,7 +19,7 @@ func.func @conv_bias(%x: tensor<?x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tenso
 // CHECK-LABEL: func @conv_nhwc
 // CHECK: linalg.conv_2d_nhwc_hwcf {dilations = dense<2> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%{{.*}}, %{{.*}} : tensor<1x9x9x3xf32>, tensor<3x3x3x4xf32>)
 func.func @conv_nhwc(%x: tensor<1x9x9x3xf32>, %w: tensor<3x3x3x4xf32>) -> tensor<1x5x5x4xf32> {
-  %0 = dl.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [2, 2] groups = 1 layout = "NHWC" : (tensor<1x9x9x3xf32>, tensor<3x3x3x4xf32>) -> tensor<1x5x5x4xf32>
+  %0 = dl.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [2, 2] groups = 1 layout = "NHWC" {dl.strategy = "direct"} : (tensor<1x9x9x3xf32>, tensor<3x3x3x4xf32>) -> tensor<1x5x5x4xf32>
   return %0 : tensor<1x5x5x4xf32>
 }
 
@@ -214,4 +215,45 @@ func.func @activations(%x: tensor<4xf32>, %h: tensor<4xf16>) -> (tensor<4xf32>, 
 func.func @dynamic_mean(%x: tensor<?x3xf32>) -> tensor<3xf32> {
   %0 = dl.reduce_mean %x axes = [0] : tensor<?x3xf32> -> tensor<3xf32>
   return %0 : tensor<3xf32>
+}
+
+// -----
+
+// im2col + GEMM (the default for f32, groups = 1, static spatial sizes).
+// NCHW: the patches as rows col[n, (oh, ow), (c, kh, kw)], gathered by a
+// 6-D generic whose input map is the convolution window; the GEMM reads the
+// OIHW filter as it lies ([F, C*KH*KW], a transposed B); bias along F; the
+// [N, OH*OW, F] product transposed to NCHW.
+// CHECK-DAG: #[[GATHER:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1 * 2 + d4, d2 * 2 + d5)>
+// CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-DAG: #[[C:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-LABEL: func @conv_im2col
+// CHECK: %[[PADDED:.*]] = tensor.pad
+// CHECK: %[[COL6:.*]] = linalg.generic {indexing_maps = [#[[GATHER]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[PADDED]] : tensor<?x3x10x10xf32>) outs(%{{.*}} : tensor<?x4x4x3x3x3xf32>)
+// CHECK: %[[COL:.*]] = tensor.collapse_shape %[[COL6]] {{\[\[}}0], [1, 2], [3, 4, 5]] : tensor<?x4x4x3x3x3xf32> into tensor<?x16x27xf32>
+// CHECK: %[[W:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0], [1, 2, 3]] : tensor<4x3x3x3xf32> into tensor<4x27xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[C]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[COL]], %[[W]] : tensor<?x16x27xf32>, tensor<4x27xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<?x16x4xf32>) outs(%{{.*}} : tensor<?x4x16xf32>) permutation = [0, 2, 1]
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0], [1], [2, 3]]
+func.func @conv_im2col(%x: tensor<?x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<?x4x4x4xf32> {
+  %0 = dl.conv2d %x, %w, %b strides = [2, 2] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<?x4x4x4xf32>
+  return %0 : tensor<?x4x4x4xf32>
+}
+
+// -----
+
+// NHWC: the patches col[(n, oh, ow), (kh, kw, c)] against the HWIO filter
+// as [KH*KW*C, F]: a plain linalg.matmul, no transposes.
+// CHECK-LABEL: func @conv_im2col_nhwc
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<1x5x5x3x3x3xf32>)
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1, 2], [3, 4, 5]] : tensor<1x5x5x3x3x3xf32> into tensor<25x27xf32>
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1, 2], [3]] : tensor<3x3x3x4xf32> into tensor<27x4xf32>
+// CHECK: linalg.matmul ins(%{{.*}}, %{{.*}} : tensor<25x27xf32>, tensor<27x4xf32>)
+// CHECK-NOT: linalg.transpose
+func.func @conv_im2col_nhwc(%x: tensor<1x9x9x3xf32>, %w: tensor<3x3x3x4xf32>) -> tensor<1x5x5x4xf32> {
+  %0 = dl.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [2, 2] groups = 1 layout = "NHWC" : (tensor<1x9x9x3xf32>, tensor<3x3x3x4xf32>) -> tensor<1x5x5x4xf32>
+  return %0 : tensor<1x5x5x4xf32>
 }

@@ -1,0 +1,160 @@
+"""Numerics of the optimized CPU code generation at sizes that cross its
+boundaries: register tiles (8 rows x 32 columns at 512 bits), cache blocks
+(hundreds of columns and reduction steps, from the host's cache sizes or the
+fixed sizes below), packing (plain and transposed), remainder nests,
+vectorization tails and parallel chunks, each at 1 and 3 threads. Every
+result is compared with a float64 numpy reference; float32 tolerance is
+scaled with the reduction length (sums reassociate)."""
+
+import numpy as np
+import pytest
+
+import dlc
+from references import conv2d as conv2d_reference
+
+F32 = np.float32
+
+
+@pytest.fixture(params=[1, 3], ids=["1thread", "3threads"])
+def threads(request):
+    saved = dlc.get_num_threads()
+    dlc.set_num_threads(request.param)
+    yield request.param
+    dlc.set_num_threads(saved)
+
+
+def close(actual, expected, reduction):
+    tolerance = 2e-6 * np.sqrt(reduction) + 1e-5
+    np.testing.assert_allclose(actual.astype(np.float64), expected,
+                               rtol=tolerance, atol=tolerance * np.abs(expected).max())
+
+
+# M, K, N: below/at/above one tile, one column block (256 here on any
+# machine: the block is min(sqrt(L2/32), L1-bound) rounded to the tile), one
+# reduction block, with remainders everywhere.
+MATMUL_SHAPES = [
+    (1, 1, 1), (3, 5, 7), (8, 16, 32), (9, 17, 33), (7, 300, 40),
+    (64, 784, 128), (33, 257, 513), (130, 520, 300), (257, 129, 1030),
+]
+
+
+@pytest.mark.parametrize("m,k,n", MATMUL_SHAPES)
+def test_matmul_across_blocks(m, k, n, threads):
+    rng = np.random.default_rng(m * 1000 + k + n)
+    a = rng.standard_normal((m, k), dtype=F32)
+    b = rng.standard_normal((k, n), dtype=F32)
+    f = dlc.jit(lambda a, b: a @ b)
+    close(f(a, b), a.astype(np.float64) @ b, k)
+
+
+@pytest.mark.parametrize("batch,m,k,n", [(3, 17, 300, 70), (2, 9, 1030, 260)])
+def test_batched_matmul_across_blocks(batch, m, k, n, threads):
+    rng = np.random.default_rng(batch + m + k + n)
+    a = rng.standard_normal((batch, m, k), dtype=F32)
+    b = rng.standard_normal((batch, k, n), dtype=F32)
+    close(dlc.jit(lambda a, b: a @ b)(a, b), a.astype(np.float64) @ b, k)
+
+
+@pytest.mark.parametrize("m,k,n", [(40, 600, 300), (9, 1100, 520), (300, 64, 96)])
+def test_matmul_with_transposed_operand(m, k, n, threads):
+    """B read transposed (x @ w.T, as `linear` and im2col convolutions do) is
+    packed by the micro-kernel; A transposed is broadcast row by row."""
+    rng = np.random.default_rng(m + k + n)
+    x = rng.standard_normal((m, k), dtype=F32)
+    w = rng.standard_normal((n, k), dtype=F32)
+    xt = np.ascontiguousarray(x.T)
+    close(dlc.jit(lambda x, w: x @ w.T)(x, w), x.astype(np.float64) @ w.T, k)
+    close(dlc.jit(lambda xt, w: xt.T @ w.T)(xt, w), x.astype(np.float64) @ w.T, k)
+    close(dlc.jit(lambda x, w: dlc.linear(x, w))(x, w), x.astype(np.float64) @ w.T, k)
+
+
+@pytest.mark.parametrize("m,k,n,column_block,reduction_block", [
+    (50, 300, 300, 64, 32), (17, 129, 97, 32, 16)])
+def test_matmul_blocks_fixed_by_options(m, k, n, column_block, reduction_block):
+    """The cache blocks and packing at explicit block sizes, through dl-opt's
+    pass options, run by the ExecutionEngine."""
+    from dlc import compiler
+    from dlc.mlir.passmanager import PassManager
+    from dlc.runtime import CompiledFunction
+
+    rng = np.random.default_rng(k)
+    a = rng.standard_normal((m, k), dtype=F32)
+    b = rng.standard_normal((k, n), dtype=F32)
+    lowered = dlc.jit(lambda a, b: a @ b).lower(a, b)
+    module = compiler.clone(lowered._module_at("bufferized"))
+    with module.context:
+        PassManager.parse(
+            "builtin.module(func.func(convert-linalg-to-affine-loops,"
+            "dl-affine-interchange,dl-affine-register-tile{"
+            f"column-block={column_block} reduction-block={reduction_block}}}))"
+        ).run(module.operation)
+        assert "alignment = 64" in str(module)  # the packing buffer
+        PassManager.parse("builtin.module(dl-cpu-pipeline{from=affine to=llvm})").run(
+            module.operation)
+    function = CompiledFunction(module, lowered.symbol, lowered.result_specs)
+    close(function([a, b])[0], a.astype(np.float64) @ b, k)
+
+
+CONV_CASES = [
+    # n, c, h, w, f, k, stride, padding, dilation, layout
+    (1, 3, 23, 23, 64, 7, 2, 3, 1, "NCHW"),    # the ResNet stem, small
+    (2, 64, 9, 9, 64, 3, 1, 1, 1, "NCHW"),     # K = 576 > one reduction block
+    (1, 40, 7, 7, 300, 3, 1, 1, 1, "NCHW"),    # F > one column block
+    (3, 5, 11, 13, 9, 3, 2, 0, 2, "NCHW"),     # strided, dilated, odd sizes
+    (1, 32, 6, 6, 270, 1, 1, 0, 1, "NCHW"),    # 1x1
+    (2, 30, 9, 9, 70, 3, 1, 1, 1, "NHWC"),
+    (1, 64, 5, 5, 260, 3, 2, 1, 1, "NHWC"),
+]
+
+
+@pytest.mark.parametrize("n,c,h,w,f,k,stride,padding,dilation,layout", CONV_CASES)
+def test_conv2d_im2col_across_blocks(n, c, h, w, f, k, stride, padding, dilation, layout,
+                                     threads):
+    rng = np.random.default_rng(c * f + h)
+    x = rng.standard_normal((n, c, h, w), dtype=F32)
+    weights = rng.standard_normal((f, c, k, k), dtype=F32)
+    bias = rng.standard_normal(f, dtype=F32)
+    expected = conv2d_reference(x, weights, bias, (stride, stride), (padding,) * 4,
+                                (dilation, dilation))
+    if layout == "NHWC":
+        x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+        weights = np.ascontiguousarray(weights.transpose(2, 3, 1, 0))
+        expected = expected.transpose(0, 2, 3, 1)
+    fn = dlc.jit(lambda x, w, b: dlc.conv2d(x, w, b, stride=stride, padding=padding,
+                                            dilation=dilation, layout=layout))
+    assert "alignment = 64" in fn.lower(x, weights, bias).as_text("affine") or layout == "NHWC"
+    close(fn(x, weights, bias), expected, c * k * k)
+
+
+def test_conv2d_im2col_dynamic_batch(threads):
+    rng = np.random.default_rng(3)
+    weights = rng.standard_normal((96, 48, 3, 3), dtype=F32)
+    fn = dlc.jit(lambda x, w: dlc.relu(dlc.conv2d(x, w, padding=1)), dynamic_batch=("x",))
+    for batch in (1, 2, 5):
+        x = rng.standard_normal((batch, 48, 10, 10), dtype=F32)
+        expected = np.maximum(conv2d_reference(x, weights, padding=(1, 1, 1, 1)), 0)
+        close(fn(x, weights), expected, 48 * 9)
+    assert fn.cache_size() == 1
+
+
+@pytest.mark.parametrize("shape", [(7,), (64,), (1000,), (3, 1001), (129, 257), (2, 3, 67, 45)])
+def test_elementwise_and_reductions_across_vector_tails(shape, threads):
+    rng = np.random.default_rng(sum(shape))
+    x = rng.standard_normal(shape, dtype=F32)
+    y = rng.standard_normal(shape, dtype=F32)
+    f = dlc.jit(lambda x, y: (dlc.tanh(x) * y + 1.0, dlc.sum(x * y, axis=-1),
+                              dlc.softmax(x, axis=-1)))
+    s, r, p = f(x, y)
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    close(s, np.tanh(x64) * y64 + 1, 1)
+    close(r, (x64 * y64).sum(axis=-1), shape[-1])
+    e = np.exp(x64 - x64.max(axis=-1, keepdims=True))
+    close(p, e / e.sum(axis=-1, keepdims=True), shape[-1])
+
+
+@pytest.mark.parametrize("shape,axes", [((300, 257), (1, 0)), ((3, 130, 70), (2, 0, 1)),
+                                        ((64, 3, 56, 56), (0, 2, 3, 1))])
+def test_transpose_across_blocks(shape, axes, threads):
+    x = np.random.default_rng(1).standard_normal(shape, dtype=F32)
+    np.testing.assert_array_equal(dlc.jit(lambda x: dlc.transpose(x, axes) * 1.0)(x),
+                                  np.transpose(x, axes))
