@@ -1,6 +1,7 @@
 # dlc: two commands on a fresh machine.
 #   make demo   set up (.venv, pinned wheels, CMake+ninja build) and run the MLP demo
 #   make test   set up and run every test (lit + pytest)
+#   make bench  also install the benchmark's peers, then benchmark (bench/results)
 # Both are idempotent; a second run rebuilds only what changed.
 
 PYTHON ?= python3
@@ -10,6 +11,7 @@ BUILD  := build
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 
 VENV_STAMP  := $(VENV)/.requirements-installed
+BENCH_STAMP := $(VENV)/.bench-requirements-installed
 BUILD_NINJA := $(BUILD)/build.ninja
 PTH_STAMP   := $(VENV)/.dlc-pth-installed
 
@@ -61,8 +63,13 @@ test: build
 demo: build
 	$(PY) examples/mlp.py
 
-bench: build
-	$(PY) bench/run.py
+# The benchmark's peers (PyTorch) and plotting come from their own file.
+$(BENCH_STAMP): requirements-bench.txt $(VENV_STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-bench.txt
+	@touch $@
+
+bench: build $(BENCH_STAMP)
+	$(PY) -m dlc.bench --out bench/results
 
 clean:
 	rm -rf $(BUILD)

@@ -22,3 +22,8 @@ filecheck = shutil.which("filecheck", path=os.pathsep.join(path))
 if filecheck is None:
     lit_config.fatal("`filecheck` is not installed; run `make test` to set up .venv")
 config.substitutions.append(("FileCheck", filecheck))
+
+# mlir-translate (for tests that go down to LLVM IR and assembly) lives in
+# the MLIR wheel beside the LLVM tools.
+mlir_bin = os.path.join(os.path.dirname(os.path.dirname(config.llvm_tools_dir)), "mlir", "bin")
+config.environment["PATH"] = os.pathsep.join([config.environment["PATH"], mlir_bin])

@@ -1,0 +1,452 @@
+"""dlc's benchmark: GFLOP/s, % of the machine's peak, and ratios to numpy
+(OpenBLAS) and PyTorch, all measured in one process on the same inputs.
+
+Run with ``make bench`` or ``python -m dlc.bench``. Cases: the peak f32 FMA
+throughput of this machine (an MLIR micro-kernel of independent FMA chains,
+compiled by dlc's own pipeline and run on its threads), f32 matmul
+128-2048, the ResNet-18 convolution layers at batch 1 and 8, and the
+784-128-32-10 MLP at batch 1 and 64. Every dlc result is first checked
+against numpy.
+
+The machine is shared and noisy: each case runs in interleaved rounds
+(dlc, numpy, PyTorch, dlc, ...) and reports the median time per call of
+each; quote the ratios, not one time. Writes ``<out>/bench-<date>.json``,
+``<out>/latest.json`` and ``<out>/bench.png``.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from . import runtime
+from .jit import jit
+from .mlir import ir
+from .mlir.passmanager import PassManager
+
+try:
+    import torch
+except ImportError:  # PyTorch is a benchmark-only dependency
+    torch = None
+
+
+# -- progress -----------------------------------------------------------------
+
+
+class Progress:
+    """A one-line progress bar on stderr."""
+
+    def __init__(self, total, width=30):
+        self.total, self.done, self.width = total, 0, width
+        self.interactive = sys.stderr.isatty()
+
+    def step(self, label):
+        self.done += 1
+        filled = int(self.width * self.done / self.total)
+        bar = "#" * filled + "." * (self.width - filled)
+        text = f"[{bar}] {self.done}/{self.total} {label}"
+        if self.interactive:
+            sys.stderr.write("\r" + text.ljust(80)[:100])
+            if self.done == self.total:
+                sys.stderr.write("\n")
+        else:
+            sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+
+
+# -- peak ---------------------------------------------------------------------
+
+PEAK_CHAINS = 12
+PEAK_LANES = 16
+
+PEAK_KERNEL = """
+func.func @dlc_peak(%out: memref<?x16xf32>, %iterations: memref<1xi64>)
+    attributes {llvm.emit_c_interface} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %threads = memref.dim %out, %c0 : memref<?x16xf32>
+  %n64 = memref.load %iterations[%c0] : memref<1xi64>
+  %n = arith.index_cast %n64 : i64 to index
+  %one = arith.constant dense<1.0> : vector<16xf32>
+  %scale = arith.constant dense<0.9999999> : vector<16xf32>
+  %shift = arith.constant dense<1.0e-7> : vector<16xf32>
+  scf.parallel (%t) = (%c0) to (%threads) step (%c1) {
+    // Start values from memory: constants would let LLVM fold the chains.
+    %v = vector.load %out[%t, %c0] : memref<?x16xf32>, vector<16xf32>
+    %v1 = arith.addf %v, %one : vector<16xf32>
+    %v2 = arith.addf %v1, %one : vector<16xf32>
+    %v3 = arith.addf %v2, %one : vector<16xf32>
+    %r:12 = scf.for %i = %c0 to %n step %c1
+        iter_args(%x0 = %v, %x1 = %v1, %x2 = %v2, %x3 = %v3, %x4 = %v,
+                  %x5 = %v1, %x6 = %v2, %x7 = %v3, %x8 = %v, %x9 = %v1,
+                  %x10 = %v2, %x11 = %v3)
+        -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>,
+            vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>,
+            vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+      %y0 = vector.fma %x0, %scale, %shift : vector<16xf32>
+      %y1 = vector.fma %x1, %scale, %shift : vector<16xf32>
+      %y2 = vector.fma %x2, %scale, %shift : vector<16xf32>
+      %y3 = vector.fma %x3, %scale, %shift : vector<16xf32>
+      %y4 = vector.fma %x4, %scale, %shift : vector<16xf32>
+      %y5 = vector.fma %x5, %scale, %shift : vector<16xf32>
+      %y6 = vector.fma %x6, %scale, %shift : vector<16xf32>
+      %y7 = vector.fma %x7, %scale, %shift : vector<16xf32>
+      %y8 = vector.fma %x8, %scale, %shift : vector<16xf32>
+      %y9 = vector.fma %x9, %scale, %shift : vector<16xf32>
+      %y10 = vector.fma %x10, %scale, %shift : vector<16xf32>
+      %y11 = vector.fma %x11, %scale, %shift : vector<16xf32>
+      scf.yield %y0, %y1, %y2, %y3, %y4, %y5, %y6, %y7, %y8, %y9, %y10, %y11
+          : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>,
+            vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>,
+            vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
+    }
+    %s0 = arith.addf %r#0, %r#1 : vector<16xf32>
+    %s1 = arith.addf %r#2, %r#3 : vector<16xf32>
+    %s2 = arith.addf %r#4, %r#5 : vector<16xf32>
+    %s3 = arith.addf %r#6, %r#7 : vector<16xf32>
+    %s4 = arith.addf %r#8, %r#9 : vector<16xf32>
+    %s5 = arith.addf %r#10, %r#11 : vector<16xf32>
+    %s6 = arith.addf %s0, %s1 : vector<16xf32>
+    %s7 = arith.addf %s2, %s3 : vector<16xf32>
+    %s8 = arith.addf %s4, %s5 : vector<16xf32>
+    %s9 = arith.addf %s6, %s7 : vector<16xf32>
+    %s10 = arith.addf %s8, %s9 : vector<16xf32>
+    vector.store %s10, %out[%t, %c0] : memref<?x16xf32>, vector<16xf32>
+    scf.reduce
+  }
+  return
+}
+"""
+
+
+def compile_peak_kernel():
+    """The FMA micro-kernel through dlc's pipeline (llvm stage: its
+    scf.parallel runs on dlc's threads)."""
+    from .tracing import context
+    with context():
+        module = ir.Module.parse(PEAK_KERNEL)
+        PassManager.parse("builtin.module(dl-cpu-pipeline{from=vector to=llvm})").run(
+            module.operation)
+        return runtime.CompiledFunction(module, "dlc_peak", [])
+
+
+def measure_peak(threads, seconds=0.3):
+    """Peak f32 GFLOP/s of `threads` cores: 12 independent 16-lane FMA chains
+    per thread (enough to cover the FMA latency on 2 FMA ports)."""
+    kernel = compile_peak_kernel()
+    saved = runtime.get_num_threads()
+    runtime.set_num_threads(threads)
+    try:
+        out = np.full((threads, PEAK_LANES), 0.5, np.float32)
+        iterations = np.array([1000], np.int64)
+        kernel([out, iterations])
+        # Scale to about `seconds` per run, then take the best of 5 (the
+        # peak is what the hardware can do; noise only lowers it).
+        start = time.perf_counter()
+        kernel([out, iterations])
+        elapsed = max(time.perf_counter() - start, 1e-6)
+        iterations[0] = max(1000, int(1000 * seconds / elapsed))
+        best = float("inf")
+        for _ in range(5):
+            start = time.perf_counter()
+            kernel([out, iterations])
+            best = min(best, time.perf_counter() - start)
+        flops = threads * int(iterations[0]) * PEAK_CHAINS * PEAK_LANES * 2
+        if not np.isfinite(out).all():
+            raise RuntimeError("peak kernel produced non-finite values")
+        return flops / best / 1e9
+    finally:
+        runtime.set_num_threads(saved)
+
+
+# -- cases --------------------------------------------------------------------
+
+
+def numpy_conv2d(x, w, stride, padding):
+    """numpy's best: im2col by strided views, then one BLAS tensordot."""
+    if padding:
+        x = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    f, c, kh, kw = w.shape
+    windows = np.lib.stride_tricks.sliding_window_view(x, (kh, kw), axis=(2, 3))
+    windows = windows[:, :, ::stride, ::stride]  # n, c, oh, ow, kh, kw
+    out = np.tensordot(windows, w, axes=([1, 4, 5], [1, 2, 3]))  # n, oh, ow, f
+    return np.ascontiguousarray(out.transpose(0, 3, 1, 2))
+
+
+def matmul_case(n, rng):
+    a = rng.standard_normal((n, n), dtype=np.float32)
+    b = rng.standard_normal((n, n), dtype=np.float32)
+    case = {"name": f"matmul {n}", "kind": "matmul", "size": n, "flops": 2 * n ** 3,
+            "args": (a, b), "dlc": lambda a, b: a @ b, "numpy": lambda a, b: a @ b}
+    if torch is not None:
+        case["torch_args"] = (torch.from_numpy(a), torch.from_numpy(b))
+        case["torch"] = lambda a, b: a @ b
+    return case
+
+
+RESNET18_LAYERS = [  # name, channels in, channels out, size, kernel, stride
+    ("conv1 7x7/2", 3, 64, 224, 7, 2),
+    ("conv2 64x56", 64, 64, 56, 3, 1),
+    ("conv3 128x28", 128, 128, 28, 3, 1),
+    ("conv4 256x14", 256, 256, 14, 3, 1),
+    ("conv5 512x7", 512, 512, 7, 3, 1),
+]
+
+
+def conv_case(layer, batch, rng):
+    from . import ops
+    name, cin, cout, size, k, s = layer
+    p = k // 2
+    x = rng.standard_normal((batch, cin, size, size), dtype=np.float32)
+    w = (rng.standard_normal((cout, cin, k, k)) / np.sqrt(cin * k * k)).astype(np.float32)
+    out = (size + 2 * p - k) // s + 1
+    case = {"name": f"{name} b{batch}", "kind": "conv", "size": name, "batch": batch,
+            "flops": 2 * batch * cout * cin * k * k * out * out, "args": (x, w),
+            "dlc": lambda x, w: ops.conv2d(x, w, stride=s, padding=p),
+            "numpy": lambda x, w: numpy_conv2d(x, w, s, p)}
+    if torch is not None:
+        case["torch_args"] = (torch.from_numpy(x), torch.from_numpy(w))
+        case["torch"] = lambda x, w: torch.nn.functional.conv2d(x, w, stride=s, padding=p)
+    return case
+
+
+def mlp_case(batch, rng):
+    from . import ops
+    sizes = (784, 128, 32, 10)
+    params = []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        params.append((rng.standard_normal((fan_in, fan_out)) * np.sqrt(2 / fan_in))
+                      .astype(np.float32))
+        params.append((rng.standard_normal(fan_out) * 0.1).astype(np.float32))
+    x = rng.random((batch, 784), dtype=np.float32)
+
+    def dlc_mlp(x, w1, b1, w2, b2, w3, b3):
+        h = ops.relu(x @ w1 + b1)
+        h = ops.relu(h @ w2 + b2)
+        return ops.softmax(h @ w3 + b3, axis=-1)
+
+    def numpy_mlp(x, w1, b1, w2, b2, w3, b3):
+        h = np.maximum(x @ w1 + b1, 0)
+        h = np.maximum(h @ w2 + b2, 0)
+        logits = h @ w3 + b3
+        e = np.exp(logits - logits.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    flops = 2 * batch * sum(a * b for a, b in zip(sizes[:-1], sizes[1:]))
+    case = {"name": f"mlp b{batch}", "kind": "mlp", "size": batch, "flops": flops,
+            "args": (x, *params), "dlc": dlc_mlp, "numpy": numpy_mlp}
+    if torch is not None:
+        def torch_mlp(x, w1, b1, w2, b2, w3, b3):
+            h = torch.relu(x @ w1 + b1)
+            h = torch.relu(h @ w2 + b2)
+            return torch.softmax(h @ w3 + b3, dim=-1)
+        case["torch_args"] = tuple(torch.from_numpy(a) for a in case["args"])
+        case["torch"] = torch_mlp
+    return case
+
+
+def build_cases(options, rng):
+    cases = [matmul_case(n, rng) for n in options.matmul_sizes]
+    for batch in options.conv_batches:
+        cases += [conv_case(layer, batch, rng) for layer in RESNET18_LAYERS]
+    cases += [mlp_case(batch, rng) for batch in (1, 64)]
+    return cases
+
+
+# -- measurement --------------------------------------------------------------
+
+
+def calls_per_block(fn, target_seconds):
+    start = time.perf_counter()
+    fn()
+    elapsed = max(time.perf_counter() - start, 1e-7)
+    return max(1, min(10000, int(target_seconds / elapsed)))
+
+
+def measure(peers, rounds, block_seconds, options_pause=0.2):
+    """Median seconds per call of each peer, over `rounds` interleaved blocks
+    of calls (each block about `block_seconds`)."""
+    counts = {name: calls_per_block(fn, block_seconds) for name, fn in peers.items()}
+    samples = {name: [] for name in peers}
+    for _ in range(rounds):
+        for name, fn in peers.items():
+            count = counts[name]
+            start = time.perf_counter()
+            for _ in range(count):
+                fn()
+            samples[name].append((time.perf_counter() - start) / count)
+            # Let this library's worker threads go idle before timing the
+            # next one: OpenBLAS and PyTorch's OpenMP spin for a while after
+            # each call, and on a few cores they would steal the next
+            # library's time.
+            time.sleep(options_pause)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def run_case(case, options):
+    args = case["args"]
+    start = time.perf_counter()
+    compiled = jit(case["dlc"]).lower(*args).compile()
+    compile_seconds = time.perf_counter() - start
+    result = compiled(*args)
+    reference = case["numpy"](*[a.astype(np.float64) for a in args])
+    scale = float(np.abs(reference).max()) or 1.0
+    error = float(np.abs(result - reference).max()) / scale
+    if error > 1e-4:
+        raise RuntimeError(f"{case['name']}: dlc differs from numpy by {error:.2e}")
+    peers = {"dlc": lambda: compiled(*args), "numpy": lambda: case["numpy"](*args)}
+    if "torch" in case:
+        torch_args = case["torch_args"]
+        peers["torch"] = lambda: case["torch"](*torch_args)
+    seconds = measure(peers, options.rounds, options.block_seconds)
+    row = {key: case[key] for key in ("name", "kind", "size", "flops") if key in case}
+    row.update(batch=case.get("batch"), compile_seconds=compile_seconds,
+               max_rel_error=error,
+               ms={name: value * 1e3 for name, value in seconds.items()},
+               gflops={name: case["flops"] / value / 1e9 for name, value in seconds.items()})
+    row["ratio"] = {name: seconds[name] / seconds["dlc"] for name in seconds if name != "dlc"}
+    return row
+
+
+# -- report -------------------------------------------------------------------
+
+
+def machine_facts():
+    facts = {"platform": platform.platform(), "python": platform.python_version(),
+             "numpy": np.__version__, "torch": getattr(torch, "__version__", None)}
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    facts["cpu"] = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    facts["cores"] = len(os.sched_getaffinity(0))
+    return facts
+
+
+def print_table(rows, peak):
+    peers = [p for p in ("numpy", "torch") if any(p in r["ms"] for r in rows)]
+    header = f"{'case':<22}{'dlc ms':>10}{'GFLOP/s':>9}{'% peak':>8}"
+    for peer in peers:
+        header += f"{peer + ' ms':>10}{'x ' + peer:>9}"
+    print(header)
+    for row in rows:
+        line = (f"{row['name']:<22}{row['ms']['dlc']:>10.3f}{row['gflops']['dlc']:>9.1f}"
+                f"{100 * row['gflops']['dlc'] / peak:>7.1f}%")
+        for peer in peers:
+            if peer in row["ms"]:
+                line += f"{row['ms'][peer]:>10.3f}{row['ratio'][peer]:>8.2f}x"
+            else:
+                line += f"{'-':>10}{'-':>9}"
+        print(line)
+    print("x peer = peer time / dlc time (above 1: dlc is faster)")
+
+
+def plot(rows, peak, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no plot (make bench installs it)")
+        return None
+    colors = {"dlc": "tab:blue", "numpy": "tab:orange", "torch": "tab:green"}
+    figure, (left, right) = plt.subplots(1, 2, figsize=(13, 5))
+    matmuls = [r for r in rows if r["kind"] == "matmul"]
+    for peer in colors:
+        points = [(r["size"], r["gflops"][peer]) for r in matmuls if peer in r["gflops"]]
+        if points:
+            left.plot(*zip(*points), marker="o", label=peer, color=colors[peer])
+    left.axhline(peak, linestyle="--", color="gray", label=f"peak {peak:.0f}")
+    left.set_xscale("log", base=2)
+    left.set_xlabel("matmul size n (n x n x n, f32)")
+    left.set_ylabel("GFLOP/s")
+    left.set_title("matmul")
+    left.legend()
+    convs = [r for r in rows if r["kind"] == "conv"]
+    names = [r["name"] for r in convs]
+    width = 0.27
+    for index, peer in enumerate(colors):
+        values = [r["gflops"].get(peer, 0) for r in convs]
+        right.bar([i + (index - 1) * width for i in range(len(convs))], values, width,
+                  label=peer, color=colors[peer])
+    right.axhline(peak, linestyle="--", color="gray", label="peak")
+    right.set_xticks(range(len(convs)))
+    right.set_xticklabels(names, rotation=45, ha="right", fontsize=8)
+    right.set_ylabel("GFLOP/s")
+    right.set_title("ResNet-18 convolution layers")
+    right.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    return path
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m dlc.bench", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
+                        help="threads of every side (default: all cores)")
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds per case")
+    parser.add_argument("--block-seconds", type=float, default=0.05,
+                        help="length of one timed block of calls")
+    parser.add_argument("--matmul-sizes", type=int, nargs="*",
+                        default=[128, 256, 512, 1024, 2048])
+    parser.add_argument("--conv-batches", type=int, nargs="*", default=[1, 8])
+    parser.add_argument("--out", default=os.path.join("bench", "results"),
+                        help="folder for the JSON results and the plot")
+    parser.add_argument("--quick", action="store_true",
+                        help="small sizes and few rounds (a smoke test)")
+    options = parser.parse_args(argv)
+    if options.quick:
+        options.rounds, options.block_seconds = 2, 0.01
+        options.matmul_sizes, options.conv_batches = [128, 256], [1]
+    if options.threads < 1:
+        parser.error("--threads must be positive")
+
+    runtime.set_num_threads(options.threads)
+    if torch is not None:
+        torch.set_num_threads(options.threads)
+    else:
+        print("PyTorch is not installed: numpy is the only peer (make bench installs it)")
+    rng = np.random.default_rng(0)
+    cases = build_cases(options, rng)
+    progress = Progress(len(cases) + 2)
+    peak_one = measure_peak(1)
+    progress.step("peak, 1 thread")
+    peak = measure_peak(options.threads)
+    progress.step(f"peak, {options.threads} threads")
+    rows = []
+    for case in cases:
+        rows.append(run_case(case, options))
+        progress.step(case["name"])
+
+    print(f"\npeak f32 FMA throughput: {peak_one:.1f} GFLOP/s on 1 thread, "
+          f"{peak:.1f} on {options.threads}")
+    print(f"threads: dlc {options.threads}, numpy (OpenBLAS) its default, "
+          f"torch {options.threads if torch is not None else '-'}\n")
+    print_table(rows, peak)
+
+    os.makedirs(options.out, exist_ok=True)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    report = {"date": stamp, "machine": machine_facts(), "threads": options.threads,
+              "peak_gflops": {"1": peak_one, str(options.threads): peak},
+              "rounds": options.rounds, "results": rows}
+    for name in (f"bench-{stamp}.json", "latest.json"):
+        with open(os.path.join(options.out, name), "w") as out:
+            json.dump(report, out, indent=1)
+    image = plot(rows, peak, os.path.join(options.out, "bench.png"))
+    print(f"\nresults: {os.path.join(options.out, 'latest.json')}"
+          + (f", plot: {image}" if image else ""))
+    return report
+
+
+if __name__ == "__main__":
+    main()
