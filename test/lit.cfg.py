@@ -27,3 +27,6 @@ config.substitutions.append(("FileCheck", filecheck))
 # the MLIR wheel beside the LLVM tools.
 mlir_bin = os.path.join(os.path.dirname(os.path.dirname(config.llvm_tools_dir)), "mlir", "bin")
 config.environment["PATH"] = os.pathsep.join([config.environment["PATH"], mlir_bin])
+
+# dlc's Python passes run through `python -m dlc.opt` (the venv's Python).
+config.substitutions.append(("%dlc-opt-py", f"{sys.executable} -m dlc.opt"))

@@ -55,6 +55,7 @@ def DL_CastOp : DL_Op<"cast", [Pure]> {
   let results = (outs DL_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasVerifier = 1;
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -81,6 +82,7 @@ class DL_BroadcastBinaryOp<string mnemonic, string what,
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
   }];
+  let hasFolder = 1;
 }
 
 def DL_AddOp : DL_BroadcastBinaryOp<"add", "addition">;
@@ -135,6 +137,7 @@ def DL_WhereOp : DL_InferredOp<"where"> {
   let assemblyFormat = [{
     $condition `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
   }];
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -147,6 +150,7 @@ class DL_UnaryOp<string mnemonic, Type operandType, string summaryText>
   let arguments = (ins operandType:$input);
   let results = (outs operandType:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
 }
 
 def DL_ReluOp : DL_UnaryOp<"relu", DL_NumericTensor,
@@ -173,6 +177,7 @@ def DL_LeakyReluOp : DL_InferredOp<"leaky_relu"> {
   let assemblyFormat = [{
     $input `alpha` `=` $alpha attr-dict `:` type($input) `->` type($result)
   }];
+  let hasFolder = 1;
 }
 
 def DL_GeluOp : DL_InferredOp<"gelu"> {
@@ -187,6 +192,7 @@ def DL_GeluOp : DL_InferredOp<"gelu"> {
     $input (`approximate_tanh` $approximate_tanh^)? attr-dict `:` type($input)
     `->` type($result)
   }];
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -209,6 +215,7 @@ def DL_MatmulOp : DL_InferredOp<"matmul"> {
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
   }];
+  let hasCanonicalizer = 1;
 }
 
 def DL_Conv2dOp : DL_InferredOp<"conv2d"> {
@@ -343,6 +350,7 @@ class DL_ReduceOp<string mnemonic, string what, Type operandType = DL_NumericTen
     $input `axes` `=` $axes (`keepdims` $keepdims^)? attr-dict `:`
     type($input) `->` type($result)
   }];
+  let hasFolder = 1;
 }
 
 def DL_ReduceSumOp : DL_ReduceOp<"reduce_sum", "summation">;
@@ -415,6 +423,7 @@ def DL_TransposeOp : DL_InferredOp<"transpose"> {
   let assemblyFormat = [{
     $input `perm` `=` $permutation attr-dict `:` type($input) `->` type($result)
   }];
+  let hasFolder = 1;
 }
 
 def DL_ReshapeOp : DL_InferredOp<"reshape"> {
@@ -437,6 +446,8 @@ def DL_ReshapeOp : DL_InferredOp<"reshape"> {
   let assemblyFormat = [{
     $input `shape` `=` $shape attr-dict `:` type($input) `->` type($result)
   }];
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def DL_BroadcastToOp : DL_InferredOp<"broadcast_to"> {
@@ -451,6 +462,7 @@ def DL_BroadcastToOp : DL_InferredOp<"broadcast_to"> {
   let assemblyFormat = [{
     $input `shape` `=` $shape attr-dict `:` type($input) `->` type($result)
   }];
+  let hasFolder = 1;
 }
 
 def DL_SliceOp : DL_InferredOp<"slice"> {
@@ -474,6 +486,7 @@ def DL_SliceOp : DL_InferredOp<"slice"> {
     $input `starts` `=` $starts `sizes` `=` $sizes `strides` `=` $strides
     attr-dict `:` type($input) `->` type($result)
   }];
+  let hasFolder = 1;
 }
 
 def DL_ConcatOp : DL_InferredOp<"concat"> {
@@ -491,6 +504,7 @@ def DL_ConcatOp : DL_InferredOp<"concat"> {
   let assemblyFormat = [{
     $inputs `axis` `=` $axis attr-dict `:` functional-type($inputs, results)
   }];
+  let hasFolder = 1;
 }
 
 def DL_PadOp : DL_InferredOp<"pad"> {
@@ -506,6 +520,7 @@ def DL_PadOp : DL_InferredOp<"pad"> {
     $input `low` `=` $low `high` `=` $high `value` `=` $value attr-dict `:`
     type($input) `->` type($result)
   }];
+  let hasFolder = 1;
 }
 
 def DL_GatherOp : DL_InferredOp<"gather"> {

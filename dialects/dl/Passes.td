@@ -142,9 +142,11 @@ def DLAffineParallelize : Pass<"dl-affine-parallelize", "::mlir::func::FuncOp"> 
     `scf.parallel` this lowers to on the async runtime's threads.
   }];
   let options = [
-    Option<"minWork", "min-work", "int64_t", /*default=*/"32768",
+    Option<"minWork", "min-work", "int64_t", /*default=*/"131072",
            "Least estimated number of operations a loop must run to be "
-           "worth running on several threads">,
+           "worth running on several threads (waking the async runtime's "
+           "threads took about 35 us per fork/join on the 2-core test "
+           "machines, as long as some 10^5 operations)">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Emit a remark for each nest: the loop chosen, or why none was">,
   ];
@@ -206,6 +208,19 @@ def DLMemRefCopyToLinalg : Pass<"dl-memref-copy-to-linalg", "::mlir::func::FuncO
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def DLFoldBatchNorm : Pass<"dl-fold-batchnorm"> {
+  let summary = "Fold inference batch norms into the conv2d or matmul before them";
+  let description = [{
+    `batch_norm(conv2d(x, w, b))` over the output channels becomes
+    `conv2d(x, w * s, (b - mean) * s + beta)` with `s = gamma / sqrt(var +
+    eps)`; a batch norm over the features of `x @ w (+ b)` becomes
+    `x @ (w * s) + ((b - mean) * s + beta)`. The new weights are dl ops, which
+    the folders turn into constants when the parameters are constants. A
+    producer with other users, another axis, mixed element types or a bias
+    that is not `[F]` leave the batch norm alone.
+  }];
+}
+
 def DLSelectStrategies : Pass<"dl-select-strategies"> {
   let summary = "Choose and record the code-generation strategy of each dl op";
   let description = [{
@@ -223,6 +238,36 @@ def DLExplain : Pass<"dl-explain"> {
     emits one remark per op naming its strategy and the reason:
     `dl-opt --dl-explain model.mlir`.
   }];
+}
+
+def DLAffineTile : Pass<"dl-affine-tile", "::mlir::func::FuncOp"> {
+  let summary = "Two-level cache tiling of affine loop bands, sized by a cache model";
+  let description = [{
+    Tiles each perfect band of affine loops with constant bounds twice: L2
+    tiles, and L1 tiles inside them, each the largest power-of-two size whose
+    data footprint (per memref, the span of the tile's loops in each
+    dimension) fits half of that cache level. Cache sizes are read from the
+    machine unless given. Only fully permutable bands are tiled (every
+    dependence component non-negative on every band loop); bands whose data fit in L1, bands
+    with carried values, non-constant bounds or non-affine memory accesses
+    are left alone. With `only-strided` (what dl-cpu-pipeline uses) only
+    bands whose innermost loop strides some access by a cache line or more
+    are tiled: transposes and other permuting copies. `tile-size` fixes the
+    size of both levels instead. With `explain`, a remark per band says
+    what was done or why not.
+  }];
+  let options = [
+    Option<"l1Bytes", "l1-bytes", "int64_t", /*default=*/"0",
+           "L1 data cache size in bytes (0: read from this machine)">,
+    Option<"l2Bytes", "l2-bytes", "int64_t", /*default=*/"0",
+           "L2 cache size in bytes (0: read from this machine)">,
+    Option<"tileSize", "tile-size", "int64_t", /*default=*/"0",
+           "Fixed tile size for every loop (0: from the cache model)">,
+    Option<"onlyStrided", "only-strided", "bool", /*default=*/"false",
+           "Tile only bands with an access strided along the innermost loop">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark per band">,
+  ];
 }
 
 #endif // DL_PASSES_TD

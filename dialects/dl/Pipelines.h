@@ -45,6 +45,11 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
   Option<CPUStage> to{*this, "to",
                       llvm::cl::desc("Stage to stop at (inclusive)"),
                       llvm::cl::init(CPUStage::LLVM), cpuStageValues()};
+  Option<bool> foldBatchNorm{
+      *this, "fold-batchnorm",
+      llvm::cl::desc("Fold inference batch norms into the conv2d/matmul "
+                     "before them (dl-fold-batchnorm)"),
+      llvm::cl::init(true)};
   Option<bool> interchange{
       *this, "interchange",
       llvm::cl::desc("Reorder affine loop nests for locality "
@@ -60,6 +65,11 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Width of the target's vector registers in bits (512 "
                      "for AVX-512, 256 for AVX2)"),
       llvm::cl::init(512)};
+  Option<bool> cacheTile{
+      *this, "cache-tile",
+      llvm::cl::desc("L2/L1 tiles for nests that stride through memory "
+                     "(dl-affine-tile{only-strided})"),
+      llvm::cl::init(true)};
   Option<unsigned> tileSize{
       *this, "tile-size",
       llvm::cl::desc("Tile affine loop nests with this tile size (0: no "
@@ -89,7 +99,7 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
   Option<int64_t> parallelMinWork{
       *this, "parallel-min-work",
       llvm::cl::desc("Least estimated operations of a loop run on threads"),
-      llvm::cl::init(32768)};
+      llvm::cl::init(131072)};
 };
 
 /// Adds the passes that take IR at `options.from` to IR at `options.to`.

@@ -39,10 +39,15 @@ void addCleanups(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
-/// dl -> dl: graph-level simplification (folding, dead code, CSE), then
-/// the code-generation strategy of each op (dl-select-strategies).
-void addGraphStage(OpPassManager &pm) {
+/// dl -> dl: graph-level simplification (folding, dead code, CSE), batch
+/// norms folded into their convolutions, then the code-generation strategy
+/// of each op (dl-select-strategies).
+void addGraphStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   addCleanups(pm);
+  if (options.foldBatchNorm) {
+    pm.addPass(createDLFoldBatchNorm());
+    addCleanups(pm);
+  }
   pm.addPass(createDLSelectStrategies());
 }
 
@@ -72,7 +77,9 @@ void addBufferizedStage(OpPassManager &pm) {
 
 /// linalg on memrefs -> affine loop nests, reordered for locality where
 /// legal; accumulation nests (matmul, convolution) become register-blocked
-/// micro-kernels. `tileSize` runs upstream's affine-loop-tile on what is left.
+/// micro-kernels; nests that must stride through memory (transposes) get L2
+/// and L1 tiles (dl-affine-tile). `tileSize` runs upstream's
+/// affine-loop-tile with that size instead.
 void addAffineStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createDLMemRefCopyToLinalg());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToAffineLoopsPass());
@@ -92,6 +99,12 @@ void addAffineStage(OpPassManager &pm, const CPUPipelineOptions &options) {
       return failure();
     });
     pm.addNestedPass<func::FuncOp>(std::move(tiling));
+  } else if (options.cacheTile) {
+    DLAffineTileOptions tile;
+    tile.l1Bytes = options.l1Bytes;
+    tile.l2Bytes = options.l2Bytes;
+    tile.onlyStrided = true;
+    pm.addNestedPass<func::FuncOp>(createDLAffineTile(tile));
   }
   pm.addNestedPass<func::FuncOp>(affine::createAffineLoopInvariantCodeMotionPass());
   addCleanups(pm);
@@ -153,7 +166,7 @@ void mlir::dl::buildCPUPipeline(OpPassManager &pm,
     return options.from < stage && stage <= options.to;
   };
   if (runs(CPUStage::Graph))
-    addGraphStage(pm);
+    addGraphStage(pm, options);
   if (runs(CPUStage::Linalg))
     addLinalgStage(pm);
   if (runs(CPUStage::Bufferized))

@@ -1,13 +1,17 @@
 """The compiler driver: runs slices of `dl-cpu-pipeline` between named stages.
 
 The pipeline itself is defined once, in C++ (lib/Pipelines/CPUPipeline.cpp);
-Python only picks the slice ``from=<stage> to=<stage>``, so the IR shown at a
-stage is exactly what ``dl-opt --pass-pipeline='builtin.module(
-dl-cpu-pipeline{from=... to=...})'`` produces from the previous stage's text.
+Python picks the slice ``from=<stage> to=<stage>``, so the IR shown at a
+stage is what ``dl-opt --pass-pipeline='builtin.module(
+dl-cpu-pipeline{from=... to=...})'`` produces from the previous stage's text,
+with one addition: the graph stage also runs dlc's Python passes
+(dlc.passes: ``dl-simplify`` before the C++ graph passes, ``dl-fusion-report``
+after them) in the same PassManager; ``python -m dlc.opt`` replays them.
 """
 
 from dataclasses import dataclass
 
+from . import passes
 from .errors import CompileError
 from .mlir import ir
 from .mlir.passmanager import PassManager
@@ -17,7 +21,8 @@ STAGES = ("dl", "graph", "linalg", "bufferized", "affine", "vector", "llvm")
 
 STAGE_DESCRIPTIONS = {
     "dl": "dl as traced from Python",
-    "graph": "dl after graph-level simplification",
+    "graph": "dl after graph-level simplification, batch-norm folding and "
+             "fusion grouping (dl.fusion_group)",
     "linalg": "linalg, tensor, arith and math on tensors",
     "bufferized": "linalg on memrefs, with explicit deallocation",
     "affine": "affine loop nests (tiled when tile_size > 0)",
@@ -37,10 +42,29 @@ class CompileOptions:
     #: run the outermost parallel loop of each nest on several threads
     #: (how many is decided at run time: dlc.set_num_threads)
     parallel: bool = True
+    #: graph optimizations turned off, by pass name (see GRAPH_PASSES)
+    disable: frozenset = frozenset()
 
     def pipeline_options(self):
+        fold_batchnorm = "dl-fold-batchnorm" not in self.disable
         return (f"vector-width={self.vector_width} tile-size={self.tile_size} "
-                f"parallel={'true' if self.parallel else 'false'}")
+                f"parallel={'true' if self.parallel else 'false'} "
+                f"fold-batchnorm={'true' if fold_batchnorm else 'false'}")
+
+
+#: Graph-level passes that ``dlc.jit(disable=...)`` can turn off.
+GRAPH_PASSES = ("dl-simplify", "dl-fold-batchnorm")
+
+
+def check_disable(names):
+    """Validates `disable=` of dlc.jit: a name or an iterable of names."""
+    names = frozenset([names] if isinstance(names, str) else names)
+    unknown = sorted(names - set(GRAPH_PASSES))
+    if unknown:
+        raise ValueError(f"cannot disable unknown pass(es) {', '.join(unknown)}; "
+                         f"the graph passes that can be disabled are: "
+                         f"{', '.join(GRAPH_PASSES)}")
+    return names
 
 
 def check_stage(stage):
@@ -62,12 +86,26 @@ def run_stages(module, start, stop, options):
     if STAGES.index(stop) <= STAGES.index(start):
         return module
     with module.context:
-        pm = PassManager.parse(pipeline_text(start, stop, options))
+        pm = _pass_manager(start, stop, options)
         try:
             pm.run(module.operation)
         except ir.MLIRError as error:
             raise CompileError(_describe_failure(start, stop, error)) from None
     return module
+
+
+def _pass_manager(start, stop, options):
+    if start != "dl":
+        return PassManager.parse(pipeline_text(start, stop, options))
+    # The graph stage: Python passes around the C++ graph passes.
+    pm = PassManager("builtin.module")
+    if "dl-simplify" not in options.disable:
+        passes.add_pass(pm, "dl-simplify")
+    pm.add(f"dl-cpu-pipeline{{from=dl to=graph {options.pipeline_options()}}}")
+    passes.add_pass(pm, "dl-fusion-report")
+    if stop != "graph":
+        pm.add(f"dl-cpu-pipeline{{from=graph to={stop} {options.pipeline_options()}}}")
+    return pm
 
 
 def clone(module):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import compiler, dtypes
+from . import compiler, dtypes, passes
 from .errors import ArityError, DTypeError, ShapeError, TraceError
 from .nn import Module
 from .runtime import CompiledFunction
@@ -80,7 +80,7 @@ class JitFunction:
     """A Python function compiled on first call per signature. See :func:`jit`."""
 
     def __init__(self, fn, dynamic_batch=False, vector_width=8, tile_size=0,
-                 constants=False, parallel=True):
+                 constants=False, parallel=True, disable=()):
         if not callable(fn):
             raise TypeError(f"dlc.jit expects a function, but got {fn!r}")
         functools.update_wrapper(self, fn)
@@ -95,7 +95,8 @@ class JitFunction:
             self._signature = inspect.signature(fn)
         self._options = compiler.CompileOptions(vector_width=vector_width,
                                                 tile_size=tile_size,
-                                                parallel=bool(parallel))
+                                                parallel=bool(parallel),
+                                                disable=compiler.check_disable(disable))
         self._dynamic_batch = dynamic_batch
         self._cache = {}
         # Fast path of calls with positional numpy arrays only: the compiled
@@ -344,7 +345,11 @@ class Lowered:
 
     def as_text(self, stage="dl", *, debug_info=False):
         """The module's IR at `stage` (one of :data:`dlc.STAGES`). With
-        `debug_info`, every op shows its location (the user's file:line)."""
+        `debug_info`, every op shows its location (the user's file:line).
+        ``"fused"`` gives the fusion report of the graph stage instead: the
+        kernels the graph is compiled into and the dl ops in each."""
+        if stage == "fused":
+            return passes.fusion_report(self._module_at("graph"))
         return self._module_at(stage).operation.get_asm(enable_debug_info=debug_info)
 
     def compile(self):
@@ -423,7 +428,7 @@ class Compiled:
 
 
 def jit(fn=None, *, dynamic_batch=False, vector_width=8, tile_size=0, constants=False,
-        parallel=True):
+        parallel=True, disable=()):
     """Compiles `fn` with dlc on first call per argument signature.
 
     Usable as ``@dlc.jit``, ``@dlc.jit(dynamic_batch=True)`` or
@@ -450,9 +455,13 @@ def jit(fn=None, *, dynamic_batch=False, vector_width=8, tile_size=0, constants=
         enough work on several threads; how many is read at each call from
         ``dlc.set_num_threads`` (default: ``DLC_NUM_THREADS``, else the
         number of cores). ``False`` compiles single-threaded code.
+      disable: graph optimizations to turn off, by pass name:
+        ``"dl-simplify"`` (algebraic simplification, a Python pass) and
+        ``"dl-fold-batchnorm"``. Constant folding and canonicalization
+        always run.
     """
     def wrap(function):
         return JitFunction(function, dynamic_batch=dynamic_batch,
                            vector_width=vector_width, tile_size=tile_size,
-                           constants=constants, parallel=parallel)
+                           constants=constants, parallel=parallel, disable=disable)
     return wrap(fn) if fn is not None else wrap

@@ -282,7 +282,7 @@ def test_dynamic_batch_parallel_any_size(restore_threads):
 
 
 def test_parallel_false_compiles_sequential_code():
-    a = np.ones((256, 256), F32)
+    a = np.ones((512, 512), F32)
     f = dlc.jit(lambda a: a * 2.0 + 1.0, parallel=False)
     g = dlc.jit(lambda a: a * 2.0 + 1.0)
     assert "affine.parallel" not in f.lower(a).as_text("vector")

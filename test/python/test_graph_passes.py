@@ -1,0 +1,230 @@
+"""Graph-level optimization: constant folding and algebraic identities (ODS
+folders), transposed matmul operands, dl-fold-batchnorm, the Python passes
+dl-simplify and dl-fusion-report. Each checks what the graph stage contains
+AND that results are unchanged against numpy (float64 references; f32
+results within 1e-5 relative unless stated)."""
+
+import numpy as np
+import pytest
+
+import dlc
+from dlc import nn
+
+F32 = np.float32
+RNG = np.random.default_rng(7)
+
+
+def graph_ops(f, *args):
+    """The dl op names of `f`'s graph stage (constants excluded)."""
+    text = f.lower(*args).as_text("graph")
+    return [line.split("=", 1)[1].split()[0] for line in text.splitlines()
+            if "= dl." in line and "dl.constant" not in line]
+
+
+def close(actual, expected, rtol=1e-5):
+    np.testing.assert_allclose(actual.astype(np.float64), expected, rtol=rtol,
+                               atol=rtol * max(1.0, float(np.nanmax(np.abs(expected)))),
+                               equal_nan=True)
+
+
+# -- constant folding ------------------------------------------------------------
+
+C = RNG.uniform(0.5, 2.0, (3, 4)).astype(F32)   # positive: log, sqrt are defined
+D = RNG.standard_normal((3, 4)).astype(F32)
+UNARY = {
+    "relu": (dlc.relu, lambda c: np.maximum(c, 0)),
+    "relu6": (dlc.relu6, lambda c: np.clip(c, 0, 6)),
+    "abs": (dlc.abs, np.abs),
+    "negative": (dlc.negative, np.negative),
+    "exp": (dlc.exp, np.exp),
+    "log": (dlc.log, np.log),
+    "sqrt": (dlc.sqrt, np.sqrt),
+    "rsqrt": (dlc.rsqrt, lambda c: 1 / np.sqrt(c)),
+    "tanh": (dlc.tanh, np.tanh),
+    "sigmoid": (dlc.sigmoid, lambda c: 1 / (1 + np.exp(-c))),
+    "silu": (dlc.silu, lambda c: c / (1 + np.exp(-c))),
+    "hardswish": (dlc.hardswish, lambda c: c * np.clip(c + 3, 0, 6) / 6),
+    "leaky_relu": (lambda c: dlc.leaky_relu(c - 1, 0.1),
+                   lambda c: np.where(c - 1 >= 0, c - 1, 0.1 * (c - 1))),
+    "gelu_tanh": (lambda c: dlc.gelu(c, approximate="tanh"),
+                  lambda c: 0.5 * c * (1 + np.tanh(np.sqrt(2 / np.pi) * (c + 0.044715 * c**3)))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_ops_on_constants_fold(name):
+    op, reference = UNARY[name]
+    f = dlc.jit(lambda x: x + op(C))
+    x = RNG.standard_normal((3, 4)).astype(F32)
+    # x + (-C) is simplified to x - C before C is folded
+    assert graph_ops(f, x) == (["dl.sub"] if name == "negative" else ["dl.add"])
+    close(f(x), x.astype(np.float64) + reference(C.astype(np.float64)))
+
+
+BINARY_AND_SHAPE = {
+    "broadcast_add": (lambda: C + D[0], lambda: C + D[0]),
+    "sub_mul_div": (lambda: (C - D) * D / C, lambda: (C - D) * D / C),
+    "pow": (lambda: C ** D, lambda: C ** D),
+    "max_min": (lambda: dlc.minimum(dlc.maximum(C, D), 1.0),
+                lambda: np.minimum(np.maximum(C, D), 1.0)),
+    "where": (lambda: dlc.where(C > D, C, D * 2.0), lambda: np.where(C > D, C, D * 2.0)),
+    "reductions": (lambda: dlc.sum(C, axis=0) + dlc.max(D, axis=0) - dlc.mean(C, axis=0)
+                   + dlc.min(D, axis=0),
+                   lambda: C.sum(0) + D.max(0) - C.mean(0) + D.min(0)),
+    "transpose_reshape": (lambda: dlc.reshape(dlc.transpose(C), (2, 6)),
+                          lambda: C.T.reshape(2, 6)),
+    "slice_concat_pad": (lambda: dlc.pad(dlc.concatenate([C[:, ::2], D[:, 1:2]], axis=1), 1,
+                                         constant_values=5.0),
+                         lambda: np.pad(np.concatenate([C[:, ::2], D[:, 1:2]], axis=1), 1,
+                                        constant_values=5.0)),
+    "broadcast_to": (lambda: dlc.broadcast_to(D[0], (2, 3, 4)), lambda: np.broadcast_to(D[0], (2, 3, 4))),
+    "astype": (lambda: dlc.astype(dlc.astype(D * 10, np.int32), np.float32),
+               lambda: (D * 10).astype(np.int32).astype(np.float64)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BINARY_AND_SHAPE))
+def test_ops_on_constants_fold(name):
+    build, reference = BINARY_AND_SHAPE[name]
+    expected = np.asarray(reference(), np.float64)
+    f = dlc.jit(lambda x: x * build())
+    x = RNG.standard_normal(expected.shape).astype(F32)
+    assert graph_ops(f, x) == ["dl.mul"]
+    close(f(x), x * expected)
+
+
+def test_integer_folding_wraps_like_numpy():
+    a = np.array([127, -128, 5], np.int8)
+    f = dlc.jit(lambda x: x + (dlc.asarray(a) + np.int8(1)) * np.int8(3))
+    x = np.zeros(3, np.int8)
+    assert graph_ops(f, x) == ["dl.add"]
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(f(x), (a + np.int8(1)) * np.int8(3))
+
+
+# -- identities -------------------------------------------------------------------
+
+def test_identities_remove_ops_and_keep_results():
+    f = dlc.jit(lambda x: dlc.relu(dlc.relu(-(-(x * 1.0 + 0.0) / 1.0))))
+    x = RNG.standard_normal((5, 7)).astype(F32)
+    assert graph_ops(f, x) == ["dl.relu"]
+    np.testing.assert_array_equal(f(x), np.maximum(x, 0))
+
+
+def test_transpose_pairs_cancel():
+    f = dlc.jit(lambda x: dlc.transpose(dlc.transpose(x, (2, 0, 1)), (1, 2, 0)) + 1.0)
+    x = RNG.standard_normal((2, 3, 4)).astype(F32)
+    assert graph_ops(f, x) == ["dl.add"]
+    np.testing.assert_array_equal(f(x), x + 1)
+
+
+def test_float_x_minus_x_is_not_zero_for_nan_and_inf():
+    f = dlc.jit(lambda x: x - x)
+    x = np.array([np.inf, np.nan, 1.5, -np.inf], F32)
+    assert graph_ops(f, x) == ["dl.sub"]
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(f(x), x - x)
+
+
+def test_adding_broadcast_zeros_is_not_an_identity():
+    f = dlc.jit(lambda x: x + np.zeros((4, 3), F32))
+    x = RNG.standard_normal((1, 3)).astype(F32)
+    assert f(x).shape == (4, 3)
+    np.testing.assert_array_equal(f(x), np.broadcast_to(x, (4, 3)))
+
+
+@pytest.mark.parametrize("m,k,n,rewritten", [(8, 64, 8, True), (64, 2, 64, False)])
+def test_matmul_of_transposed_operands(m, k, n, rewritten):
+    """A^T B^T = (B A)^T where one transpose of the result moves fewer elements."""
+    f = dlc.jit(lambda a, b: a.T @ b.T)
+    a = RNG.standard_normal((k, m)).astype(F32)
+    b = RNG.standard_normal((n, k)).astype(F32)
+    ops = graph_ops(f, a, b)
+    assert ops.count("dl.transpose") == (1 if rewritten else 2)
+    close(f(a, b), a.T.astype(np.float64) @ b.T)
+
+
+# -- batch-norm folding ----------------------------------------------------------------
+
+class ConvBn(nn.Module):
+    def __init__(self, rng, groups=1, bias=False):
+        self.conv = nn.Conv2d(8, 8, 3, padding=1, groups=groups, bias=bias, rng=rng)
+        self.bn = nn.BatchNorm2d(8)
+        self.bn.weight = rng.uniform(0.5, 1.5, 8).astype(F32)
+        self.bn.bias = rng.uniform(-0.5, 0.5, 8).astype(F32)
+        self.bn.running_mean = rng.uniform(-0.5, 0.5, 8).astype(F32)
+        self.bn.running_var = rng.uniform(0.5, 2.0, 8).astype(F32)
+
+    def forward(self, x):
+        return dlc.relu(self.bn(self.conv(x)))
+
+
+@pytest.mark.parametrize("groups,bias", [(1, False), (1, True), (8, False)])
+def test_batch_norm_folds_into_conv(groups, bias):
+    rng = np.random.default_rng(groups)
+    model = ConvBn(rng, groups, bias)
+    x = rng.standard_normal((2, 8, 6, 6)).astype(F32)
+    unfolded = dlc.jit(model, disable=("dl-fold-batchnorm",))
+    expected = unfolded(x).astype(np.float64)
+    assert "dl.batch_norm" in graph_ops(unfolded, x)
+    for constants in (False, True):
+        folded = dlc.jit(model, constants=constants)
+        ops = graph_ops(folded, x)
+        assert "dl.batch_norm" not in ops
+        if constants:     # the new weights and bias are folded constants
+            assert ops == ["dl.conv2d", "dl.relu"]
+        close(folded(x), expected, rtol=1e-5)
+
+
+def test_batch_norm_stays_when_the_conv_output_is_used_twice():
+    rng = np.random.default_rng(3)
+    model = ConvBn(rng)
+    f = dlc.jit(lambda x: (lambda y: model.bn(y) + y)(model.conv(x)))
+    x = rng.standard_normal((1, 8, 5, 5)).astype(F32)
+    assert "dl.batch_norm" in graph_ops(f, x)
+
+
+# -- dl-simplify (Python) -------------------------------------------------------------
+
+def test_simplify_strength_reduces_and_matches_numpy():
+    f = dlc.jit(lambda x, y: x ** 2 + x ** 3 - abs(x) ** 0.5 + (x + 3.0) ** -1.0
+                + y / 8.0 + (x + -y) - (-y))
+    x = RNG.uniform(-2, 2, (9, 17)).astype(F32)
+    y = RNG.standard_normal((9, 17)).astype(F32)
+    ops = graph_ops(f, x, y)
+    assert "dl.pow" not in ops and "dl.neg" not in ops and "dl.div" in ops  # 1 / (x + 3)
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    expected = x64**2 + x64**3 - np.abs(x64)**0.5 + 1 / (x64 + 3) + y64 / 8 + (x64 - y64) + y64
+    close(f(x, y), expected)
+    unsimplified = dlc.jit(lambda x: x ** 2, disable="dl-simplify")
+    assert graph_ops(unsimplified, x) == ["dl.pow"]
+
+
+def test_unknown_pass_in_disable_is_an_error():
+    with pytest.raises(ValueError, match="dl-simplfy.*dl-simplify, dl-fold-batchnorm"):
+        dlc.jit(lambda x: x, disable=("dl-simplfy",))
+
+
+# -- dl-fusion-report (Python) ----------------------------------------------------------
+
+def test_fusion_report_of_the_mlp():
+    f = dlc.jit(lambda x, w1, b1, w2, b2: dlc.softmax(dlc.relu(x @ w1 + b1) @ w2 + b2, axis=-1))
+    args = [np.ones(s, F32) for s in [(4, 784), (784, 128), (128,), (128, 10), (10,)]]
+    report = f.lower(*args).as_text("fused")
+    assert report.splitlines() == [
+        "@dlc__lambda_: 6 ops in 5 kernels (1 fused away)",
+        "  kernel 0: matmul", "  kernel 1: add + relu", "  kernel 2: matmul",
+        "  kernel 3: add", "  kernel 4: softmax"]
+    assert f.lower(*args).as_text("graph").count("dl.fusion_group = 1 ") == 2
+
+
+def test_fusion_groups_stop_at_broadcasts_and_shared_values():
+    # exp(x[0]) is broadcast into the product (read 4 times per element): its
+    # own kernel; t = x * 2 has two users: its own kernel; the slice x[0] is
+    # a view, in no kernel.
+    f = dlc.jit(lambda x: (lambda t: (t + 1.0) * dlc.exp(x[0]) - t)(x * 2.0))
+    x = RNG.standard_normal((4, 3)).astype(F32)
+    report = f.lower(x).as_text("fused").splitlines()
+    assert report == ["@dlc__lambda_: 5 ops in 3 kernels (2 fused away)",
+                      "  kernel 0: mul", "  kernel 1: exp", "  kernel 2: add + mul + sub"]
+    close(f(x), (x * 2.0 + 1.0) * np.exp(x[0]) - x * 2.0)
