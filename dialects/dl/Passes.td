@@ -221,6 +221,26 @@ def DLFoldBatchNorm : Pass<"dl-fold-batchnorm"> {
   }];
 }
 
+def DLPlanMemory : Pass<"dl-plan-memory", "::mlir::func::FuncOp"> {
+  let summary = "Share memory between temporary buffers whose lifetimes do not overlap";
+  let description = [{
+    After bufferization: the statically shaped temporary buffers of the
+    function's entry block (not returned, not passed to calls) are placed in
+    one 64-byte aligned arena by first fit, largest first; buffers live at
+    the same time never share. Each alloc becomes a memref.view of the arena.
+    The function gets `dl.memory_plan = {buffers, peak_bytes,
+    unplanned_peak_bytes}`; `report` also emits them as a remark.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark with the planned and unplanned peak bytes">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
 def DLSelectStrategies : Pass<"dl-select-strategies"> {
   let summary = "Choose and record the code-generation strategy of each dl op";
   let description = [{

@@ -50,6 +50,16 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Fold inference batch norms into the conv2d/matmul "
                      "before them (dl-fold-batchnorm)"),
       llvm::cl::init(true)};
+  Option<bool> planMemory{
+      *this, "plan-memory",
+      llvm::cl::desc("Share memory between temporaries with disjoint "
+                     "lifetimes (dl-plan-memory)"),
+      llvm::cl::init(true)};
+  Option<bool> fuse{
+      *this, "fuse",
+      llvm::cl::desc("Fuse elementwise producers into their consumers "
+                     "(dl-linalg-fuse)"),
+      llvm::cl::init(true)};
   Option<bool> interchange{
       *this, "interchange",
       llvm::cl::desc("Reorder affine loop nests for locality "

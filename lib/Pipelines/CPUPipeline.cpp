@@ -53,17 +53,19 @@ void addGraphStage(OpPassManager &pm, const CPUPipelineOptions &options) {
 
 /// dl -> linalg on tensors; elementwise producers fused into consumers that
 /// read each of their elements once (dl-linalg-fuse).
-void addLinalgStage(OpPassManager &pm) {
+void addLinalgStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   pm.addPass(createConvertDLToLinalg());
-  pm.addPass(createDLLinalgFuse());
+  if (options.fuse)
+    pm.addPass(createDLLinalgFuse());
   addCleanups(pm);
 }
 
 /// Tensors -> memrefs, function boundaries included (identity layouts, so the
 /// caller passes plain contiguous buffers), then explicit deallocation of
 /// every temporary: returned buffers are owned by the caller (a returned
-/// argument or alias is cloned, and the clone becomes an alloc + copy).
-void addBufferizedStage(OpPassManager &pm) {
+/// argument or alias is cloned, and the clone becomes an alloc + copy);
+/// temporaries with disjoint lifetimes then share one arena (dl-plan-memory).
+void addBufferizedStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
@@ -73,6 +75,8 @@ void addBufferizedStage(OpPassManager &pm) {
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
   addCleanups(pm);
+  if (options.planMemory)
+    pm.addNestedPass<func::FuncOp>(createDLPlanMemory());
 }
 
 /// linalg on memrefs -> affine loop nests, reordered for locality where
@@ -168,9 +172,9 @@ void mlir::dl::buildCPUPipeline(OpPassManager &pm,
   if (runs(CPUStage::Graph))
     addGraphStage(pm, options);
   if (runs(CPUStage::Linalg))
-    addLinalgStage(pm);
+    addLinalgStage(pm, options);
   if (runs(CPUStage::Bufferized))
-    addBufferizedStage(pm);
+    addBufferizedStage(pm, options);
   if (runs(CPUStage::Affine))
     addAffineStage(pm, options);
   if (runs(CPUStage::Vector))

@@ -43,6 +43,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
@@ -82,6 +83,33 @@ Value rootMemRef(Value memref) {
   while (auto view = memref.getDefiningOp<ViewLikeOpInterface>())
     memref = view.getViewSource();
   return memref;
+}
+
+/// The bytes [first, last) a memref.view at a constant shift covers in its
+/// source (dl-plan-memory places temporaries so in one arena).
+std::optional<std::pair<int64_t, int64_t>> viewBytes(memref::ViewOp view) {
+  APInt shift;
+  MemRefType type = view.getType();
+  if (!matchPattern(view.getByteShift(), m_ConstantInt(&shift)) ||
+      !type.hasStaticShape() || !type.getElementType().isIntOrFloat())
+    return std::nullopt;
+  int64_t first = shift.getSExtValue();
+  return std::make_pair(first, first + type.getNumElements() *
+                                           type.getElementTypeBitWidth() / 8);
+}
+
+/// Whether `a` and `b` may share memory: views of one buffer do unless both
+/// are memref.views of the same source at disjoint constant byte ranges.
+bool mayAlias(Value a, Value b) {
+  if (rootMemRef(a) != rootMemRef(b))
+    return false;
+  auto viewA = a.getDefiningOp<memref::ViewOp>();
+  auto viewB = b.getDefiningOp<memref::ViewOp>();
+  if (!viewA || !viewB || viewA.getSource() != viewB.getSource())
+    return true;
+  auto bytesA = viewBytes(viewA), bytesB = viewBytes(viewB);
+  return !bytesA || !bytesB ||
+         (bytesA->first < bytesB->second && bytesB->first < bytesA->second);
 }
 
 /// Coefficient of `iv` in result `r` of `map` (flattened), if affine.
@@ -148,7 +176,7 @@ std::optional<Accumulation> match(AffineForOp root, int64_t lanesFor32Bits) {
   affine::MemRefAccess storeAccess(acc.store);
   for (auto &entry : acc.loads) {
     auto load = cast<affine::AffineLoadOp>(entry.first);
-    if (rootMemRef(load.getMemRef()) == rootMemRef(output)) {
+    if (mayAlias(load.getMemRef(), output)) {
       if (load.getMemRef() != output || acc.accumulator ||
           affine::MemRefAccess(load) != storeAccess)
         return std::nullopt;

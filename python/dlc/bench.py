@@ -6,7 +6,9 @@ throughput of this machine (an MLIR micro-kernel of independent FMA chains,
 compiled by dlc's own pipeline and run on its threads), f32 matmul
 128-2048, the ResNet-18 convolution layers at batch 1 and 8, and the
 784-128-32-10 MLP at batch 1 and 64. Every dlc result is first checked
-against numpy.
+against numpy. Then the graph optimizations: for the MLP, a ResNet basic
+block and a transformer encoder layer, the kernels compiled, the peak
+temporary memory and the time with every optimization on and with each off.
 
 The machine is shared and noisy: each case runs in interleaved rounds
 (dlc, numpy, PyTorch, dlc, ...) and reports the median time per call of
@@ -259,6 +261,116 @@ def build_cases(options, rng):
     return cases
 
 
+# -- graph optimizations ------------------------------------------------------
+
+#: The optimizations measured one at a time (each turned off in its variant).
+GRAPH_OPTIMIZATIONS = ("dl-linalg-fuse", "dl-fold-batchnorm", "dl-plan-memory", "dl-simplify")
+
+
+def graph_models(rng):
+    """The MLP at batch 64, a ResNet basic block (64 channels, 28x28, batch 1,
+    parameters as constants) and a transformer encoder layer (batch 4, 64
+    tokens, d_model 128, 4 heads, d_ff 512): (name, function, args)."""
+    from . import nn, ops
+
+    mlp = mlp_case(64, rng)
+
+    class BasicBlock(nn.Module):
+        def __init__(self, channels):
+            self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False, rng=rng)
+            self.bn1 = nn.BatchNorm2d(channels)
+            self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False, rng=rng)
+            self.bn2 = nn.BatchNorm2d(channels)
+            for bn in (self.bn1, self.bn2):
+                bn.running_mean = rng.uniform(-0.5, 0.5, channels).astype(np.float32)
+                bn.running_var = rng.uniform(0.5, 2.0, channels).astype(np.float32)
+
+        def forward(self, x):
+            out = ops.relu(self.bn1(self.conv1(x)))
+            return ops.relu(self.bn2(self.conv2(out)) + x)
+
+    class EncoderLayer(nn.Module):
+        def __init__(self, d_model, heads, d_ff):
+            self.heads = heads
+            self.q, self.k, self.v, self.out = (nn.Linear(d_model, d_model, rng=rng)
+                                                for _ in range(4))
+            self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+            self.ff1, self.ff2 = nn.Linear(d_model, d_ff, rng=rng), nn.Linear(d_ff, d_model, rng=rng)
+
+        def split(self, t):
+            _, seq, d_model = t.shape
+            return ops.transpose(t.reshape(-1, seq, self.heads, d_model // self.heads),
+                                 (0, 2, 1, 3))
+
+        def forward(self, x):
+            _, seq, d_model = x.shape
+            q, k, v = self.split(self.q(x)), self.split(self.k(x)), self.split(self.v(x))
+            scores = q @ ops.transpose(k, (0, 1, 3, 2)) / float(np.sqrt(d_model // self.heads))
+            attention = ops.softmax(scores, axis=-1) @ v
+            merged = ops.transpose(attention, (0, 2, 1, 3)).reshape(-1, seq, d_model)
+            x = self.norm1(x + self.out(merged))
+            return self.norm2(x + self.ff2(ops.gelu(self.ff1(x))))
+
+    block = BasicBlock(64)
+    image = rng.standard_normal((1, 64, 28, 28)).astype(np.float32)
+    encoder = EncoderLayer(128, 4, 512)
+    tokens = rng.standard_normal((4, 64, 128)).astype(np.float32)
+    return [("mlp b64", mlp["dlc"], mlp["args"], {}),
+            ("resnet basic block", block, (image,), {"constants": True}),
+            ("transformer encoder", encoder, (tokens,), {"constants": True})]
+
+
+def run_graph_case(name, fn, args, jit_options, options):
+    """Kernels, peak temporary bytes and time with every optimization on, and
+    with each one off, measured in interleaved rounds."""
+    variants = {"all on": ()}
+    variants.update({f"no {opt}": (opt,) for opt in GRAPH_OPTIMIZATIONS})
+    variants["all off"] = GRAPH_OPTIMIZATIONS
+    compiled, facts = {}, {}
+    reference = None
+    for label, disabled in variants.items():
+        lowered = jit(fn, disable=disabled, **jit_options).lower(*args)
+        plan = lowered.memory_plan()
+        function = lowered.compile()
+        result = function(*args)
+        if reference is None:
+            reference = result
+        error = float(np.abs(result - reference).max() / (np.abs(reference).max() or 1))
+        if error > 1e-4:
+            raise RuntimeError(f"{name}, {label}: differs from 'all on' by {error:.2e}")
+        compiled[label] = function
+        report = lowered.as_text("fused").splitlines() if "dl-linalg-fuse" not in disabled else []
+        facts[label] = {
+            "kernels": lowered.kernel_count(),
+            "dl_ops": int(report[0].split(": ")[1].split()[0]) if report else None,
+            "peak_bytes": plan["peak_bytes"] if plan else None,
+            "unplanned_peak_bytes": plan["unplanned_peak_bytes"] if plan else None,
+        }
+    seconds = measure({label: (lambda f=f: f(*args)) for label, f in compiled.items()},
+                      options.rounds, options.block_seconds, options_pause=0.05)
+    for label in facts:
+        facts[label]["ms"] = seconds[label] * 1e3
+        facts[label]["speedup_of_all_on"] = seconds[label] / seconds["all on"]
+    return {"name": name, "variants": facts}
+
+
+def print_graph_table(rows):
+    print(f"\n{'model':<22}{'variant':<22}{'kernels':>8}{'peak KiB':>10}{'ms':>9}"
+          f"{'x all on':>10}")
+    for row in rows:
+        for label, facts in row["variants"].items():
+            peak = facts["peak_bytes"]
+            if peak is None:
+                peak = facts["unplanned_peak_bytes"]
+            peak_text = f"{peak / 1024:>10.0f}" if peak is not None else f"{'-':>10}"
+            print(f"{row['name']:<22}{label:<22}{facts['kernels']:>8}{peak_text}"
+                  f"{facts['ms']:>9.3f}{facts['speedup_of_all_on']:>9.2f}x")
+    print("kernels: linalg ops compiled (one loop nest each); peak KiB: temporaries at "
+          "most (planned,\nor with dl-plan-memory off the unplanned peak, "
+          "from the planner's analysis when it runs);\nx all on = variant time / "
+          "time with every optimization on")
+
+
 # -- measurement --------------------------------------------------------------
 
 
@@ -404,6 +516,8 @@ def main(argv=None):
                         help="folder for the JSON results and the plot")
     parser.add_argument("--quick", action="store_true",
                         help="small sizes and few rounds (a smoke test)")
+    parser.add_argument("--graph-only", action="store_true",
+                        help="only the graph-optimization section")
     options = parser.parse_args(argv)
     if options.quick:
         options.rounds, options.block_seconds = 2, 0.01
@@ -417,8 +531,9 @@ def main(argv=None):
     else:
         print("PyTorch is not installed: numpy is the only peer (make bench installs it)")
     rng = np.random.default_rng(0)
-    cases = build_cases(options, rng)
-    progress = Progress(len(cases) + 2)
+    cases = [] if options.graph_only else build_cases(options, rng)
+    models = graph_models(rng)
+    progress = Progress(len(cases) + len(models) + 2)
     peak_one = measure_peak(1)
     progress.step("peak, 1 thread")
     peak = measure_peak(options.threads)
@@ -427,22 +542,28 @@ def main(argv=None):
     for case in cases:
         rows.append(run_case(case, options))
         progress.step(case["name"])
+    graph_rows = []
+    for name, fn, args, jit_options in models:
+        graph_rows.append(run_graph_case(name, fn, args, jit_options, options))
+        progress.step(name)
 
     print(f"\npeak f32 FMA throughput: {peak_one:.1f} GFLOP/s on 1 thread, "
           f"{peak:.1f} on {options.threads}")
     print(f"threads: dlc {options.threads}, numpy (OpenBLAS) its default, "
           f"torch {options.threads if torch is not None else '-'}\n")
-    print_table(rows, peak)
+    if rows:
+        print_table(rows, peak)
+    print_graph_table(graph_rows)
 
     os.makedirs(options.out, exist_ok=True)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     report = {"date": stamp, "machine": machine_facts(), "threads": options.threads,
               "peak_gflops": {"1": peak_one, str(options.threads): peak},
-              "rounds": options.rounds, "results": rows}
+              "rounds": options.rounds, "results": rows, "graph": graph_rows}
     for name in (f"bench-{stamp}.json", "latest.json"):
         with open(os.path.join(options.out, name), "w") as out:
             json.dump(report, out, indent=1)
-    image = plot(rows, peak, os.path.join(options.out, "bench.png"))
+    image = plot(rows, peak, os.path.join(options.out, "bench.png")) if rows else None
     print(f"\nresults: {os.path.join(options.out, 'latest.json')}"
           + (f", plot: {image}" if image else ""))
     return report

@@ -24,7 +24,8 @@ STAGE_DESCRIPTIONS = {
     "graph": "dl after graph-level simplification, batch-norm folding and "
              "fusion grouping (dl.fusion_group)",
     "linalg": "linalg, tensor, arith and math on tensors",
-    "bufferized": "linalg on memrefs, with explicit deallocation",
+    "bufferized": "linalg on memrefs, with explicit deallocation; temporaries "
+                  "share one arena where their lifetimes allow (dl-plan-memory)",
     "affine": "affine loop nests (tiled when tile_size > 0)",
     "vector": "affine loops with vector ops; affine.parallel marks the loops run on threads",
     "llvm": "llvm dialect, as handed to the ExecutionEngine",
@@ -46,14 +47,17 @@ class CompileOptions:
     disable: frozenset = frozenset()
 
     def pipeline_options(self):
-        fold_batchnorm = "dl-fold-batchnorm" not in self.disable
+        def flag(name):
+            return "false" if name in self.disable else "true"
         return (f"vector-width={self.vector_width} tile-size={self.tile_size} "
                 f"parallel={'true' if self.parallel else 'false'} "
-                f"fold-batchnorm={'true' if fold_batchnorm else 'false'}")
+                f"fold-batchnorm={flag('dl-fold-batchnorm')} "
+                f"fuse={flag('dl-linalg-fuse')} "
+                f"plan-memory={flag('dl-plan-memory')}")
 
 
-#: Graph-level passes that ``dlc.jit(disable=...)`` can turn off.
-GRAPH_PASSES = ("dl-simplify", "dl-fold-batchnorm")
+#: Optimization passes that ``dlc.jit(disable=...)`` can turn off.
+GRAPH_PASSES = ("dl-simplify", "dl-fold-batchnorm", "dl-linalg-fuse", "dl-plan-memory")
 
 
 def check_disable(names):
@@ -62,7 +66,7 @@ def check_disable(names):
     unknown = sorted(names - set(GRAPH_PASSES))
     if unknown:
         raise ValueError(f"cannot disable unknown pass(es) {', '.join(unknown)}; "
-                         f"the graph passes that can be disabled are: "
+                         f"the passes that can be disabled are: "
                          f"{', '.join(GRAPH_PASSES)}")
     return names
 
@@ -102,10 +106,25 @@ def _pass_manager(start, stop, options):
     if "dl-simplify" not in options.disable:
         passes.add_pass(pm, "dl-simplify")
     pm.add(f"dl-cpu-pipeline{{from=dl to=graph {options.pipeline_options()}}}")
-    passes.add_pass(pm, "dl-fusion-report")
+    if "dl-linalg-fuse" not in options.disable:
+        passes.add_pass(pm, "dl-fusion-report")
     if stop != "graph":
         pm.add(f"dl-cpu-pipeline{{from=graph to={stop} {options.pipeline_options()}}}")
     return pm
+
+
+def kernel_counts(module):
+    """The kernels of every function of `module` at the linalg stage, by
+    function name: its linalg operations, each of which becomes one loop nest
+    (before the affine passes split remainders off)."""
+    counts = {}
+    for op in module.body.operations:
+        if op.operation.name != "func.func":
+            continue
+        name = ir.StringAttr(op.attributes["sym_name"]).value
+        counts[name] = sum(1 for inner in op.regions[0].blocks[0].operations
+                           if inner.operation.name.startswith("linalg."))
+    return counts
 
 
 def clone(module):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import compiler, dtypes, passes
+from .mlir import ir
 from .errors import ArityError, DTypeError, ShapeError, TraceError
 from .nn import Module
 from .runtime import CompiledFunction
@@ -352,6 +353,28 @@ class Lowered:
             return passes.fusion_report(self._module_at("graph"))
         return self._module_at(stage).operation.get_asm(enable_debug_info=debug_info)
 
+    def kernel_count(self):
+        """How many kernels the compiled function runs: its linalg operations
+        at the linalg stage (after fusion), each one loop nest."""
+        return compiler.kernel_counts(self._module_at("linalg"))[self.symbol]
+
+    def memory_plan(self):
+        """The temporaries of the compiled function, from dl-plan-memory: a
+        dict with ``buffers`` (statically shaped temporaries), ``peak_bytes``
+        (the bytes they take at most, as planned) and
+        ``unplanned_peak_bytes`` (the same without sharing). Returned
+        buffers and dynamically shaped ones are not counted."""
+        module = self._module_at("bufferized")
+        for op in module.body.operations:
+            if op.operation.name == "func.func" and \
+                    ir.StringAttr(op.attributes["sym_name"]).value == self.symbol:
+                if "dl.memory_plan" not in op.attributes:
+                    return None      # planning disabled
+                plan = ir.DictAttr(op.attributes["dl.memory_plan"])
+                return {name: ir.IntegerAttr(plan[name]).value
+                        for name in ("buffers", "peak_bytes", "unplanned_peak_bytes")}
+        raise LookupError(f"no function @{self.symbol} in the module")
+
     def compile(self):
         """JIT-compiles the function; returns a :class:`Compiled`."""
         start_time = time.perf_counter()
@@ -455,10 +478,11 @@ def jit(fn=None, *, dynamic_batch=False, vector_width=8, tile_size=0, constants=
         enough work on several threads; how many is read at each call from
         ``dlc.set_num_threads`` (default: ``DLC_NUM_THREADS``, else the
         number of cores). ``False`` compiles single-threaded code.
-      disable: graph optimizations to turn off, by pass name:
-        ``"dl-simplify"`` (algebraic simplification, a Python pass) and
-        ``"dl-fold-batchnorm"``. Constant folding and canonicalization
-        always run.
+      disable: optimizations to turn off, by pass name: ``"dl-simplify"``
+        (algebraic simplification, a Python pass), ``"dl-fold-batchnorm"``,
+        ``"dl-linalg-fuse"`` (elementwise fusion) and ``"dl-plan-memory"``
+        (temporaries sharing memory). Constant
+        folding and canonicalization always run.
     """
     def wrap(function):
         return JitFunction(function, dynamic_batch=dynamic_batch,

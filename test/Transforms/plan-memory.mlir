@@ -1,0 +1,61 @@
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-plan-memory))' | FileCheck %s
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-plan-memory{report}))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+
+// Three 4 KiB temporaries in a chain: %a is dead once %b is computed, so %c
+// takes %a's bytes. Two 4 KiB slots instead of three buffers.
+// REMARK: remark: dl-plan-memory: 3 temporary buffers, peak 12288 bytes unplanned, 8192 bytes planned
+// CHECK-LABEL: func.func @chain
+// CHECK-SAME: dl.memory_plan = {buffers = 3 : i64, peak_bytes = 8192 : i64, unplanned_peak_bytes = 12288 : i64}
+// CHECK: %[[ARENA:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8192xi8>
+// CHECK: %[[A:.*]] = memref.view %[[ARENA]][%c0][] : memref<8192xi8> to memref<32x32xf32>
+// CHECK: %[[B:.*]] = memref.view %[[ARENA]][%c4096][] : memref<8192xi8> to memref<32x32xf32>
+// CHECK: linalg.matmul ins(%[[A]], %arg0 {{.*}} outs(%[[B]]
+// CHECK: %[[C:.*]] = memref.view %[[ARENA]][%c0_{{[0-9]+}}][] : memref<8192xi8> to memref<32x32xf32>
+// CHECK: linalg.matmul ins(%[[B]], %arg0 {{.*}} outs(%[[C]]
+// CHECK-NOT: memref.dealloc %[[A]]
+// CHECK: memref.dealloc %[[ARENA]]
+// CHECK-NEXT: return %[[R:.*]] :
+func.func @chain(%w: memref<32x32xf32>) -> memref<32x32xf32> {
+  %cst = arith.constant 1.0 : f32
+  %a = memref.alloc() {alignment = 64 : i64} : memref<32x32xf32>
+  linalg.fill ins(%cst : f32) outs(%a : memref<32x32xf32>)
+  %b = memref.alloc() {alignment = 64 : i64} : memref<32x32xf32>
+  linalg.matmul ins(%a, %w : memref<32x32xf32>, memref<32x32xf32>) outs(%b : memref<32x32xf32>)
+  %c = memref.alloc() {alignment = 64 : i64} : memref<32x32xf32>
+  linalg.matmul ins(%b, %w : memref<32x32xf32>, memref<32x32xf32>) outs(%c : memref<32x32xf32>)
+  %r = memref.alloc() {alignment = 64 : i64} : memref<32x32xf32>
+  linalg.matmul ins(%c, %w : memref<32x32xf32>, memref<32x32xf32>) outs(%r : memref<32x32xf32>)
+  memref.dealloc %a : memref<32x32xf32>
+  memref.dealloc %b : memref<32x32xf32>
+  memref.dealloc %c : memref<32x32xf32>
+  return %r : memref<32x32xf32>
+}
+
+// -----
+
+// Left alone: buffers live at the same time (both read by the last op),
+// a returned buffer, one passed to a call, and a dynamically shaped one.
+// REMARK: remark: dl-plan-memory: 2 temporary buffers, peak 8192 bytes unplanned, 8192 bytes planned (nothing to share)
+// CHECK-LABEL: func.func @refused
+// CHECK-NOT: memref.view
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<32x32xf32>
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<32x32xf32>
+// CHECK: call @external
+// CHECK: memref.alloc(%arg1) : memref<?x32xf32>
+func.func private @external(memref<32x32xf32>)
+func.func @refused(%w: memref<32x32xf32>, %n: index) -> (memref<32x32xf32>, memref<?x32xf32>) {
+  %cst = arith.constant 1.0 : f32
+  %a = memref.alloc() {alignment = 64 : i64} : memref<32x32xf32>
+  linalg.fill ins(%cst : f32) outs(%a : memref<32x32xf32>)
+  %b = memref.alloc() {alignment = 64 : i64} : memref<32x32xf32>
+  linalg.fill ins(%cst : f32) outs(%b : memref<32x32xf32>)
+  %r = memref.alloc() {alignment = 64 : i64} : memref<32x32xf32>
+  linalg.matmul ins(%a, %b : memref<32x32xf32>, memref<32x32xf32>) outs(%r : memref<32x32xf32>)
+  %e = memref.alloc() {alignment = 64 : i64} : memref<32x32xf32>
+  call @external(%e) : (memref<32x32xf32>) -> ()
+  %d = memref.alloc(%n) : memref<?x32xf32>
+  memref.dealloc %a : memref<32x32xf32>
+  memref.dealloc %b : memref<32x32xf32>
+  memref.dealloc %e : memref<32x32xf32>
+  return %r, %d : memref<32x32xf32>, memref<?x32xf32>
+}
