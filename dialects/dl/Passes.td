@@ -234,6 +234,9 @@ def DLPlanMemory : Pass<"dl-plan-memory", "::mlir::func::FuncOp"> {
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",
            "Emit a remark with the planned and unplanned peak bytes">,
+    Option<"apply", "apply", "bool", /*default=*/"true",
+           "Rewrite the buffers into the arena (false: only analyze and "
+           "record dl.memory_plan, with peak_bytes = unplanned_peak_bytes)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -75,8 +75,10 @@ void addBufferizedStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
   addCleanups(pm);
-  if (options.planMemory)
-    pm.addNestedPass<func::FuncOp>(createDLPlanMemory());
+  // Disabled, the planner still measures the unplanned peak.
+  DLPlanMemoryOptions plan;
+  plan.apply = options.planMemory;
+  pm.addNestedPass<func::FuncOp>(createDLPlanMemory(plan));
 }
 
 /// linalg on memrefs -> affine loop nests, reordered for locality where

@@ -98,14 +98,27 @@ std::optional<std::pair<int64_t, int64_t>> viewBytes(memref::ViewOp view) {
                                            type.getElementTypeBitWidth() / 8);
 }
 
-/// Whether `a` and `b` may share memory: views of one buffer do unless both
-/// are memref.views of the same source at disjoint constant byte ranges.
+/// The memref.view of the root buffer that `memref` is (a view of), if any.
+memref::ViewOp arenaView(Value memref) {
+  while (Operation *def = memref.getDefiningOp()) {
+    if (auto view = dyn_cast<memref::ViewOp>(def))
+      return view;
+    auto viewLike = dyn_cast<ViewLikeOpInterface>(def);
+    if (!viewLike)
+      break;
+    memref = viewLike.getViewSource();
+  }
+  return {};
+}
+
+/// Whether `a` and `b` may share memory: views of one buffer do unless they
+/// lie within memref.views of the same source at disjoint constant byte
+/// ranges (dl-plan-memory's arena).
 bool mayAlias(Value a, Value b) {
   if (rootMemRef(a) != rootMemRef(b))
     return false;
-  auto viewA = a.getDefiningOp<memref::ViewOp>();
-  auto viewB = b.getDefiningOp<memref::ViewOp>();
-  if (!viewA || !viewB || viewA.getSource() != viewB.getSource())
+  memref::ViewOp viewA = arenaView(a), viewB = arenaView(b);
+  if (!viewA || !viewB || viewA == viewB || viewA.getSource() != viewB.getSource())
     return true;
   auto bytesA = viewBytes(viewA), bytesB = viewBytes(viewB);
   return !bytesA || !bytesB ||

@@ -179,7 +179,7 @@ struct DLPlanMemoryPass : public dl::impl::DLPlanMemoryBase<DLPlanMemoryPass> {
     }
     int64_t before = unplannedPeak(buffers, position);
     int64_t arena = buffers.empty() ? 0 : assignOffsets(buffers);
-    bool rewrite = arena < before;
+    bool rewrite = apply && arena < before;
     if (!rewrite)
       arena = before;
 
@@ -195,7 +195,7 @@ struct DLPlanMemoryPass : public dl::impl::DLPlanMemoryBase<DLPlanMemoryPass> {
       func.emitRemark() << "dl-plan-memory: " << buffers.size()
                         << " temporary buffers, peak " << before
                         << " bytes unplanned, " << arena << " bytes planned"
-                        << (rewrite ? "" : " (nothing to share)");
+                        << (rewrite ? "" : apply ? " (nothing to share)" : " (not applied)");
     if (!rewrite)
       return;
 

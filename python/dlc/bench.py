@@ -343,8 +343,8 @@ def run_graph_case(name, fn, args, jit_options, options):
         facts[label] = {
             "kernels": lowered.kernel_count(),
             "dl_ops": int(report[0].split(": ")[1].split()[0]) if report else None,
-            "peak_bytes": plan["peak_bytes"] if plan else None,
-            "unplanned_peak_bytes": plan["unplanned_peak_bytes"] if plan else None,
+            "peak_bytes": plan["peak_bytes"],
+            "unplanned_peak_bytes": plan["unplanned_peak_bytes"],
         }
     seconds = measure({label: (lambda f=f: f(*args)) for label, f in compiled.items()},
                       options.rounds, options.block_seconds, options_pause=0.05)
@@ -359,16 +359,13 @@ def print_graph_table(rows):
           f"{'x all on':>10}")
     for row in rows:
         for label, facts in row["variants"].items():
-            peak = facts["peak_bytes"]
-            if peak is None:
-                peak = facts["unplanned_peak_bytes"]
-            peak_text = f"{peak / 1024:>10.0f}" if peak is not None else f"{'-':>10}"
+            peak_text = f"{facts['peak_bytes'] / 1024:>10.0f}"
             print(f"{row['name']:<22}{label:<22}{facts['kernels']:>8}{peak_text}"
                   f"{facts['ms']:>9.3f}{facts['speedup_of_all_on']:>9.2f}x")
-    print("kernels: linalg ops compiled (one loop nest each); peak KiB: temporaries at "
-          "most (planned,\nor with dl-plan-memory off the unplanned peak, "
-          "from the planner's analysis when it runs);\nx all on = variant time / "
-          "time with every optimization on")
+    print("kernels: linalg ops compiled (one loop nest each); peak KiB: statically "
+          "shaped temporaries\nlive at once (as planned, or unplanned where "
+          "dl-plan-memory is off); x all on = variant time /\ntime with every "
+          "optimization on")
 
 
 # -- measurement --------------------------------------------------------------

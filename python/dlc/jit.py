@@ -362,14 +362,13 @@ class Lowered:
         """The temporaries of the compiled function, from dl-plan-memory: a
         dict with ``buffers`` (statically shaped temporaries), ``peak_bytes``
         (the bytes they take at most, as planned) and
-        ``unplanned_peak_bytes`` (the same without sharing). Returned
-        buffers and dynamically shaped ones are not counted."""
+        ``unplanned_peak_bytes`` (the same without sharing; equal to
+        ``peak_bytes`` when dl-plan-memory is disabled). Returned buffers and
+        dynamically shaped ones are not counted."""
         module = self._module_at("bufferized")
         for op in module.body.operations:
             if op.operation.name == "func.func" and \
                     ir.StringAttr(op.attributes["sym_name"]).value == self.symbol:
-                if "dl.memory_plan" not in op.attributes:
-                    return None      # planning disabled
                 plan = ir.DictAttr(op.attributes["dl.memory_plan"])
                 return {name: ir.IntegerAttr(plan[name]).value
                         for name in ("buffers", "peak_bytes", "unplanned_peak_bytes")}

@@ -59,3 +59,12 @@ func.func @refused(%w: memref<32x32xf32>, %n: index) -> (memref<32x32xf32>, memr
   memref.dealloc %e : memref<32x32xf32>
   return %r, %d : memref<32x32xf32>, memref<?x32xf32>
 }
+
+// -----
+
+// apply=false only measures: the buffers stay, the attribute says
+// peak_bytes = unplanned_peak_bytes.
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-plan-memory{apply=false}))' | FileCheck %s --check-prefix=MEASURE
+// MEASURE-LABEL: func.func @chain
+// MEASURE-SAME: dl.memory_plan = {buffers = 3 : i64, peak_bytes = 12288 : i64, unplanned_peak_bytes = 12288 : i64}
+// MEASURE-NOT: memref.view
