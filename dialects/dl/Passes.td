@@ -94,11 +94,17 @@ def DLAffineRegisterTile : Pass<"dl-affine-register-tile", "::mlir::func::FuncOp
            "L1 data cache size in bytes (0: read from this machine)">,
     Option<"l2Bytes", "l2-bytes", "int64_t", /*default=*/"0",
            "L2 cache size in bytes (0: read from this machine)">,
+    Option<"threads", "threads", "int64_t", /*default=*/"0",
+           "Threads to size the column blocks for: at least one block per "
+           "thread where there are enough columns, so that "
+           "dl-affine-parallelize runs the blocks with one fork/join per GEMM "
+           "(0: this machine's hardware threads)">,
     Option<"pack", "pack", "bool", /*default=*/"true",
            "Copy each cache block of the input indexed by (reduction, column) "
            "into a contiguous buffer">,
   ];
-  let dependentDialects = ["::mlir::vector::VectorDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def DLAffineVectorize : Pass<"dl-affine-vectorize", "::mlir::func::FuncOp"> {

@@ -75,6 +75,12 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Width of the target's vector registers in bits (512 "
                      "for AVX-512, 256 for AVX2)"),
       llvm::cl::init(512)};
+  Option<int64_t> threads{
+      *this, "threads",
+      llvm::cl::desc("Threads the GEMM column blocks are sized for (0: this "
+                     "machine's hardware threads; the thread count at run "
+                     "time is dlc.set_num_threads)"),
+      llvm::cl::init(0)};
   Option<bool> cacheTile{
       *this, "cache-tile",
       llvm::cl::desc("L2/L1 tiles for nests that stride through memory "

@@ -96,6 +96,7 @@ void addAffineStage(OpPassManager &pm, const CPUPipelineOptions &options) {
     registerTile.vectorBits = options.registerBits;
     registerTile.l1Bytes = options.l1Bytes;
     registerTile.l2Bytes = options.l2Bytes;
+    registerTile.threads = options.threads;
     pm.addNestedPass<func::FuncOp>(createDLAffineRegisterTile(registerTile));
   }
   if (options.tileSize > 0) {

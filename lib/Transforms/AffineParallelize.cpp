@@ -108,8 +108,8 @@ double estimateWork(AffineForOp loop) {
 }
 
 /// Whether the iterations of `loop` are independent; if not, `why` says what
-/// ties them.
-bool isParallel(AffineForOp loop, std::string &why) {
+/// ties them. (Analyzes `loop` as it is; see isParallel.)
+bool isParallelAsIs(AffineForOp loop, std::string &why) {
   if (loop.getNumIterOperands() != 0) {
     why = "it carries values from one iteration to the next (iter_args)";
     return false;
@@ -188,6 +188,21 @@ bool isParallel(AffineForOp loop, std::string &why) {
     }
   }
   return true;
+}
+
+/// isParallelAsIs on a copy of `loop` whose loops are normalized (lower
+/// bound 0, step 1, the old induction variable an affine.apply): affine
+/// dependence analysis models a step only over a constant lower bound, so
+/// the column tiles `affine.for %j = %block to %block + 256 step 32` of a
+/// register-tiled GEMM would otherwise seem to reach into the next block
+/// (%j + 16 up to %block + 271), and the column blocks never run in parallel.
+bool isParallel(AffineForOp loop, std::string &why) {
+  OpBuilder builder(loop);
+  auto copy = cast<AffineForOp>(builder.clone(*loop));
+  copy.walk([](AffineForOp inner) { (void)affine::normalizeAffineFor(inner); });
+  bool parallel = isParallelAsIs(copy, why);
+  copy.erase();
+  return parallel;
 }
 
 struct DLAffineParallelizePass

@@ -38,6 +38,7 @@
 #include "mlir/Dialect/Affine/Analysis/AffineAnalysis.h"
 #include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Affine/IR/AffineValueMap.h"
 #include "mlir/Dialect/Affine/LoopUtils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -48,6 +49,7 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include <cmath>
+#include <thread>
 
 namespace mlir::dl {
 #define GEN_PASS_DEF_DLAFFINEREGISTERTILE
@@ -510,6 +512,19 @@ struct DLAffineRegisterTilePass
     colBlock = columnBlock > 0
                    ? static_cast<int64_t>(columnBlock)
                    : std::max(tileColumns, square / tileColumns * tileColumns);
+    // At least one block of columns per core where the columns allow: the
+    // column blocks are what dl-affine-parallelize runs on threads with one
+    // fork/join per GEMM (inside them, every reduction block would pay one).
+    if (columnBlock <= 0) {
+      int64_t cores = threads > 0 ? static_cast<int64_t>(threads)
+                                  : std::thread::hardware_concurrency();
+      int64_t tiles = fullColumns / tileColumns;
+      if (tiles >= 2 && cores >= 2) {
+        int64_t blocks = std::min(cores, tiles);
+        int64_t perBlock = (tiles + blocks - 1) / blocks * tileColumns;
+        colBlock = std::min(colBlock, perBlock);
+      }
+    }
     redBlock = reductionBlock > 0
                    ? static_cast<int64_t>(reductionBlock)
                    : std::max<int64_t>(
@@ -590,100 +605,119 @@ struct DLAffineRegisterTilePass
                       *reductionCount, fullColumns, reductionPerBlock,
                       columnsPerBlock);
 
+    // One row of tiles (tileRows rows from rowBase) across the columns
+    // of the block: the column tile loop, the output tile loaded into
+    // registers, the reduction loops carrying it, and its store.
+    IRMapping blockMapping = mapping;
+    auto emitTiles = [&](int64_t tileRows, Value rowBase) {
+      IRMapping mapping = blockMapping;
+      AffineForOp columnTiles;
+      if (blockColumns)
+        columnTiles = AffineForOp::create(
+            b, loc, packing.columnBase, AffineMap::get(1, 0, d0), packing.columnBase,
+            AffineMap::get(1, 0, {d0 + colBlock, getAffineConstantExpr(fullColumns, ctx)},
+                           ctx),
+            tileColumns);
+      else
+        columnTiles = AffineForOp::create(b, loc, 0, fullColumns, tileColumns);
+      b.setInsertionPointToStart(columnTiles.getBody());
+
+      // Row and column indices of the tile's elements.
+      auto plus = [&](Value base, int64_t offset) -> Value {
+        AffineMap map = AffineMap::get(1, 0, d0 + offset);
+        return affine::AffineApplyOp::create(b, loc, map, ValueRange{base});
+      };
+      SmallVector<Value> rowIndex, columnIndex;
+      for (int64_t r = 0; r < tileRows; ++r)
+        rowIndex.push_back(acc.rowLoop ? plus(rowBase, r) : Value());
+      for (int64_t c = 0; c < vectorCount; ++c)
+        columnIndex.push_back(plus(columnTiles.getInductionVar(), c * lanes));
+
+      // Load the output tile into registers.
+      auto outputOperands = [&](int64_t r, int64_t c) {
+        IRMapping local = mapping;
+        if (acc.rowLoop)
+          local.map(acc.rowLoop.getInductionVar(), rowIndex[r]);
+        local.map(acc.columnLoop.getInductionVar(), columnIndex[c]);
+        SmallVector<Value> operands;
+        for (Value operand : acc.store.getMapOperands())
+          operands.push_back(local.lookupOrDefault(operand));
+        return operands;
+      };
+      SmallVector<Value> accumulators;
+      for (int64_t r = 0; r < tileRows; ++r)
+        for (int64_t c = 0; c < vectorCount; ++c)
+          accumulators.push_back(affine::AffineVectorLoadOp::create(
+              b, loc, vectorType, acc.store.getMemRef(),
+              acc.store.getAffineMap(), outputOperands(r, c)));
+
+      // The reduction loops, carrying the tile.
+      SmallVector<AffineForOp> reductionLoops;
+      ValueRange carried = accumulators;
+      for (AffineForOp loop : acc.reductions) {
+        AffineForOp moved;
+        if (loop == blockedReduction && blockReduction)
+          moved = AffineForOp::create(
+              b, loc, packing.reductionBase, AffineMap::get(1, 0, d0),
+              packing.reductionBase,
+              AffineMap::get(1, 0,
+                             {d0 + redBlock,
+                              getAffineConstantExpr(*reductionCount, ctx)},
+                             ctx),
+              1, carried);
+        else
+          moved = AffineForOp::create(
+              b, loc, loop.getLowerBoundOperands(), loop.getLowerBoundMap(),
+              loop.getUpperBoundOperands(), loop.getUpperBoundMap(),
+              loop.getStepAsInt(), carried);
+        mapping.map(loop.getInductionVar(), moved.getInductionVar());
+        if (loop == blockedReduction)
+          packing.reductionIv = moved.getInductionVar();
+        if (!reductionLoops.empty())
+          affine::AffineYieldOp::create(b, loc, moved.getResults());
+        reductionLoops.push_back(moved);
+        b.setInsertionPointToStart(moved.getBody());
+        carried = moved.getRegionIterArgs();
+      }
+      SmallVector<Value> updated;
+      for (int64_t r = 0; r < tileRows; ++r)
+        for (int64_t c = 0; c < vectorCount; ++c)
+          updated.push_back(cloneBody(b, acc, mapping, rowIndex[r],
+                                      columnIndex[c],
+                                      carried[r * vectorCount + c], vectorType,
+                                      packing));
+      affine::AffineYieldOp::create(b, loc, updated);
+      b.setInsertionPointAfter(reductionLoops.front());
+      ValueRange results = reductionLoops.front().getResults();
+      for (int64_t r = 0; r < tileRows; ++r)
+        for (int64_t c = 0; c < vectorCount; ++c)
+          affine::AffineVectorStoreOp::create(
+              b, loc, results[r * vectorCount + c], acc.store.getMemRef(),
+              acc.store.getAffineMap(), outputOperands(r, c));
+      fuseMultiplyAdds(columnTiles);
+    };
+
     AffineMap fullRowsMap;
-    Value rowBase;
+    bool rowRemainderInBlock = false;
     if (acc.rowLoop) {
       fullRowsMap = roundedDown(acc.rowLoop.getUpperBoundMap(), tileRows);
       auto rowTiles = AffineForOp::create(
           b, loc, ValueRange{}, b.getConstantAffineMap(0),
           acc.rowLoop.getUpperBoundOperands(), fullRowsMap, tileRows);
       b.setInsertionPointToStart(rowTiles.getBody());
-      rowBase = rowTiles.getInductionVar();
+      emitTiles(tileRows, rowTiles.getInductionVar());
+      // Rows left over (a static count): one narrower tile in the same
+      // block, reading the same packed buffer, rather than the scalar nest.
+      if (rowCount && *rowCount % tileRows != 0) {
+        b.setInsertionPointAfter(rowTiles);
+        Value base = arith::ConstantIndexOp::create(
+            b, loc, static_cast<int64_t>(*rowCount - *rowCount % tileRows));
+        emitTiles(static_cast<int64_t>(*rowCount % tileRows), base);
+        rowRemainderInBlock = true;
+      }
+    } else {
+      emitTiles(tileRows, Value());
     }
-    AffineForOp columnTiles;
-    if (blockColumns)
-      columnTiles = AffineForOp::create(
-          b, loc, packing.columnBase, AffineMap::get(1, 0, d0), packing.columnBase,
-          AffineMap::get(1, 0, {d0 + colBlock, getAffineConstantExpr(fullColumns, ctx)},
-                         ctx),
-          tileColumns);
-    else
-      columnTiles = AffineForOp::create(b, loc, 0, fullColumns, tileColumns);
-    b.setInsertionPointToStart(columnTiles.getBody());
-
-    // Row and column indices of the tile's elements.
-    auto plus = [&](Value base, int64_t offset) -> Value {
-      AffineMap map = AffineMap::get(1, 0, d0 + offset);
-      return affine::AffineApplyOp::create(b, loc, map, ValueRange{base});
-    };
-    SmallVector<Value> rowIndex, columnIndex;
-    for (int64_t r = 0; r < tileRows; ++r)
-      rowIndex.push_back(acc.rowLoop ? plus(rowBase, r) : Value());
-    for (int64_t c = 0; c < vectorCount; ++c)
-      columnIndex.push_back(plus(columnTiles.getInductionVar(), c * lanes));
-
-    // Load the output tile into registers.
-    auto outputOperands = [&](int64_t r, int64_t c) {
-      IRMapping local = mapping;
-      if (acc.rowLoop)
-        local.map(acc.rowLoop.getInductionVar(), rowIndex[r]);
-      local.map(acc.columnLoop.getInductionVar(), columnIndex[c]);
-      SmallVector<Value> operands;
-      for (Value operand : acc.store.getMapOperands())
-        operands.push_back(local.lookupOrDefault(operand));
-      return operands;
-    };
-    SmallVector<Value> accumulators;
-    for (int64_t r = 0; r < tileRows; ++r)
-      for (int64_t c = 0; c < vectorCount; ++c)
-        accumulators.push_back(affine::AffineVectorLoadOp::create(
-            b, loc, vectorType, acc.store.getMemRef(),
-            acc.store.getAffineMap(), outputOperands(r, c)));
-
-    // The reduction loops, carrying the tile.
-    SmallVector<AffineForOp> reductionLoops;
-    ValueRange carried = accumulators;
-    for (AffineForOp loop : acc.reductions) {
-      AffineForOp moved;
-      if (loop == blockedReduction && blockReduction)
-        moved = AffineForOp::create(
-            b, loc, packing.reductionBase, AffineMap::get(1, 0, d0),
-            packing.reductionBase,
-            AffineMap::get(1, 0,
-                           {d0 + redBlock,
-                            getAffineConstantExpr(*reductionCount, ctx)},
-                           ctx),
-            1, carried);
-      else
-        moved = AffineForOp::create(
-            b, loc, loop.getLowerBoundOperands(), loop.getLowerBoundMap(),
-            loop.getUpperBoundOperands(), loop.getUpperBoundMap(),
-            loop.getStepAsInt(), carried);
-      mapping.map(loop.getInductionVar(), moved.getInductionVar());
-      if (loop == blockedReduction)
-        packing.reductionIv = moved.getInductionVar();
-      if (!reductionLoops.empty())
-        affine::AffineYieldOp::create(b, loc, moved.getResults());
-      reductionLoops.push_back(moved);
-      b.setInsertionPointToStart(moved.getBody());
-      carried = moved.getRegionIterArgs();
-    }
-    SmallVector<Value> updated;
-    for (int64_t r = 0; r < tileRows; ++r)
-      for (int64_t c = 0; c < vectorCount; ++c)
-        updated.push_back(cloneBody(b, acc, mapping, rowIndex[r],
-                                    columnIndex[c],
-                                    carried[r * vectorCount + c], vectorType,
-                                    packing));
-    affine::AffineYieldOp::create(b, loc, updated);
-    b.setInsertionPointAfter(reductionLoops.front());
-    ValueRange results = reductionLoops.front().getResults();
-    for (int64_t r = 0; r < tileRows; ++r)
-      for (int64_t c = 0; c < vectorCount; ++c)
-        affine::AffineVectorStoreOp::create(
-            b, loc, results[r * vectorCount + c], acc.store.getMemRef(),
-            acc.store.getAffineMap(), outputOperands(r, c));
-    fuseMultiplyAdds(columnTiles);
 
     // Remainders: the original nest over the columns left over, and over the
     // rows left over (tile columns only).
@@ -695,7 +729,7 @@ struct DLAffineRegisterTilePass
       nestedLoop(rest, columnDepth)
           .setLowerBound({}, b.getConstantAffineMap(fullColumns));
     }
-    if (acc.rowLoop) {
+    if (acc.rowLoop && !rowRemainderInBlock) {
       std::optional<uint64_t> rowCount = affine::getConstantTripCount(acc.rowLoop);
       if (!rowCount || *rowCount % tileRows != 0) {
         unsigned rowDepth = llvm::find(acc.nest, acc.rowLoop) - acc.nest.begin() -

@@ -1,8 +1,8 @@
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline)' | FileCheck %s --check-prefix=LLVM
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=linalg})' | FileCheck %s --check-prefix=LINALG
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=bufferized})' | FileCheck %s --check-prefix=BUF
-// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=affine})' | FileCheck %s --check-prefix=AFFINE
-// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=vector l1-bytes=49152 l2-bytes=2097152})' | FileCheck %s --check-prefix=VECTOR
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=affine threads=1})' | FileCheck %s --check-prefix=AFFINE
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=vector l1-bytes=49152 l2-bytes=2097152 threads=1})' | FileCheck %s --check-prefix=VECTOR
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=vector vector-width=0})' | FileCheck %s --check-prefix=NOVEC
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=affine tile-size=4})' | FileCheck %s --check-prefix=TILED
 

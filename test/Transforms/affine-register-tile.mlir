@@ -1,9 +1,10 @@
-// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{rows=4 vectors=2 vector-bits=256 pack=false},canonicalize,cse))' | FileCheck %s
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{rows=4 vectors=2 vector-bits=256 pack=false threads=1},canonicalize,cse))' | FileCheck %s
 
 // A matmul nest (i, k, j): 4x16 output tiles stay in 8 vector registers
 // across the k loop; B is loaded as vectors, A broadcast, multiply-adds fused.
-// 22 rows and 40 columns leave a column remainder (32..40) and a row
-// remainder (20..22), both run by the original loops.
+// 22 rows and 40 columns leave a row remainder (20..22), computed by a
+// 2-row tile right after the full row tiles, and a column remainder
+// (32..40), run by the original loops.
 // CHECK-LABEL: func @matmul
 // CHECK: affine.for %[[I:.*]] = 0 to 20 step 4 {
 // CHECK-NEXT: affine.for %[[J:.*]] = 0 to 32 step 16 {
@@ -15,15 +16,18 @@
 // CHECK: vector.fma
 // CHECK: affine.yield
 // CHECK-COUNT-8: affine.vector_store %[[R]]#{{[0-7]}}, %[[C]]
+// Row remainder: a 2x16 tile of 4 registers over rows 20 and 21.
+// CHECK: affine.for %[[J2:.*]] = 0 to 32 step 16 {
+// CHECK: %[[R2:.*]]:4 = affine.for %{{.*}} = 0 to 32 iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// CHECK-COUNT-4: vector.fma
+// CHECK: affine.vector_store %[[R2]]#0, %[[C]][20, %[[J2]]]
+// CHECK: affine.vector_store %[[R2]]#3, %[[C]][21, %[[J2]] + 8]
 // Column remainder, every row:
 // CHECK: affine.for %{{.*}} = 0 to 22 {
 // CHECK: affine.for %{{.*}} = 0 to 32 {
 // CHECK: affine.for %{{.*}} = 32 to 40 {
 // CHECK: arith.mulf
-// Row remainder, tile columns:
-// CHECK: affine.for %{{.*}} = 20 to 22 {
-// CHECK: affine.for %{{.*}} = 0 to 32 {
-// CHECK: affine.for %{{.*}} = 0 to 32 {
+// CHECK-NOT: affine.for %{{.*}} = 20 to 22
 func.func @matmul(%a: memref<22x32xf32>, %b: memref<32x40xf32>) -> memref<22x40xf32> {
   %c = memref.alloc() : memref<22x40xf32>
   affine.for %i = 0 to 22 {

@@ -1,0 +1,31 @@
+// RUN: dl-opt %s --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{rows=4 vectors=2 vector-bits=256 threads=2},dl-affine-parallelize{min-work=1000}))' | FileCheck %s --check-prefix=TWO
+// RUN: dl-opt %s --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{rows=4 vectors=2 vector-bits=256 threads=1},dl-affine-parallelize{min-work=1000}))' | FileCheck %s --check-prefix=ONE
+
+// Sized for two threads, the 64 columns form two blocks of 32, each with its
+// own packed copy of B; dependence analysis (on normalized loops) proves the
+// blocks independent, so they are the loop that runs on threads: one
+// fork/join for the whole GEMM.
+// TWO: affine.parallel (%[[BLOCK:.*]]) = (0) to (64) step (32) {
+// TWO-NEXT: memref.alloc() {alignment = 64 : i64} : memref<64x32xf32>
+// TWO: affine.for %{{.*}} = 0 to 16 step 4 {
+// TWO: affine.for %{{.*}} = #{{.*}}(%[[BLOCK]]) to min #{{.*}}(%[[BLOCK]]) step 16 {
+// TWO: vector.fma
+// For one thread, one block: the row tiles are the parallel loop.
+// ONE: affine.parallel (%{{.*}}) = (0) to (16) step (4) {
+// ONE-NEXT: affine.for %{{.*}} = 0 to 64 step 16 {
+func.func @matmul(%a: memref<16x64xf32>, %b: memref<64x64xf32>) -> memref<16x64xf32> {
+  %c = memref.alloc() : memref<16x64xf32>
+  affine.for %i = 0 to 16 {
+    affine.for %k = 0 to 64 {
+      affine.for %j = 0 to 64 {
+        %0 = affine.load %a[%i, %k] : memref<16x64xf32>
+        %1 = affine.load %b[%k, %j] : memref<64x64xf32>
+        %2 = affine.load %c[%i, %j] : memref<16x64xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j] : memref<16x64xf32>
+      }
+    }
+  }
+  return %c : memref<16x64xf32>
+}
