@@ -23,6 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dl/AffineUtils.h"
 #include "dl/Passes.h"
 
 #include "mlir/Analysis/FlatLinearValueConstraints.h"
@@ -49,22 +50,6 @@ constexpr unsigned kMaxDepth = 6; // 720 permutations at most
 
 constexpr int64_t kCacheLineBytes = 64;
 
-/// Coefficient of `iv` in result `r` of `map`, if the result is affine.
-std::optional<int64_t> coefficientOf(affine::AffineValueMap &map, unsigned r,
-                                     Value iv) {
-  SmallVector<int64_t> flat;
-  AffineMap affineMap = map.getAffineMap();
-  if (failed(getFlattenedAffineExpr(affineMap.getResult(r),
-                                    affineMap.getNumDims(),
-                                    affineMap.getNumSymbols(), &flat)))
-    return std::nullopt;
-  int64_t coefficient = 0;
-  for (unsigned operand = 0; operand < map.getNumDims(); ++operand)
-    if (map.getOperand(operand) == iv)
-      coefficient += flat[operand];
-  return coefficient;
-}
-
 /// How many elements apart the addresses of consecutive iterations of `iv`
 /// are, when the memref's strides are static.
 std::optional<int64_t> elementStride(const affine::MemRefAccess &access,
@@ -81,7 +66,7 @@ std::optional<int64_t> elementStride(const affine::MemRefAccess &access,
   for (unsigned r = 0; r < map.getNumResults(); ++r) {
     if (!map.isFunctionOf(r, iv))
       continue;
-    std::optional<int64_t> coefficient = coefficientOf(map, r, iv);
+    std::optional<int64_t> coefficient = dl::coefficientOf(map, r, iv);
     if (!coefficient)
       return std::nullopt;
     total += *coefficient * strides[r];
@@ -125,7 +110,7 @@ SmallVector<int64_t> innermostCosts(ArrayRef<AffineForOp> nest) {
         for (unsigned r = 0; r < lastDim; ++r)
           contiguous &= !map.isFunctionOf(r, iv);
         if (contiguous) {
-          std::optional<int64_t> coefficient = coefficientOf(map, lastDim, iv);
+          std::optional<int64_t> coefficient = dl::coefficientOf(map, lastDim, iv);
           contiguous = coefficient && (*coefficient == 1 || *coefficient == -1);
         }
       }

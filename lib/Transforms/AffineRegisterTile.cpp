@@ -32,6 +32,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dl/CacheModel.h"
+#include "dl/AffineUtils.h"
 #include "dl/Passes.h"
 
 #include "mlir/Analysis/FlatLinearValueConstraints.h"
@@ -125,22 +126,6 @@ bool mayAlias(Value a, Value b) {
   auto bytesA = viewBytes(viewA), bytesB = viewBytes(viewB);
   return !bytesA || !bytesB ||
          (bytesA->first < bytesB->second && bytesB->first < bytesA->second);
-}
-
-/// Coefficient of `iv` in result `r` of `map` (flattened), if affine.
-std::optional<int64_t> coefficient(affine::AffineValueMap &map, unsigned r,
-                                   Value iv) {
-  AffineMap affineMap = map.getAffineMap();
-  SmallVector<int64_t> flat;
-  if (failed(getFlattenedAffineExpr(affineMap.getResult(r),
-                                    affineMap.getNumDims(),
-                                    affineMap.getNumSymbols(), &flat)))
-    return std::nullopt;
-  int64_t total = 0;
-  for (unsigned operand = 0; operand < map.getNumOperands(); ++operand)
-    if (map.getOperand(operand) == iv)
-      total += flat[operand];
-  return total;
 }
 
 std::optional<Accumulation> match(AffineForOp root, int64_t lanesFor32Bits) {
@@ -238,7 +223,7 @@ std::optional<Accumulation> match(AffineForOp root, int64_t lanesFor32Bits) {
     for (unsigned r = 0; r < map.getNumResults(); ++r) {
       if (!map.isFunctionOf(r, columnIv))
         continue;
-      if (coefficient(map, r, columnIv) != 1 ||
+      if (dl::coefficientOf(map, r, columnIv) != 1 ||
           entry.second != Along::Invariant)
         return std::nullopt;
       if (r == last)

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dl/CacheModel.h"
+#include "dl/AffineUtils.h"
 #include "dl/Passes.h"
 
 #include "mlir/Analysis/FlatLinearValueConstraints.h"
@@ -41,22 +42,6 @@ using affine::AffineForOp;
 namespace {
 
 constexpr int64_t kCacheLine = 64;
-
-/// Coefficient of `iv` in result `r` of `map`, if affine.
-std::optional<int64_t> coefficientOf(affine::AffineValueMap &map, unsigned r,
-                                     Value iv) {
-  SmallVector<int64_t> flat;
-  AffineMap affineMap = map.getAffineMap();
-  if (failed(getFlattenedAffineExpr(affineMap.getResult(r),
-                                    affineMap.getNumDims(),
-                                    affineMap.getNumSymbols(), &flat)))
-    return std::nullopt;
-  int64_t coefficient = 0;
-  for (unsigned operand = 0; operand < map.getNumDims(); ++operand)
-    if (map.getOperand(operand) == iv)
-      coefficient += flat[operand];
-  return coefficient;
-}
 
 struct Access {
   Operation *op;
@@ -98,7 +83,7 @@ int64_t footprint(ArrayRef<AffineForOp> band, ArrayRef<int64_t> sizes,
       for (auto [index, size] : llvm::enumerate(sizes)) {
         AffineForOp loop = band[index];
         auto &map = const_cast<affine::AffineValueMap &>(access.map);
-        std::optional<int64_t> c = coefficientOf(map, r, loop.getInductionVar());
+        std::optional<int64_t> c = dl::coefficientOf(map, r, loop.getInductionVar());
         extent += std::abs(c.value_or(1)) * (size - 1);
       }
       span[r] = std::max(span[r], std::min(extent, access.type.getDimSize(r)));
@@ -128,7 +113,7 @@ bool hasStridedInnermostAccess(AffineForOp innermost, ArrayRef<Access> accesses)
     int64_t stride = 0;
     auto &map = const_cast<affine::AffineValueMap &>(access.map);
     for (unsigned r = 0; r < map.getNumResults(); ++r)
-      stride += coefficientOf(map, r, iv).value_or(0) * strides[r];
+      stride += dl::coefficientOf(map, r, iv).value_or(0) * strides[r];
     int64_t bytes = std::max<int64_t>(access.type.getElementTypeBitWidth() / 8, 1);
     if (std::abs(stride) * bytes >= kCacheLine)
       return true;
