@@ -391,14 +391,38 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
                                                utils::IteratorType::reduction},
               multiplyAdd)
               .getResult(0);
-      product = addBias(product, gemmType, batchDims);
       auto transposedType =
           RankedTensorType::get({batch, filters, pixels}, accType);
-      Value transposed =
-          linalg::TransposeOp::create(
-              b, loc, product, emptyTensor(b, loc, transposedType, batchDims),
-              ArrayRef<int64_t>{0, 2, 1})
-              .getResult()[0];
+      Value transposed;
+      if (bias) {
+        // out[n, f, p] = product[n, p, f] + bias[f]: the bias is added by
+        // the kernel that transposes back (one pass over the result, and
+        // an activation after it fuses into that same kernel).
+        transposed =
+            linalg::GenericOp::create(
+                b, loc, transposedType, ValueRange{product, bias},
+                ValueRange{emptyTensor(b, loc, transposedType, batchDims)},
+                ArrayRef<AffineMap>{
+                    AffineMap::get(3, 0, {d(0), d(2), d(1)}, ctx),
+                    AffineMap::get(3, 0, d(1), ctx),
+                    AffineMap::getMultiDimIdentityMap(3, ctx)},
+                SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
+                [&](OpBuilder &nested, Location l, ValueRange args) {
+                  linalg::YieldOp::create(
+                      nested, l,
+                      arith::AddFOp::create(
+                          nested, l, args[0],
+                          convertFloat(nested, l, args[1], accType))
+                          .getResult());
+                })
+                .getResult(0);
+      } else {
+        transposed =
+            linalg::TransposeOp::create(
+                b, loc, product, emptyTensor(b, loc, transposedType, batchDims),
+                ArrayRef<int64_t>{0, 2, 1})
+                .getResult()[0];
+      }
       return tensor::ExpandShapeOp::create(
           b, loc, resultType.clone(accType), transposed,
           SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});

@@ -222,12 +222,14 @@ func.func @dynamic_mean(%x: tensor<?x3xf32>) -> tensor<3xf32> {
 // im2col + GEMM (the default for f32, groups = 1, static spatial sizes).
 // NCHW: the patches as rows col[n, (oh, ow), (c, kh, kw)], gathered by a
 // 6-D generic whose input map is the convolution window; the GEMM reads the
-// OIHW filter as it lies ([F, C*KH*KW], a transposed B); bias along F; the
-// [N, OH*OW, F] product transposed to NCHW.
+// OIHW filter as it lies ([F, C*KH*KW], a transposed B); the [N, OH*OW, F]
+// product transposed to NCHW by one generic that also adds the bias along F.
 // CHECK-DAG: #[[GATHER:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d3, d1 * 2 + d4, d2 * 2 + d5)>
 // CHECK-DAG: #[[A:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
 // CHECK-DAG: #[[B:.*]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
 // CHECK-DAG: #[[C:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG: #[[BACK:.*]] = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+// CHECK-DAG: #[[BIAS:.*]] = affine_map<(d0, d1, d2) -> (d1)>
 // CHECK-LABEL: func @conv_im2col
 // CHECK: %[[PADDED:.*]] = tensor.pad
 // CHECK: %[[COL6:.*]] = linalg.generic {indexing_maps = [#[[GATHER]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[PADDED]] : tensor<?x3x10x10xf32>) outs(%{{.*}} : tensor<?x4x4x3x3x3xf32>)
@@ -236,7 +238,8 @@ func.func @dynamic_mean(%x: tensor<?x3xf32>) -> tensor<3xf32> {
 // CHECK: linalg.generic {indexing_maps = [#[[A]], #[[B]], #[[C]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[COL]], %[[W]] : tensor<?x16x27xf32>, tensor<4x27xf32>)
 // CHECK: arith.mulf
 // CHECK: arith.addf
-// CHECK: linalg.transpose ins(%{{.*}} : tensor<?x16x4xf32>) outs(%{{.*}} : tensor<?x4x16xf32>) permutation = [0, 2, 1]
+// CHECK: linalg.generic {indexing_maps = [#[[BACK]], #[[BIAS]], #{{.*}}], iterator_types = ["parallel", "parallel", "parallel"]} ins(%{{.*}}, %{{.*}} : tensor<?x16x4xf32>, tensor<4xf32>) outs(%{{.*}} : tensor<?x4x16xf32>)
+// CHECK: arith.addf
 // CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0], [1], [2, 3]]
 func.func @conv_im2col(%x: tensor<?x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<?x4x4x4xf32> {
   %0 = dl.conv2d %x, %w, %b strides = [2, 2] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<?x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<?x4x4x4xf32>
