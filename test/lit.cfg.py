@@ -30,3 +30,8 @@ config.environment["PATH"] = os.pathsep.join([config.environment["PATH"], mlir_b
 
 # dlc's Python passes run through `python -m dlc.opt` (the venv's Python).
 config.substitutions.append(("%dlc-opt-py", f"{sys.executable} -m dlc.opt"))
+
+# NVIDIA's PTX assembler, when installed: tests that assemble the PTX dlc
+# generates into cubins are `REQUIRES: ptxas` (skipped without it).
+if shutil.which("ptxas", path=config.environment["PATH"]):
+    config.available_features.add("ptxas")

@@ -122,6 +122,34 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 
 /// Registers `dl-cpu-pipeline`.
+/// Options of dl-gpu-pipeline (lib/Pipelines/GPUPipeline.cpp).
+struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
+  Option<std::string> chip{*this, "chip",
+                           llvm::cl::desc("NVIDIA target: sm_70, sm_75, "
+                                          "sm_80, sm_86, sm_89 or sm_90"),
+                           llvm::cl::init("sm_90")};
+  Option<int64_t> blockSize{*this, "block-size",
+                            llvm::cl::desc("Threads per block along the "
+                                           "innermost parallel loop"),
+                            llvm::cl::init(256)};
+  Option<std::string> format{*this, "format",
+                             llvm::cl::desc("What gpu-module-to-binary "
+                                            "produces: isa (PTX text, no GPU "
+                                            "or ptxas needed), bin (cubin, "
+                                            "needs ptxas) or fatbin"),
+                             llvm::cl::init("isa")};
+  Option<std::string> to{*this, "to",
+                         llvm::cl::desc("Stop after: gpu (kernels outlined "
+                                        "into gpu.module, before NVVM) or "
+                                        "binary (the whole pipeline)"),
+                         llvm::cl::init("binary")};
+};
+
+/// Appends dl-gpu-pipeline to `pm`; fails (with `error`) on bad options.
+LogicalResult buildGPUPipeline(OpPassManager &pm,
+                               const GPUPipelineOptions &options,
+                               function_ref<LogicalResult(const Twine &)> error);
+
 void registerPipelines();
 
 } // namespace dl

@@ -206,4 +206,18 @@ void mlir::dl::registerPipelines() {
       [](function_ref<void(const detail::PassOptions &)> printOptions) {
         printOptions(CPUPipelineOptions());
       });
+  registerPassPipeline(
+      "dl-gpu-pipeline",
+      "Lower dl to NVIDIA GPU kernels (gpu.module, NVVM, PTX or cubin) with "
+      "a host side for the GPU runtime; `to=gpu` stops before NVVM",
+      [](OpPassManager &pm, StringRef optionsText,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        GPUPipelineOptions options;
+        if (failed(options.parseFromString(optionsText)))
+          return failure();
+        return buildGPUPipeline(pm, options, errorHandler);
+      },
+      [](function_ref<void(const detail::PassOptions &)> printOptions) {
+        printOptions(GPUPipelineOptions());
+      });
 }

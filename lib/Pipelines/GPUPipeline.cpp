@@ -1,0 +1,124 @@
+//===- GPUPipeline.cpp - dl-gpu-pipeline ----------------------------------===//
+//
+// dl to NVIDIA GPU kernels, built from upstream passes:
+//
+//   dl ─(dl-cpu-pipeline up to `bufferized`: graph passes, linalg, buffers)─>
+//   linalg on memrefs ─convert-linalg-to-parallel-loops─> scf.parallel
+//   ─scf-parallel-loop-tiling{block-size}─> blocks x threads
+//   ─gpu-map-parallel-loops, convert-parallel-loops-to-gpu─> gpu.launch
+//   ─gpu-lower-to-nvvm-pipeline─> gpu.module outlined, NVVM, and
+//   gpu-module-to-binary (format=isa: PTX text; bin: cubin via ptxas), with
+//   the host side calling the GPU runtime (gpu-to-llvm).
+//
+// The chip is checked here: LLVM's NVPTX back end aborts the process on a
+// PTX version the chip does not support, so only chips with a known PTX
+// version are accepted (all of them get PTX 8.0).
+//
+// Not yet: shared-memory promotion of matmul/convolution tiles, tensor
+// cores, and execution (issue 6).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dl/Pipelines.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+using namespace mlir::dl;
+
+namespace {
+
+/// Tiles every outermost scf.parallel into blocks of `blockSize` iterations
+/// along its innermost dimension (1 along the others), with constant inner
+/// bounds and a guard (no min/max bounds: convert-parallel-loops-to-gpu
+/// needs launch sizes it can compute); upstream's scf-parallel-loop-tiling
+/// takes one list of sizes for loops of every rank.
+struct TileForBlocks
+    : public PassWrapper<TileForBlocks, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(TileForBlocks)
+  explicit TileForBlocks(int64_t blockSize) : blockSize(blockSize) {}
+  StringRef getArgument() const override { return "dl-gpu-tile-for-blocks"; }
+  void runOnOperation() override {
+    SmallVector<scf::ParallelOp> loops;
+    getOperation().walk([&](scf::ParallelOp loop) {
+      if (!loop->getParentOfType<scf::ParallelOp>())
+        loops.push_back(loop);
+    });
+    for (scf::ParallelOp loop : loops) {
+      SmallVector<int64_t> sizes(loop.getNumLoops(), 1);
+      sizes.back() = blockSize;
+      scf::tileParallelLoop(loop, sizes, /*noMinMaxBounds=*/true);
+    }
+  }
+  int64_t blockSize;
+};
+
+/// Fails when a parallel loop was not turned into a kernel: it would run on
+/// the host, on device buffers.
+struct CheckMapped
+    : public PassWrapper<CheckMapped, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckMapped)
+  StringRef getArgument() const override { return "dl-gpu-check-mapped"; }
+  void runOnOperation() override {
+    getOperation().walk([&](scf::ParallelOp loop) {
+      loop.emitError("dl-gpu-pipeline: this parallel loop could not be "
+                     "mapped to GPU blocks and threads");
+      signalPassFailure();
+    });
+  }
+};
+
+} // namespace
+
+LogicalResult
+mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
+                           function_ref<LogicalResult(const Twine &)> error) {
+  static const char *const chips[] = {"sm_70", "sm_75", "sm_80",
+                                      "sm_86", "sm_89", "sm_90"};
+  if (!llvm::is_contained(chips, StringRef(options.chip)))
+    return error("dl-gpu-pipeline: unsupported chip '" + options.chip +
+                 "'; supported: sm_70, sm_75, sm_80, sm_86, sm_89, sm_90");
+  if (options.blockSize < 1 || options.blockSize > 1024)
+    return error("dl-gpu-pipeline: block-size must be in 1..1024, but got " +
+                 Twine(static_cast<int64_t>(options.blockSize)));
+  if (options.format != "isa" && options.format != "bin" &&
+      options.format != "fatbin")
+    return error("dl-gpu-pipeline: format must be isa, bin or fatbin, but "
+                 "got '" + options.format + "'");
+  if (options.to != "gpu" && options.to != "binary")
+    return error("dl-gpu-pipeline: to must be gpu or binary, but got '" +
+                 options.to + "'");
+
+  CPUPipelineOptions front;
+  front.to = CPUStage::Bufferized;
+  buildCPUPipeline(pm, front);
+
+  OpPassManager &func = pm.nest<func::FuncOp>();
+  func.addPass(createConvertLinalgToParallelLoopsPass());
+  func.addPass(std::make_unique<TileForBlocks>(options.blockSize));
+  func.addPass(createGpuMapParallelLoopsPass());
+  func.addPass(createConvertParallelLoopToGpuPass());
+  func.addPass(std::make_unique<CheckMapped>());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  if (options.to == "gpu") {
+    pm.addPass(createGpuKernelOutliningPass());
+    return success();
+  }
+  gpu::GPUToNVVMPipelineOptions nvvm;
+  nvvm.cubinChip = options.chip;
+  nvvm.cubinFeatures = "+ptx80";
+  nvvm.cubinFormat = options.format;
+  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+  return success();
+}

@@ -1,0 +1,11 @@
+// REQUIRES: ptxas
+// Every generated PTX assembles: format=bin runs ptxas on it, for sm_80 and
+// sm_90, and the gpu.binary then holds a cubin (an ELF image).
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-gpu-pipeline{chip=sm_80 format=bin})' | FileCheck %s --check-prefix=BIN80
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-gpu-pipeline{chip=sm_90 format=bin})' | FileCheck %s --check-prefix=BIN90
+// BIN80: gpu.binary @{{.*}}chip = "sm_80"{{.*}}bin = "\7FELF
+// BIN90: gpu.binary @{{.*}}chip = "sm_90"{{.*}}bin = "\7FELF
+func.func @softmax(%x: tensor<8x100xf32>) -> tensor<8x100xf32> {
+  %s = dl.softmax %x axis = 1 : tensor<8x100xf32> -> tensor<8x100xf32>
+  return %s : tensor<8x100xf32>
+}
