@@ -4,7 +4,8 @@
 //
 //   dl ─(dl-cpu-pipeline up to `bufferized`: graph passes, linalg, buffers)─>
 //   linalg on memrefs ─convert-linalg-to-parallel-loops─> scf.parallel
-//   ─scf-parallel-loop-tiling{block-size}─> blocks x threads
+//   ─tiled (ours, below: block-size along the innermost dimension, constant
+//   inner bounds)─> blocks x threads
 //   ─gpu-map-parallel-loops, convert-parallel-loops-to-gpu─> gpu.launch
 //   ─gpu-lower-to-nvvm-pipeline─> gpu.module outlined, NVVM, and
 //   gpu-module-to-binary (format=isa: PTX text; bin: cubin via ptxas), with
@@ -14,8 +15,10 @@
 // PTX version the chip does not support, so only chips with a known PTX
 // version are accepted (all of them get PTX 8.0).
 //
-// Not yet: shared-memory promotion of matmul/convolution tiles, tensor
-// cores, and execution (issue 6).
+// A parallel loop that cannot be mapped is an error (it would run on the
+// host, on device buffers). Not yet: shared-memory promotion of
+// matmul/convolution tiles, tensor cores, device buffers and copies in the
+// runtime, CPU emulation of the kernels, and execution from Python.
 //
 //===----------------------------------------------------------------------===//
 
