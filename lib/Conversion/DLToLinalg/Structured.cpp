@@ -328,8 +328,11 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
       linalg::YieldOp::create(
           nested, l, arith::AddFOp::create(nested, l, args[2], xy).getResult());
     };
+    // result = product (read through `productMap`, identity by default) +
+    // bias along dimension `biasDim` of the result (the last by default).
     auto addBias = [&](Value product, RankedTensorType type,
-                       ArrayRef<Value> dims) -> Value {
+                       ArrayRef<Value> dims, AffineMap productMap = {},
+                       int64_t biasDim = -1) -> Value {
       if (!bias)
         return product;
       unsigned rank = type.getRank();
@@ -337,9 +340,11 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
       return linalg::GenericOp::create(
                  b, loc, type, ValueRange{product, bias},
                  ValueRange{emptyTensor(b, loc, type, dims)},
-                 ArrayRef<AffineMap>{identity,
-                                     AffineMap::get(rank, 0, d(rank - 1), ctx),
-                                     identity},
+                 ArrayRef<AffineMap>{
+                     productMap ? productMap : identity,
+                     AffineMap::get(rank, 0, d(biasDim < 0 ? rank - 1 : biasDim),
+                                    ctx),
+                     identity},
                  SmallVector<utils::IteratorType>(rank,
                                                   utils::IteratorType::parallel),
                  [&](OpBuilder &nested, Location l, ValueRange args) {
@@ -393,36 +398,18 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
               .getResult(0);
       auto transposedType =
           RankedTensorType::get({batch, filters, pixels}, accType);
-      Value transposed;
-      if (bias) {
-        // out[n, f, p] = product[n, p, f] + bias[f]: the bias is added by
-        // the kernel that transposes back (one pass over the result, and
-        // an activation after it fuses into that same kernel).
-        transposed =
-            linalg::GenericOp::create(
-                b, loc, transposedType, ValueRange{product, bias},
-                ValueRange{emptyTensor(b, loc, transposedType, batchDims)},
-                ArrayRef<AffineMap>{
-                    AffineMap::get(3, 0, {d(0), d(2), d(1)}, ctx),
-                    AffineMap::get(3, 0, d(1), ctx),
-                    AffineMap::getMultiDimIdentityMap(3, ctx)},
-                SmallVector<utils::IteratorType>(3, utils::IteratorType::parallel),
-                [&](OpBuilder &nested, Location l, ValueRange args) {
-                  linalg::YieldOp::create(
-                      nested, l,
-                      arith::AddFOp::create(
-                          nested, l, args[0],
-                          convertFloat(nested, l, args[1], accType))
-                          .getResult());
-                })
-                .getResult(0);
-      } else {
-        transposed =
-            linalg::TransposeOp::create(
-                b, loc, product, emptyTensor(b, loc, transposedType, batchDims),
-                ArrayRef<int64_t>{0, 2, 1})
-                .getResult()[0];
-      }
+      // With a bias, out[n, f, p] = product[n, p, f] + bias[f]: the kernel
+      // that transposes back adds it (one pass over the result, and an
+      // activation after it fuses into that same kernel).
+      Value transposed =
+          bias ? addBias(product, transposedType, batchDims,
+                         AffineMap::get(3, 0, {d(0), d(2), d(1)}, ctx),
+                         /*biasDim=*/1)
+               : linalg::TransposeOp::create(
+                     b, loc, product,
+                     emptyTensor(b, loc, transposedType, batchDims),
+                     ArrayRef<int64_t>{0, 2, 1})
+                     .getResult()[0];
       return tensor::ExpandShapeOp::create(
           b, loc, resultType.clone(accType), transposed,
           SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
