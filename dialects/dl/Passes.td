@@ -184,6 +184,29 @@ def DLAsyncParallel : Pass<"dl-async-parallel", "::mlir::ModuleOp"> {
   ];
 }
 
+def DLGPUToCPU : Pass<"dl-gpu-to-cpu", "::mlir::ModuleOp"> {
+  let summary = "Run outlined GPU kernels on the CPU: loops over blocks and threads";
+  let description = [{
+    Rewrites each `gpu.launch_func` into an `scf.parallel` over the launch's
+    blocks holding `scf.for` loops over its threads that execute the body of
+    the kernel's `gpu.func`, then erases the `gpu.module`s. A `gpu.barrier`
+    splits the thread loops (all threads finish before any goes on); values
+    used across a barrier are kept per thread in buffers; workgroup memory
+    becomes a per-block buffer; an `scf.for` holding a barrier runs once per
+    block around its body's thread loops. Refuses, with a diagnostic, what
+    it cannot run: other gpu ops (shuffles, subgroup ops), barriers in other
+    ops, thread-dependent bounds of a loop holding a barrier, private
+    memory, async launches, clusters, dynamic shared memory, serialized
+    kernels. Upstream lowers GPU kernels only for GPUs, hence this pass: it
+    lets `make test` run the kernels of dl-gpu-pipeline on a CPU.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 def DLLinalgFuse : Pass<"dl-linalg-fuse"> {
   let summary = "Fuse elementwise linalg producers where nothing is recomputed";
   let description = [{

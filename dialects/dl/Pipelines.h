@@ -124,6 +124,20 @@ void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 /// Registers `dl-cpu-pipeline`.
 /// Options of dl-gpu-pipeline (lib/Pipelines/GPUPipeline.cpp).
 struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
+  Option<std::string> from{*this, "from",
+                           llvm::cl::desc("Stage the input IR is at: dl, "
+                                          "graph, linalg, bufferized (CPU "
+                                          "pipeline stages) or gpu (the "
+                                          "output of to=gpu)"),
+                           llvm::cl::init("dl")};
+  Option<bool> foldBatchNorm{*this, "fold-batchnorm",
+                             llvm::cl::desc("As in dl-cpu-pipeline"),
+                             llvm::cl::init(true)};
+  Option<bool> fuse{*this, "fuse", llvm::cl::desc("As in dl-cpu-pipeline"),
+                    llvm::cl::init(true)};
+  Option<bool> planMemory{*this, "plan-memory",
+                          llvm::cl::desc("As in dl-cpu-pipeline"),
+                          llvm::cl::init(true)};
   Option<std::string> chip{*this, "chip",
                            llvm::cl::desc("NVIDIA target: sm_70, sm_75, "
                                           "sm_80, sm_86, sm_89 or sm_90"),
@@ -140,8 +154,11 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
                              llvm::cl::init("isa")};
   Option<std::string> to{*this, "to",
                          llvm::cl::desc("Stop after: gpu (kernels outlined "
-                                        "into gpu.module, before NVVM) or "
-                                        "binary (the whole pipeline)"),
+                                        "into gpu.module, before NVVM), "
+                                        "binary (the whole pipeline) or cpu "
+                                        "(the gpu kernels run as loops on "
+                                        "the CPU by dl-gpu-to-cpu, lowered "
+                                        "to the llvm dialect)"),
                          llvm::cl::init("binary")};
 };
 

@@ -16,13 +16,16 @@
 // version are accepted (all of them get PTX 8.0).
 //
 // A parallel loop that cannot be mapped is an error (it would run on the
-// host, on device buffers). Not yet: shared-memory promotion of
+// host, on device buffers). `to=cpu` runs the outlined kernels on the CPU
+// instead (dl-gpu-to-cpu, then the CPU pipeline's llvm stage), so that they
+// can be checked without a GPU. Not yet: shared-memory promotion of
 // matmul/convolution tiles, tensor cores, device buffers and copies in the
-// runtime, CPU emulation of the kernels, and execution from Python.
+// runtime.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dl/Pipelines.h"
+#include "dl/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -97,25 +100,50 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
       options.format != "fatbin")
     return error("dl-gpu-pipeline: format must be isa, bin or fatbin, but "
                  "got '" + options.format + "'");
-  if (options.to != "gpu" && options.to != "binary")
-    return error("dl-gpu-pipeline: to must be gpu or binary, but got '" +
+  if (options.to != "gpu" && options.to != "binary" && options.to != "cpu")
+    return error("dl-gpu-pipeline: to must be gpu, binary or cpu, but got '" +
                  options.to + "'");
 
-  CPUPipelineOptions front;
-  front.to = CPUStage::Bufferized;
-  buildCPUPipeline(pm, front);
+  // Stages: the CPU pipeline's dl, graph, linalg, bufferized; then gpu
+  // (kernels outlined); then binary or cpu.
+  static const char *const starts[] = {"dl", "graph", "linalg", "bufferized",
+                                       "gpu"};
+  const auto *start = llvm::find(starts, StringRef(options.from));
+  if (start == std::end(starts))
+    return error("dl-gpu-pipeline: from must be dl, graph, linalg, "
+                 "bufferized or gpu, but got '" + options.from + "'");
+  if (options.from == "gpu" && options.to == "gpu")
+    return error("dl-gpu-pipeline: from=gpu needs to=binary or to=cpu");
 
-  OpPassManager &func = pm.nest<func::FuncOp>();
-  func.addPass(createConvertLinalgToParallelLoopsPass());
-  func.addPass(std::make_unique<TileForBlocks>(options.blockSize));
-  func.addPass(createGpuMapParallelLoopsPass());
-  func.addPass(createConvertParallelLoopToGpuPass());
-  func.addPass(std::make_unique<CheckMapped>());
-  pm.addPass(createLowerAffinePass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  if (options.to == "gpu") {
+  if (options.from != "gpu") {
+    CPUPipelineOptions front;
+    front.from = static_cast<CPUStage>(start - std::begin(starts));
+    front.to = CPUStage::Bufferized;
+    front.foldBatchNorm = options.foldBatchNorm;
+    front.fuse = options.fuse;
+    front.planMemory = options.planMemory;
+    buildCPUPipeline(pm, front);
+
+    OpPassManager &func = pm.nest<func::FuncOp>();
+    func.addPass(createConvertLinalgToParallelLoopsPass());
+    func.addPass(std::make_unique<TileForBlocks>(options.blockSize));
+    func.addPass(createGpuMapParallelLoopsPass());
+    func.addPass(createConvertParallelLoopToGpuPass());
+    func.addPass(std::make_unique<CheckMapped>());
+    pm.addPass(createLowerAffinePass());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
     pm.addPass(createGpuKernelOutliningPass());
+  }
+  if (options.to == "gpu")
+    return success();
+  if (options.to == "cpu") {
+    // The same kernels, run on the CPU: the CPU pipeline's last stage.
+    pm.addPass(createDLGPUToCPU());
+    CPUPipelineOptions back;
+    back.from = CPUStage::Vector;
+    back.to = CPUStage::LLVM;
+    buildCPUPipeline(pm, back);
     return success();
   }
   gpu::GPUToNVVMPipelineOptions nvvm;

@@ -1,0 +1,218 @@
+// RUN: dl-opt %s --dl-gpu-to-cpu --split-input-file --verify-diagnostics | FileCheck %s
+
+// A kernel with workgroup memory and a barrier: each block reverses its 64
+// elements through the tile. The barrier splits the thread loops in two;
+// %i, computed before it and used after it, is kept per thread.
+// CHECK-LABEL: func.func @reverse_blocks
+// CHECK-NOT: gpu.
+// CHECK: scf.parallel (%[[BX:.*]], %{{.*}}, %{{.*}}) = (%{{.*}}, %{{.*}}, %{{.*}}) to (%{{.*}}, %{{.*}}, %{{.*}})
+// CHECK-DAG: %[[SPILL:.*]] = memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x?x?xindex>
+// CHECK-DAG: %[[TILE:.*]] = memref.alloc() : memref<64xf32>
+// CHECK: scf.for %[[TZ:.*]] =
+// CHECK: scf.for %[[TY:.*]] =
+// CHECK: scf.for %[[TX:.*]] =
+// CHECK: %[[BASE:.*]] = arith.muli %[[BX]], %{{.*}} : index
+// CHECK: %[[I:.*]] = arith.addi %[[BASE]], %[[TX]] : index
+// CHECK: memref.store %{{.*}}, %[[TILE]][%[[TX]]] : memref<64xf32>
+// CHECK: memref.store %[[I]], %[[SPILL]][%[[TZ]], %[[TY]], %[[TX]]]
+// CHECK: scf.for %[[TZ2:.*]] =
+// CHECK: scf.for %[[TY2:.*]] =
+// CHECK: scf.for %[[TX2:.*]] =
+// CHECK: %[[I2:.*]] = memref.load %[[SPILL]][%[[TZ2]], %[[TY2]], %[[TX2]]]
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[I2]]] : memref<256xf32>
+// CHECK: memref.dealloc
+// CHECK-NOT: gpu.module
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @reverse(%in: memref<256xf32>, %out: memref<256xf32>)
+        workgroup(%tile: memref<64xf32, #gpu.address_space<workgroup>>) kernel {
+      %tx = gpu.thread_id x
+      %bx = gpu.block_id x
+      %bd = gpu.block_dim x
+      %base = arith.muli %bx, %bd : index
+      %i = arith.addi %base, %tx : index
+      %v = memref.load %in[%i] : memref<256xf32>
+      memref.store %v, %tile[%tx] : memref<64xf32, #gpu.address_space<workgroup>>
+      gpu.barrier
+      %c63 = arith.constant 63 : index
+      %r = arith.subi %c63, %tx : index
+      %w = memref.load %tile[%r] : memref<64xf32, #gpu.address_space<workgroup>>
+      memref.store %w, %out[%i] : memref<256xf32>
+      gpu.return
+    }
+  }
+  func.func @reverse_blocks(%in: memref<256xf32>, %out: memref<256xf32>) {
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c64 = arith.constant 64 : index
+    gpu.launch_func @kernels::@reverse blocks in (%c4, %c1, %c1) threads in (%c64, %c1, %c1)
+        args(%in : memref<256xf32>, %out : memref<256xf32>)
+    return
+  }
+}
+
+// -----
+
+// A barrier inside a loop (the shared-memory tiling pattern): the loop runs
+// once per block around the thread loops of its body, and its loop-carried
+// accumulator lives in a per-thread buffer.
+// CHECK-LABEL: func.func @tiled_sum
+// CHECK: scf.parallel
+// CHECK-DAG: %[[ACC:.*]] = memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x?x?xf32>
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}}, %[[ACC]]
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: memref.store
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: memref.load %[[ACC]]
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}}, %[[ACC]]
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: %[[SUM:.*]] = memref.load %[[ACC]]
+// CHECK: memref.store %[[SUM]], %{{.*}} : memref<32xf32>
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @sum(%in: memref<32x128xf32>, %out: memref<32xf32>)
+        workgroup(%tile: memref<32xf32, #gpu.address_space<workgroup>>) kernel {
+      %tx = gpu.thread_id x
+      %zero = arith.constant 0.0 : f32
+      %c0 = arith.constant 0 : index
+      %c32 = arith.constant 32 : index
+      %c128 = arith.constant 128 : index
+      %total = scf.for %k = %c0 to %c128 step %c32 iter_args(%acc = %zero) -> (f32) {
+        %col = arith.addi %k, %tx : index
+        %v = memref.load %in[%tx, %col] : memref<32x128xf32>
+        memref.store %v, %tile[%tx] : memref<32xf32, #gpu.address_space<workgroup>>
+        gpu.barrier
+        %c31 = arith.constant 31 : index
+        %r = arith.subi %c31, %tx : index
+        %w = memref.load %tile[%r] : memref<32xf32, #gpu.address_space<workgroup>>
+        %next = arith.addf %acc, %w : f32
+        gpu.barrier
+        scf.yield %next : f32
+      }
+      memref.store %total, %out[%tx] : memref<32xf32>
+      gpu.return
+    }
+  }
+  func.func @tiled_sum(%in: memref<32x128xf32>, %out: memref<32xf32>) {
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    gpu.launch_func @kernels::@sum blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1)
+        args(%in : memref<32x128xf32>, %out : memref<32xf32>)
+    return
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @guarded(%out: memref<32xf32>) kernel {
+      %tx = gpu.thread_id x
+      %c16 = arith.constant 16 : index
+      %low = arith.cmpi ult, %tx, %c16 : index
+      // expected-error @below {{dl-gpu-to-cpu: a gpu.barrier inside 'scf.if' is not supported (only inside scf.for)}}
+      scf.if %low {
+        gpu.barrier
+      }
+      gpu.return
+    }
+  }
+  func.func @barrier_in_if(%out: memref<32xf32>) {
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    gpu.launch_func @kernels::@guarded blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1)
+        args(%out : memref<32xf32>)
+    return
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @divergent(%out: memref<32xf32>) kernel {
+      // expected-error @below {{dl-gpu-to-cpu: the bounds of a loop holding a gpu.barrier must be the same for every thread of the block}}
+      %tx = gpu.thread_id x
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      // expected-error @below {{dl-gpu-to-cpu: (the loop is here)}}
+      scf.for %i = %c0 to %tx step %c1 {
+        gpu.barrier
+      }
+      gpu.return
+    }
+  }
+  func.func @thread_dependent_bound(%out: memref<32xf32>) {
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    gpu.launch_func @kernels::@divergent blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1)
+        args(%out : memref<32xf32>)
+    return
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @shuffle(%out: memref<32xf32>) kernel {
+      %tx = gpu.thread_id x
+      %v = memref.load %out[%tx] : memref<32xf32>
+      %c1 = arith.constant 1 : i32
+      %c32 = arith.constant 32 : i32
+      // expected-error @below {{dl-gpu-to-cpu: cannot run 'gpu.shuffle' on the CPU (in kernel @shuffle)}}
+      %s, %ok = gpu.shuffle xor %v, %c1, %c32 : f32
+      memref.store %s, %out[%tx] : memref<32xf32>
+      gpu.return
+    }
+  }
+  func.func @warp_shuffle(%out: memref<32xf32>) {
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    gpu.launch_func @kernels::@shuffle blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1)
+        args(%out : memref<32xf32>)
+    return
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    // expected-error @below {{dl-gpu-to-cpu: private memory attributions are not supported}}
+    gpu.func @scratch(%out: memref<32xf32>) private(%p: memref<4xf32, #gpu.address_space<private>>) kernel {
+      gpu.return
+    }
+  }
+  func.func @private_memory(%out: memref<32xf32>) {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @kernels::@scratch blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+        args(%out : memref<32xf32>)
+    return
+  }
+}
+
+// -----
+
+func.func @not_outlined(%out: memref<32xf32>) {
+  %c1 = arith.constant 1 : index
+  // expected-error @below {{dl-gpu-to-cpu: outline the kernels first (gpu-kernel-outlining)}}
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    gpu.terminator
+  }
+  return
+}
