@@ -3,7 +3,8 @@
 // dl to NVIDIA GPU kernels, built from upstream passes:
 //
 //   dl ─(dl-cpu-pipeline up to `bufferized`: graph passes, linalg, buffers)─>
-//   linalg on memrefs ─convert-linalg-to-parallel-loops─> scf.parallel
+//   linalg on memrefs ─(ours: copies as linalg.copy, rank-0 ops in a
+//   one-iteration loop)─convert-linalg-to-parallel-loops─> scf.parallel
 //   ─tiled (ours, below: block-size along the innermost dimension, constant
 //   inner bounds)─> blocks x threads
 //   ─gpu-map-parallel-loops, convert-parallel-loops-to-gpu─> gpu.launch
@@ -28,10 +29,13 @@
 #include "dl/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
@@ -43,7 +47,8 @@ using namespace mlir::dl;
 
 namespace {
 
-/// Tiles every outermost scf.parallel into blocks of `blockSize` iterations
+/// Makes nested scf.parallel loops sequential, then tiles every (now
+/// outermost) scf.parallel into blocks of `blockSize` iterations
 /// along its innermost dimension (1 along the others), with constant inner
 /// bounds and a guard (no min/max bounds: convert-parallel-loops-to-gpu
 /// needs launch sizes it can compute); upstream's scf-parallel-loop-tiling
@@ -54,11 +59,25 @@ struct TileForBlocks
   explicit TileForBlocks(int64_t blockSize) : blockSize(blockSize) {}
   StringRef getArgument() const override { return "dl-gpu-tile-for-blocks"; }
   void runOnOperation() override {
-    SmallVector<scf::ParallelOp> loops;
+    // A parallel loop inside another (below a sequential reduction loop,
+    // say) runs sequentially within its thread: only the outermost ones
+    // are mapped to blocks and threads.
+    SmallVector<scf::ParallelOp> nested;
     getOperation().walk([&](scf::ParallelOp loop) {
-      if (!loop->getParentOfType<scf::ParallelOp>())
-        loops.push_back(loop);
+      if (loop->getParentOfType<scf::ParallelOp>())
+        nested.push_back(loop);
     });
+    IRRewriter rewriter(&getContext());
+    for (scf::ParallelOp loop : nested) {
+      rewriter.setInsertionPoint(loop);
+      if (failed(scf::parallelForToNestedFors(rewriter, loop))) {
+        loop.emitError("dl-gpu-pipeline: cannot run this nested parallel "
+                       "loop sequentially");
+        return signalPassFailure();
+      }
+    }
+    SmallVector<scf::ParallelOp> loops;
+    getOperation().walk([&](scf::ParallelOp loop) { loops.push_back(loop); });
     for (scf::ParallelOp loop : loops) {
       SmallVector<int64_t> sizes(loop.getNumLoops(), 1);
       sizes.back() = blockSize;
@@ -66,6 +85,43 @@ struct TileForBlocks
     }
   }
   int64_t blockSize;
+};
+
+/// Leaves nothing for the host to compute on device buffers: every
+/// memref.copy becomes a linalg.copy (a kernel, not a host memcpy), and
+/// every linalg op without loops (on rank-0 buffers) is put in a
+/// one-iteration scf.parallel (a kernel of one thread).
+struct DeviceOnly
+    : public PassWrapper<DeviceOnly, OperationPass<func::FuncOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(DeviceOnly)
+  StringRef getArgument() const override { return "dl-gpu-device-only"; }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<linalg::LinalgDialect, scf::SCFDialect>();
+  }
+  void runOnOperation() override {
+    SmallVector<memref::CopyOp> copies;
+    getOperation().walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+    for (memref::CopyOp copy : copies) {
+      OpBuilder b(copy);
+      linalg::CopyOp::create(b, copy.getLoc(), copy.getSource(),
+                             copy.getTarget());
+      copy.erase();
+    }
+    SmallVector<linalg::LinalgOp> scalar;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (op.getNumLoops() == 0 && !op->getParentOfType<scf::ParallelOp>())
+        scalar.push_back(op);
+    });
+    for (linalg::LinalgOp op : scalar) {
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      auto loop = scf::ParallelOp::create(b, loc, ValueRange{zero},
+                                          ValueRange{one}, ValueRange{one});
+      op->moveBefore(loop.getBody()->getTerminator());
+    }
+  }
 };
 
 /// Fails when a parallel loop was not turned into a kernel: it would run on
@@ -125,6 +181,7 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
     buildCPUPipeline(pm, front);
 
     OpPassManager &func = pm.nest<func::FuncOp>();
+    func.addPass(std::make_unique<DeviceOnly>());
     func.addPass(createConvertLinalgToParallelLoopsPass());
     func.addPass(std::make_unique<TileForBlocks>(options.blockSize));
     func.addPass(createGpuMapParallelLoopsPass());
@@ -133,6 +190,9 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
     pm.addPass(createLowerAffinePass());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
+    // Integer powers become functions, which outlining copies into the
+    // gpu.module of each kernel that calls them (NVVM has no ipowi).
+    pm.addPass(createConvertMathToFuncs());
     pm.addPass(createGpuKernelOutliningPass());
   }
   if (options.to == "gpu")

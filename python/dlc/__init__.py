@@ -17,10 +17,10 @@ ExecutionEngine::
 """
 
 from . import ops
-from .compiler import STAGES, STAGE_DESCRIPTIONS
+from .compiler import GPU_STAGES, STAGES, STAGE_DESCRIPTIONS
 from .dtypes import BFLOAT16 as bfloat16
-from .errors import (ArityError, CompileError, DLCError, DTypeError, ShapeError,
-                     TraceError)
+from .errors import (ArityError, CompileError, CUDAUnavailableError, DLCError,
+                     DTypeError, ShapeError, TraceError)
 from .jit import ArgSpec, Compiled, JitFunction, Lowered, jit
 from .runtime import get_num_threads, set_num_threads
 from .ops import *  # noqa: F401,F403 - the numpy-named operations
@@ -28,6 +28,6 @@ from .tracing import Tensor
 
 __all__ = [
     "jit", "JitFunction", "Lowered", "Compiled", "ArgSpec", "Tensor", "STAGES",
-    "STAGE_DESCRIPTIONS", "DLCError", "DTypeError", "ShapeError", "ArityError",
-    "TraceError", "CompileError", "bfloat16",
+    "GPU_STAGES", "STAGE_DESCRIPTIONS", "DLCError", "DTypeError", "ShapeError",
+    "ArityError", "TraceError", "CompileError", "CUDAUnavailableError", "bfloat16",
 ] + ops.__all__

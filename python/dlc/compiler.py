@@ -1,6 +1,7 @@
-"""The compiler driver: runs slices of `dl-cpu-pipeline` between named stages.
+"""The compiler driver: runs slices of `dl-cpu-pipeline` (and, for
+``target="cuda"``, `dl-gpu-pipeline`) between named stages.
 
-The pipeline itself is defined once, in C++ (lib/Pipelines/CPUPipeline.cpp);
+The pipelines themselves are defined once, in C++ (lib/Pipelines/);
 Python picks the slice ``from=<stage> to=<stage>``, so the IR shown at a
 stage is what ``dl-opt --pass-pipeline='builtin.module(
 dl-cpu-pipeline{from=... to=...})'`` produces from the previous stage's text,
@@ -19,6 +20,21 @@ from .mlir.passmanager import PassManager
 #: The stages of the CPU pipeline, in order.
 STAGES = ("dl", "graph", "linalg", "bufferized", "affine", "vector", "llvm")
 
+#: The stages of ``target="cuda"``: the CPU pipeline's first four, then the
+#: GPU kernels; "binary" (PTX in a gpu.binary, host side for the CUDA
+#: runtime) and "emulated" (the kernels as CPU loops) both follow "gpu".
+GPU_STAGES = ("dl", "graph", "linalg", "bufferized", "gpu", "binary", "emulated")
+
+#: The stage each stage is lowered from.
+PARENT = {"graph": "dl", "linalg": "graph", "bufferized": "linalg",
+          "affine": "bufferized", "vector": "affine", "llvm": "vector",
+          "gpu": "bufferized", "binary": "gpu", "emulated": "gpu"}
+
+TARGETS = ("cpu", "cuda")
+
+#: The NVIDIA chips dl-gpu-pipeline accepts.
+CHIPS = ("sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90")
+
 STAGE_DESCRIPTIONS = {
     "dl": "dl as traced from Python",
     "graph": "dl after graph-level simplification, batch-norm folding and "
@@ -29,6 +45,12 @@ STAGE_DESCRIPTIONS = {
     "affine": "affine loop nests (tiled when tile_size > 0)",
     "vector": "affine loops with vector ops; affine.parallel marks the loops run on threads",
     "llvm": "llvm dialect, as handed to the ExecutionEngine",
+    "gpu": "GPU kernels: parallel loops mapped to blocks and threads, "
+           "outlined into a gpu.module launched by the host function",
+    "binary": "the kernels compiled to PTX (in a gpu.binary), the host side "
+              "calling the CUDA runtime, in the llvm dialect",
+    "emulated": "the kernels of the gpu stage run as loops over blocks and "
+                "threads on the CPU (dl-gpu-to-cpu), in the llvm dialect",
 }
 
 
@@ -45,6 +67,25 @@ class CompileOptions:
     parallel: bool = True
     #: graph optimizations turned off, by pass name (see GRAPH_PASSES)
     disable: frozenset = frozenset()
+    #: "cpu" or "cuda"
+    target: str = "cpu"
+    #: for target="cuda": run the GPU kernels on the CPU
+    emulate: bool = False
+    #: for target="cuda": the NVIDIA chip and the threads per block
+    chip: str = "sm_90"
+    block_size: int = 256
+
+    @property
+    def stages(self):
+        return GPU_STAGES if self.target == "cuda" else STAGES
+
+    def gpu_pipeline_options(self):
+        def flag(name):
+            return "false" if name in self.disable else "true"
+        return (f"chip={self.chip} block-size={self.block_size} "
+                f"fold-batchnorm={flag('dl-fold-batchnorm')} "
+                f"fuse={flag('dl-linalg-fuse')} "
+                f"plan-memory={flag('dl-plan-memory')}")
 
     def pipeline_options(self):
         def flag(name):
@@ -71,23 +112,58 @@ def check_disable(names):
     return names
 
 
-def check_stage(stage):
-    if stage not in STAGES:
-        raise ValueError(f"unknown stage {stage!r}; stages are: {', '.join(STAGES)}")
+def check_target(target, emulate, chip, block_size):
+    """Validates the target options of dlc.jit."""
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r}; targets are: {', '.join(TARGETS)}")
+    if emulate and target != "cuda":
+        raise ValueError("emulate=True runs GPU kernels on the CPU: it needs "
+                         "target='cuda'")
+    if chip not in CHIPS:
+        raise ValueError(f"unknown chip {chip!r}; chips are: {', '.join(CHIPS)}")
+    if not isinstance(block_size, int) or not 1 <= block_size <= 1024:
+        raise ValueError(f"block_size must be an int in 1..1024, but got {block_size!r}")
+
+
+def check_stage(stage, stages=STAGES):
+    if stage not in stages:
+        raise ValueError(f"unknown stage {stage!r}; stages are: {', '.join(stages)}")
     return stage
+
+
+def stage_path(stage):
+    """The stages from "dl" to `stage`, in lowering order."""
+    path = [stage]
+    while path[-1] in PARENT:
+        path.append(PARENT[path[-1]])
+    return path[::-1]
+
+
+def _step_text(start, stop, options):
+    """The pass pipeline (without builtin.module) from `start` to `stop`,
+    `stop` a descendant of `start`, neither being "dl"."""
+    if stop in STAGES:
+        return (f"dl-cpu-pipeline{{from={start} to={stop} "
+                f"{options.pipeline_options()}}}")
+    to = {"gpu": "gpu", "binary": "binary", "emulated": "cpu"}[stop]
+    if start == "gpu" or start in STAGES:
+        return (f"dl-gpu-pipeline{{from={start} to={to} "
+                f"{options.gpu_pipeline_options()}}}")
+    raise ValueError(f"cannot lower from stage {start!r} to {stop!r}")
 
 
 def pipeline_text(start, stop, options):
     """The textual pass pipeline taking IR at `start` to IR at `stop`."""
-    return (f"builtin.module(dl-cpu-pipeline{{from={start} to={stop} "
-            f"{options.pipeline_options()}}})")
+    return f"builtin.module({_step_text(start, stop, options)})"
 
 
 def run_stages(module, start, stop, options):
-    """Lowers `module` (at stage `start`) in place to stage `stop`."""
-    check_stage(start)
-    check_stage(stop)
-    if STAGES.index(stop) <= STAGES.index(start):
+    """Lowers `module` (at stage `start`) in place to stage `stop`, which
+    must come after `start` (see stage_path)."""
+    check_stage(start, options.stages)
+    check_stage(stop, options.stages)
+    path = stage_path(stop)
+    if start == stop or start not in path:
         return module
     with module.context:
         pm = _pass_manager(start, stop, options)
@@ -109,8 +185,34 @@ def _pass_manager(start, stop, options):
     if "dl-linalg-fuse" not in options.disable:
         passes.add_pass(pm, "dl-fusion-report")
     if stop != "graph":
-        pm.add(f"dl-cpu-pipeline{{from=graph to={stop} {options.pipeline_options()}}}")
+        pm.add(_step_text("graph", stop, options))
     return pm
+
+
+#: The line before the PTX of each kernel module in as_text("ptx").
+PTX_HEADER = "// ---- gpu.binary @{} ----"
+
+
+def ptx_modules(module):
+    """{name: PTX text} of every gpu.binary of `module` (a module at the
+    "binary" stage), each one PTX module."""
+    from .mlir.dialects import gpu
+    texts = {}
+    for op in module.body.operations:
+        if op.operation.name != "gpu.binary":
+            continue
+        name = ir.StringAttr(op.attributes["sym_name"]).value
+        for obj in ir.ArrayAttr(op.attributes["objects"]):
+            data = gpu.ObjectAttr(obj).object
+            texts[name] = data.decode() if isinstance(data, bytes) else str(data)
+    return texts
+
+
+def ptx_text(module):
+    """The PTX modules of `module`, one after the other, each after a
+    PTX_HEADER line naming it."""
+    return "\n".join(PTX_HEADER.format(name) + "\n" + text
+                     for name, text in ptx_modules(module).items())
 
 
 def kernel_counts(module):

@@ -30,3 +30,9 @@ class TraceError(DLCError, TypeError):
 class CompileError(DLCError, RuntimeError):
     """A pass of the compilation pipeline failed. The message holds the stage
     and MLIR's diagnostics, whose locations point at the user's source lines."""
+
+
+class CUDAUnavailableError(DLCError, RuntimeError):
+    """A function compiled with ``target="cuda"`` was run where there is no
+    CUDA driver (``libcuda.so.1``) or no CUDA device. ``emulate=True`` runs
+    the same kernels on the CPU."""

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import compiler, dtypes, passes
+from . import compiler, dtypes, passes, runtime
 from .mlir import ir
-from .errors import ArityError, DTypeError, ShapeError, TraceError
+from .errors import ArityError, CompileError, DTypeError, ShapeError, TraceError
 from .nn import Module
 from .runtime import CompiledFunction
 from .tracing import Tensor, Trace, current_trace
@@ -81,7 +81,8 @@ class JitFunction:
     """A Python function compiled on first call per signature. See :func:`jit`."""
 
     def __init__(self, fn, dynamic_batch=False, vector_width=8, tile_size=0,
-                 constants=False, parallel=True, disable=()):
+                 constants=False, parallel=True, disable=(), target="cpu",
+                 emulate=False, chip="sm_90", block_size=256):
         if not callable(fn):
             raise TypeError(f"dlc.jit expects a function, but got {fn!r}")
         functools.update_wrapper(self, fn)
@@ -94,10 +95,13 @@ class JitFunction:
             self._signature = inspect.signature(fn.forward)
         else:
             self._signature = inspect.signature(fn)
+        compiler.check_target(target, emulate, chip, block_size)
         self._options = compiler.CompileOptions(vector_width=vector_width,
                                                 tile_size=tile_size,
                                                 parallel=bool(parallel),
-                                                disable=compiler.check_disable(disable))
+                                                disable=compiler.check_disable(disable),
+                                                target=target, emulate=bool(emulate),
+                                                chip=chip, block_size=block_size)
         self._dynamic_batch = dynamic_batch
         self._cache = {}
         # Fast path of calls with positional numpy arrays only: the compiled
@@ -335,22 +339,34 @@ class Lowered:
         self.result_specs = result_specs
         self.options = options
 
+    @property
+    def stages(self):
+        """The stages of this target (:data:`dlc.STAGES`, or
+        :data:`dlc.GPU_STAGES` for ``target="cuda"``)."""
+        return self.options.stages
+
     def _module_at(self, stage):
-        compiler.check_stage(stage)
+        compiler.check_stage(stage, self.options.stages)
         if stage not in self._modules:
-            start = max((s for s in self._modules if compiler.STAGES.index(s) <
-                         compiler.STAGES.index(stage)), key=compiler.STAGES.index)
+            path = compiler.stage_path(stage)
+            start = [s for s in path if s in self._modules][-1]
             module = compiler.clone(self._modules[start])
             self._modules[stage] = compiler.run_stages(module, start, stage, self.options)
         return self._modules[stage]
 
     def as_text(self, stage="dl", *, debug_info=False):
-        """The module's IR at `stage` (one of :data:`dlc.STAGES`). With
+        """The module's IR at `stage` (one of :attr:`stages`). With
         `debug_info`, every op shows its location (the user's file:line).
         ``"fused"`` gives the fusion report of the graph stage instead: the
-        kernels the graph is compiled into and the dl ops in each."""
+        kernels the graph is compiled into and the dl ops in each; for
+        ``target="cuda"``, ``"ptx"`` gives the PTX of the kernels."""
         if stage == "fused":
             return passes.fusion_report(self._module_at("graph"))
+        if stage == "ptx":
+            if self.options.target != "cuda":
+                raise ValueError("as_text('ptx') needs a function compiled with "
+                                 "target='cuda'")
+            return compiler.ptx_text(self._module_at("binary"))
         return self._module_at(stage).operation.get_asm(enable_debug_info=debug_info)
 
     def kernel_count(self):
@@ -375,9 +391,20 @@ class Lowered:
         raise LookupError(f"no function @{self.symbol} in the module")
 
     def compile(self):
-        """JIT-compiles the function; returns a :class:`Compiled`."""
+        """JIT-compiles the function; returns a :class:`Compiled`. For
+        ``target="cuda"`` without ``emulate``, raises
+        :class:`dlc.CUDAUnavailableError` where no CUDA driver and device
+        exist."""
         start_time = time.perf_counter()
-        module = self._module_at("llvm")
+        if self.options.target == "cuda" and not self.options.emulate:
+            runtime.require_cuda()
+            raise CompileError(
+                "target='cuda': running kernels on a CUDA device is not "
+                "implemented yet (device buffers and copies are missing from "
+                "the host side); as_text('ptx') gives the kernels, and "
+                "emulate=True runs them on the CPU")
+        stage = "emulated" if self.options.target == "cuda" else "llvm"
+        module = self._module_at(stage)
         function = CompiledFunction(module, self.symbol, self.result_specs)
         seconds = time.perf_counter() - start_time
         return Compiled(self, function, seconds)
@@ -450,7 +477,8 @@ class Compiled:
 
 
 def jit(fn=None, *, dynamic_batch=False, vector_width=8, tile_size=0, constants=False,
-        parallel=True, disable=()):
+        parallel=True, disable=(), target="cpu", emulate=False, chip="sm_90",
+        block_size=256):
     """Compiles `fn` with dlc on first call per argument signature.
 
     Usable as ``@dlc.jit``, ``@dlc.jit(dynamic_batch=True)`` or
@@ -482,9 +510,23 @@ def jit(fn=None, *, dynamic_batch=False, vector_width=8, tile_size=0, constants=
         ``"dl-linalg-fuse"`` (elementwise fusion) and ``"dl-plan-memory"``
         (temporaries sharing memory). Constant
         folding and canonicalization always run.
+      target: ``"cpu"`` (default) or ``"cuda"``: compile with
+        `dl-gpu-pipeline` into GPU kernels (``as_text("gpu")`` shows them
+        mapped to blocks and threads, ``as_text("ptx")`` their PTX). Running
+        them needs an NVIDIA GPU and its driver (``libcuda.so.1``); without
+        one a call raises :class:`dlc.CUDAUnavailableError`.
+      emulate: with ``target="cuda"``, run the very GPU kernels on the CPU
+        instead, as loops over blocks and threads (`dl-gpu-to-cpu`), to check
+        them where no GPU exists. Slow: for testing, not for speed.
+      chip: with ``target="cuda"``, the NVIDIA chip (``"sm_70"`` ...
+        ``"sm_90"``) the PTX is generated for.
+      block_size: with ``target="cuda"``, threads per block along the
+        innermost parallel loop (1..1024).
     """
     def wrap(function):
         return JitFunction(function, dynamic_batch=dynamic_batch,
                            vector_width=vector_width, tile_size=tile_size,
-                           constants=constants, parallel=parallel, disable=disable)
+                           constants=constants, parallel=parallel, disable=disable,
+                           target=target, emulate=emulate, chip=chip,
+                           block_size=block_size)
     return wrap(fn) if fn is not None else wrap

@@ -20,6 +20,7 @@ import threading
 import numpy as np
 
 from . import _build_config
+from .errors import CUDAUnavailableError
 from .mlir.execution_engine import ExecutionEngine
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c"))
@@ -35,6 +36,33 @@ def runtime_libraries():
     lib_dir = _build_config.MLIR_RUNTIME_LIB_DIR
     libs = [os.path.join(lib_dir, "libmlir_c_runner_utils.so")]
     return [lib for lib in libs if os.path.exists(lib)]
+
+
+def cuda_status():
+    """None where a CUDA driver and at least one device exist, else why not
+    (a sentence)."""
+    try:
+        driver = ctypes.CDLL("libcuda.so.1")
+    except OSError as error:
+        return f"the CUDA driver library libcuda.so.1 could not be loaded ({error})"
+    status = driver.cuInit(0)
+    if status != 0:
+        return f"the CUDA driver failed to initialize (cuInit returned {status})"
+    count = ctypes.c_int(0)
+    status = driver.cuDeviceGetCount(ctypes.byref(count))
+    if status != 0 or count.value == 0:
+        return "the CUDA driver found no device"
+    return None
+
+
+def require_cuda():
+    """Raises CUDAUnavailableError unless a CUDA driver and device exist."""
+    reason = cuda_status()
+    if reason is not None:
+        raise CUDAUnavailableError(
+            f"target='cuda' needs an NVIDIA GPU and its driver, but {reason}. "
+            f"Use emulate=True to run the same GPU kernels on the CPU, or "
+            f"target='cpu'.")
 
 
 _async_runtime = None

@@ -1,0 +1,150 @@
+"""The GPU path (target="cuda") on a machine without a GPU.
+
+For every op of the operator table (test_ops_table.ALL_CASES), at its
+first and last shapes: the GPU kernels dl-gpu-pipeline produces are run on
+the CPU (emulate=True, i.e. dl-gpu-to-cpu: loops over blocks and threads)
+and compared with numpy with the tolerances of the CPU tests, and their PTX
+is checked (an .entry per kernel, the requested .target) and, where ptxas
+is on PATH, assembled for sm_80 and sm_90. Execution on a CUDA device is
+tested where one exists and skipped, with the reason, where not.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import dlc
+from dlc import runtime
+from test_ops_table import ALL_CASES, check, is_float, make_inputs, reference_of
+
+PTXAS = shutil.which("ptxas")
+CUDA_MISSING = runtime.cuda_status()
+
+
+def _params():
+    for case in ALL_CASES:
+        shapes = {tuple(case.shapes[0]), tuple(case.shapes[-1])}
+        for s in sorted(shapes, key=repr):
+            yield pytest.param(case, s, id=f"{case.name}-{s}")
+
+
+def _inputs(case, shapes, dtype, rng):
+    inputs = make_inputs(case, shapes, dtype, rng)
+    if case.name.startswith("astype") and is_float(dtype) and case.result_dtype not in (
+            np.bool_, "bool") and not is_float(case.result_dtype):
+        info = np.iinfo(case.result_dtype)
+        inputs = [np.clip(a.astype(np.float64), info.min, info.max).astype(dtype)
+                  for a in inputs]
+    return inputs
+
+
+@pytest.mark.parametrize("case,shapes", list(_params()))
+def test_emulated_kernels_match_numpy(case, shapes, rng):
+    dtype = case.dtypes[0]
+    inputs = _inputs(case, shapes, dtype, rng)
+    f = dlc.jit(case.fn, target="cuda", emulate=True, block_size=32)
+    check(case, inputs, dtype, f(*inputs))
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name) for c in ALL_CASES])
+def test_ptx_of_every_op(case, rng, tmp_path):
+    shapes = case.shapes[-1]
+    inputs = _inputs(case, shapes, case.dtypes[0], rng)
+    for chip in ("sm_80", "sm_90"):
+        lowered = dlc.jit(case.fn, target="cuda", chip=chip).lower(*inputs)
+        ptx = lowered.as_text("ptx")
+        kernels = ptx.count(".entry ")
+        assert kernels == lowered.as_text("gpu").count("gpu.func @")
+        assert ptx.count(f".target {chip}\n") == ptx.count(".version ")
+        # Only an empty result (a slice 5:2) needs no kernel.
+        results = reference_of(case, inputs)
+        empty = any(np.asarray(r).size == 0 for r in
+                    (results if isinstance(results, (list, tuple)) else [results]))
+        assert kernels >= 1 or empty
+        modules = re.split(r"^// ---- gpu\.binary @\w+ ----$", ptx, flags=re.M)[1:]
+        assert len(modules) == kernels
+        if PTXAS:
+            for i, text in enumerate(modules):
+                path = tmp_path / f"{chip}_{i}.ptx"
+                path.write_text(text)
+                result = subprocess.run([PTXAS, f"-arch={chip}", str(path), "-o", os.devnull],
+                                        capture_output=True, text=True)
+                assert result.returncode == 0, result.stderr
+
+
+def test_emulation_with_a_dynamic_batch(rng):
+    f = dlc.jit(lambda x, w: dlc.softmax(dlc.tanh(x @ w), axis=-1), target="cuda",
+                emulate=True, dynamic_batch=(0,))
+    w = rng.standard_normal((13, 7)).astype(np.float32)
+    for batch in (1, 6):
+        x = rng.standard_normal((batch, 13)).astype(np.float32)
+        e = np.tanh(x.astype(np.float64) @ w)
+        e = np.exp(e - e.max(-1, keepdims=True))
+        np.testing.assert_allclose(f(x, w), e / e.sum(-1, keepdims=True), rtol=1e-5, atol=1e-6)
+    assert f.cache_size() == 1
+
+
+def test_emulated_mlp_with_graph_passes(rng):
+    """A layer through fusion and memory planning, the threads of a block
+    spread over several blocks (block size 16 < 37 columns)."""
+    def mlp(x, w1, b1, w2):
+        return dlc.relu(x @ w1 + b1) @ w2
+    x = rng.standard_normal((5, 20)).astype(np.float32)
+    w1 = rng.standard_normal((20, 37)).astype(np.float32)
+    b1 = rng.standard_normal(37).astype(np.float32)
+    w2 = rng.standard_normal((37, 3)).astype(np.float32)
+    expected = np.maximum(x @ w1 + b1, 0) @ w2
+    for block_size in (1, 16, 1024):
+        f = dlc.jit(mlp, target="cuda", emulate=True, block_size=block_size)
+        np.testing.assert_allclose(f(x, w1, b1, w2), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_gpu_stages(rng):
+    x = rng.standard_normal((4, 9)).astype(np.float32)
+    lowered = dlc.jit(lambda a: dlc.exp(a) + 1.0, target="cuda").lower(x)
+    assert lowered.stages == dlc.GPU_STAGES
+    gpu = lowered.as_text("gpu")
+    assert "gpu.launch_func" in gpu and "gpu.thread_id" in gpu
+    assert "gpu.binary" in lowered.as_text("binary")
+    emulated = lowered.as_text("emulated")
+    assert "gpu." not in emulated and "llvm.func" in emulated
+    with pytest.raises(ValueError, match="unknown stage 'affine'"):
+        lowered.as_text("affine")
+
+
+def test_ptx_needs_the_cuda_target(rng):
+    lowered = dlc.jit(lambda a: a + 1.0).lower(np.ones(3, np.float32))
+    with pytest.raises(ValueError, match="target='cuda'"):
+        lowered.as_text("ptx")
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(target="tpu"), "unknown target 'tpu'; targets are: cpu, cuda"),
+    (dict(emulate=True), "emulate=True runs GPU kernels on the CPU: it needs target='cuda'"),
+    (dict(target="cuda", chip="sm_99"), "unknown chip 'sm_99'"),
+    (dict(target="cuda", block_size=0), "block_size must be an int in 1..1024, but got 0"),
+    (dict(target="cuda", block_size=2048), "block_size must be an int in 1..1024"),
+])
+def test_bad_target_options(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        dlc.jit(lambda a: a, **kwargs)
+
+
+@pytest.mark.skipif(CUDA_MISSING is None, reason="a CUDA device is present")
+def test_cuda_without_a_gpu_says_so():
+    f = dlc.jit(lambda a: a * 2.0, target="cuda")
+    with pytest.raises(dlc.CUDAUnavailableError, match="emulate=True") as error:
+        f(np.ones(4, np.float32))
+    assert "needs an NVIDIA GPU" in str(error.value)
+    assert isinstance(error.value, RuntimeError)
+
+
+@pytest.mark.skipif(CUDA_MISSING is not None, reason=f"no CUDA device: {CUDA_MISSING}")
+def test_cuda_device_execution(rng):
+    x = rng.standard_normal((64, 33)).astype(np.float32)
+    f = dlc.jit(lambda a: dlc.relu(a) * 2.0, target="cuda")
+    np.testing.assert_allclose(f(x), np.maximum(x, 0) * 2.0)
