@@ -5,9 +5,9 @@
 //   dl ─(dl-cpu-pipeline up to `bufferized`: graph passes, linalg, buffers)─>
 //   linalg on memrefs ─(ours: copies as linalg.copy, rank-0 ops in a
 //   one-iteration loop)─convert-linalg-to-parallel-loops─> scf.parallel
-//   ─tiled (ours, below: block-size along the innermost dimension, constant
-//   inner bounds)─> blocks x threads
-//   ─gpu-map-parallel-loops, convert-parallel-loops-to-gpu─> gpu.launch
+//   ─tiled and mapped (ours, below: up to block-size threads over the
+//   innermost dimensions, innermost to x for coalescing, constant inner
+//   bounds)─> blocks x threads ─convert-parallel-loops-to-gpu─> gpu.launch
 //   ─gpu-lower-to-nvvm-pipeline─> gpu.module outlined, NVVM, and
 //   gpu-module-to-binary (format=isa: PTX text; bin: cubin via ptxas), with
 //   the host side calling the GPU runtime (gpu-to-llvm).
@@ -32,7 +32,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -78,12 +80,71 @@ struct TileForBlocks
     }
     SmallVector<scf::ParallelOp> loops;
     getOperation().walk([&](scf::ParallelOp loop) { loops.push_back(loop); });
-    for (scf::ParallelOp loop : loops) {
-      SmallVector<int64_t> sizes(loop.getNumLoops(), 1);
-      sizes.back() = blockSize;
-      scf::tileParallelLoop(loop, sizes, /*noMinMaxBounds=*/true);
-    }
+    for (scf::ParallelOp loop : loops)
+      tileAndMap(loop);
   }
+
+  /// Tiles `loop` into blocks of at most `blockSize` threads, spread over
+  /// its innermost dimensions (innermost first: a dimension of known extent
+  /// takes the power of two covering it, the next ones what is left), and
+  /// maps the innermost dimension to x, the next to y and z (blocks and
+  /// threads alike), so that consecutive threads of a warp touch
+  /// consecutive elements. Other dimensions, and y/z block counts beyond
+  /// the hardware's 65535, loop inside the kernel.
+  void tileAndMap(scf::ParallelOp loop) {
+    unsigned rank = loop.getNumLoops();
+    SmallVector<std::optional<int64_t>> extents;
+    for (unsigned d = 0; d < rank; ++d) {
+      auto lb = getConstantIntValue(loop.getLowerBound()[d]);
+      auto ub = getConstantIntValue(loop.getUpperBound()[d]);
+      auto step = getConstantIntValue(loop.getStep()[d]);
+      if (lb && ub && step && *step > 0)
+        extents.push_back(llvm::divideCeil(std::max<int64_t>(*ub - *lb, 0), *step));
+      else
+        extents.push_back(std::nullopt);
+    }
+    SmallVector<int64_t> sizes(rank, 1);
+    int64_t left = blockSize;
+    for (unsigned level = 0; level < 3 && level < rank && left > 1; ++level) {
+      unsigned d = rank - 1 - level;
+      int64_t size = left;
+      if (extents[d])
+        size = std::min<int64_t>(size, llvm::PowerOf2Ceil(std::max<int64_t>(*extents[d], 1)));
+      if (level == 2)
+        size = std::min<int64_t>(size, 64); // blockDim.z <= 64
+      sizes[d] = size;
+      left /= size;
+    }
+    MLIRContext *ctx = loop.getContext();
+    // (tileParallelLoop erases `loop`.)
+    auto [outer, inner] =
+        scf::tileParallelLoop(loop, sizes, /*noMinMaxBounds=*/true);
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(1, ctx);
+    auto mapping = [&](bool threads) {
+      SmallVector<gpu::ParallelLoopDimMappingAttr> dims(
+          rank, gpu::ParallelLoopDimMappingAttr::get(
+                    ctx, gpu::Processor::Sequential, identity, identity));
+      for (unsigned level = 0; level < 3 && level < rank; ++level) {
+        unsigned d = rank - 1 - level;
+        if (threads && sizes[d] == 1)
+          continue;
+        // A y/z grid beyond the limit loops in the kernel (a dynamic
+        // extent is assumed to fit).
+        if (!threads && level > 0 && extents[d] &&
+            llvm::divideCeil(*extents[d], sizes[d]) > 65535)
+          continue;
+        auto processor = static_cast<gpu::Processor>(
+            (threads ? static_cast<unsigned>(gpu::Processor::ThreadX) : 0) +
+            level);
+        dims[d] = gpu::ParallelLoopDimMappingAttr::get(ctx, processor,
+                                                       identity, identity);
+      }
+      return dims;
+    };
+    (void)gpu::setMappingAttr(outer, mapping(/*threads=*/false));
+    (void)gpu::setMappingAttr(inner, mapping(/*threads=*/true));
+  }
+
   int64_t blockSize;
 };
 
@@ -184,7 +245,6 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
     func.addPass(std::make_unique<DeviceOnly>());
     func.addPass(createConvertLinalgToParallelLoopsPass());
     func.addPass(std::make_unique<TileForBlocks>(options.blockSize));
-    func.addPass(createGpuMapParallelLoopsPass());
     func.addPass(createConvertParallelLoopToGpuPass());
     func.addPass(std::make_unique<CheckMapped>());
     pm.addPass(createLowerAffinePass());

@@ -84,6 +84,55 @@ def _load_async_runtime():
     return _async_runtime
 
 
+_drain_callback = None
+_drain_state = None
+
+
+def drain_async_workers(timeout=10.0):
+    """Returns once no worker thread of the async runtime is still running
+    code of a JIT module; True on success, False on timeout.
+
+    A task of a parallel loop marks its token available (which lets the
+    caller's await return) and only then runs the rest of its coroutine,
+    JIT-compiled code, on the worker thread: freeing the ExecutionEngine
+    right after a call can unmap that code under the worker, which then
+    crashes. Here one blocking task per worker is queued, and all must run
+    at once: every worker has then left whatever it was running before."""
+    global _drain_callback, _drain_state
+    if _async_runtime is None:
+        return True
+    runtime = _async_runtime
+    runtime.mlirAsyncRuntimGetNumWorkerThreads.restype = ctypes.c_int64
+    workers = runtime.mlirAsyncRuntimGetNumWorkerThreads()
+    if workers <= 0:
+        return True
+    barrier = threading.Barrier(workers, timeout=timeout)
+    arrived = threading.Semaphore(0)
+
+    def task(_handle):
+        try:
+            barrier.wait()
+        except threading.BrokenBarrierError:
+            pass
+        arrived.release()
+
+    # ctypes callbacks must outlive every call: keep the latest (and the
+    # state it closes over) at module level.
+    _drain_state = (barrier, arrived, task)
+    _drain_callback = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(task)
+    runtime.mlirAsyncRuntimeExecute.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    runtime.mlirAsyncRuntimeExecute.restype = None
+    address = ctypes.cast(_drain_callback, ctypes.c_void_p).value
+    for _ in range(workers):
+        runtime.mlirAsyncRuntimeExecute(None, address)
+    finished = all(arrived.acquire(timeout=timeout + 1.0) for _ in range(workers))
+    return finished and not barrier.broken
+
+
+#: Engines whose workers could not be drained in time: never freed.
+_kept_engines = []
+
+
 class _StringRef(ctypes.Structure):
     _fields_ = [("data", ctypes.c_char_p), ("length", ctypes.c_size_t)]
 
@@ -255,6 +304,13 @@ class CompiledFunction:
         self._result_dtypes = [(rank, np.dtype(dtype)) for rank, dtype in result_specs]
         self._state = None
         self._state_lock = threading.Lock()
+
+    def __del__(self):
+        # The engine goes with this object: first let the async runtime's
+        # workers leave its code (see drain_async_workers).
+        if getattr(self, "_threads", None) is not None:
+            if not drain_async_workers():
+                _kept_engines.append(self.engine)
 
     def _prepare(self, ranks):
         """Descriptors and the packed argument array for arguments of these

@@ -8,18 +8,24 @@
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-gpu-pipeline{to=cpu})' | FileCheck %s --check-prefix=CPU
 
 // The elementwise chain (fused) and the matmul become kernels: parallel
-// loops tiled by the block size, blocks and threads mapped to the GPU ids,
-// outlined into one gpu.module; the host launches them.
+// loops tiled into blocks of 128 threads spread over the innermost
+// dimensions (16 columns x 8 rows, as the rows are only 16 wide), the
+// innermost dimension on x (consecutive threads, consecutive addresses),
+// outlined into gpu.modules; the host launches them.
 // GPU: module attributes {gpu.container_module}
 // GPU-LABEL: func.func @mlp_layer
 // GPU-NOT: scf.parallel
-// GPU: gpu.launch_func  @[[K0:[a-z_0-9]+]]::@{{[a-z_0-9]+}} blocks in (%c64, %c1, %c1) threads in (%c1, %c128, %c1)
+// GPU: gpu.launch_func  @[[K0:[a-z_0-9]+]]::@{{[a-z_0-9]+}} blocks in (%c1, %c8, %c1) threads in (%c16, %c8, %c1)
 // GPU: gpu.launch_func
 // GPU: gpu.launch_func
 // GPU: gpu.module @[[K0]]
-// GPU: gpu.func @{{.*}} kernel attributes {known_block_size = array<i32: 1, 128, 1>
-// GPU: gpu.block_id  x
-// GPU: gpu.thread_id  y
+// GPU: gpu.func @{{.*}} kernel attributes {known_block_size = array<i32: 16, 8, 1>
+// GPU: %[[BY:.*]] = gpu.block_id  y
+// GPU: %[[TX:.*]] = gpu.thread_id  x
+// GPU: %[[TY:.*]] = gpu.thread_id  y
+// GPU: %[[ROWS:.*]] = arith.muli %[[BY]], %{{.*}}
+// GPU: %[[ROW:.*]] = arith.addi %[[TY]], %[[ROWS]]
+// GPU: memref.store %{{.*}}, %{{.*}}[%[[ROW]], %[[TX]]] : memref<64x16xf32>
 
 // PTX text in the gpu.binary, one .entry per kernel, for the chip asked.
 // PTX90: gpu.binary @{{.*}}#nvvm.target<chip = "sm_90", features = "+ptx80">
@@ -41,4 +47,17 @@ func.func @mlp_layer(%x: tensor<64x32xf32>, %w: tensor<32x16xf32>, %b: tensor<16
   %a = dl.add %m, %b : (tensor<64x16xf32>, tensor<16xf32>) -> tensor<64x16xf32>
   %r = dl.relu %a : tensor<64x16xf32> -> tensor<64x16xf32>
   return %r : tensor<64x16xf32>
+}
+
+// Rank 4, extents not multiples of the tile: 16 x 8 threads over the two
+// innermost dimensions (9 and 7 wide, so guarded), the third dimension on
+// blocks z, the outermost looped over inside the kernel.
+// GPU-LABEL: func.func @rank4
+// GPU: gpu.launch_func  @{{.*}} blocks in (%c1, %c1, %c5) threads in (%c16, %c8, %c1)
+// GPU-LABEL: gpu.func @rank4_kernel
+// GPU: scf.for
+// GPU: scf.if
+func.func @rank4(%x: tensor<3x5x7x9xf32>) -> tensor<3x5x7x9xf32> {
+  %e = dl.exp %x : tensor<3x5x7x9xf32> -> tensor<3x5x7x9xf32>
+  return %e : tensor<3x5x7x9xf32>
 }

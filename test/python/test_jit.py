@@ -328,3 +328,18 @@ def test_parallel_functions_outlive_each_other(restore_threads):
         del temporary
         gc.collect()
     np.testing.assert_array_equal(keep(a), a + 1.0)
+
+
+def test_engines_freed_right_after_parallel_calls_survive():
+    """Freeing a compiled function right after a multithreaded call must
+    wait for the async runtime's workers to leave its code (they finish
+    their coroutine after the caller's await has returned)."""
+    from dlc import runtime
+    x = np.random.default_rng(0).random((256, 512), dtype=np.float32)
+    for i in range(20):
+        compiled = dlc.jit(lambda a: dlc.exp(a) * 2.0).lower(x).compile()
+        np.testing.assert_allclose(compiled(x), np.exp(x) * 2.0, rtol=1e-6)
+        del compiled
+        gc.collect()
+    assert runtime.drain_async_workers(timeout=5.0)
+    assert runtime._kept_engines == []
