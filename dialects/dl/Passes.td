@@ -184,6 +184,28 @@ def DLAsyncParallel : Pass<"dl-async-parallel", "::mlir::ModuleOp"> {
   ];
 }
 
+def DLGPUSharedMatmul : Pass<"dl-gpu-shared-matmul", "::mlir::func::FuncOp"> {
+  let summary = "Matmuls on memrefs as GPU kernels with shared-memory tiles";
+  let description = [{
+    Replaces each `linalg.matmul` and `linalg.batch_matmul` on memrefs whose
+    operands share one float element type (and whose indexing maps are the
+    default ones) by a `gpu.launch` of tile x tile threads per block: each
+    block stages a tile of A and of B in workgroup memory, synchronizes with
+    `gpu.barrier`, and accumulates; each thread computes one element of C
+    (C += A * B). Other matmuls are left to the parallel-loop path.
+  }];
+  let options = [
+    Option<"tile", "tile", "int64_t", /*default=*/"16",
+           "Tile edge: a block has tile x tile threads (1..32)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 def DLGPUToCPU : Pass<"dl-gpu-to-cpu", "::mlir::ModuleOp"> {
   let summary = "Run outlined GPU kernels on the CPU: loops over blocks and threads";
   let description = [{

@@ -146,6 +146,11 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
                             llvm::cl::desc("Threads per block along the "
                                            "innermost parallel loop"),
                             llvm::cl::init(256)};
+  Option<int64_t> matmulTile{*this, "matmul-tile",
+                             llvm::cl::desc("Edge of the shared-memory tiles "
+                                            "of matmul kernels (tile x tile "
+                                            "threads per block, 1..32)"),
+                             llvm::cl::init(16)};
   Option<std::string> format{*this, "format",
                              llvm::cl::desc("What gpu-module-to-binary "
                                             "produces: isa (PTX text, no GPU "

@@ -3,7 +3,8 @@
 // dl to NVIDIA GPU kernels, built from upstream passes:
 //
 //   dl ─(dl-cpu-pipeline up to `bufferized`: graph passes, linalg, buffers)─>
-//   linalg on memrefs ─(ours: copies as linalg.copy, rank-0 ops in a
+//   linalg on memrefs ─dl-gpu-shared-matmul (ours: matmuls as kernels with
+//   shared-memory tiles and barriers)─(ours: copies as linalg.copy, rank-0 ops in a
 //   one-iteration loop)─convert-linalg-to-parallel-loops─> scf.parallel
 //   ─tiled and mapped (ours, below: up to block-size threads over the
 //   innermost dimensions, innermost to x for coalescing, constant inner
@@ -19,9 +20,9 @@
 // A parallel loop that cannot be mapped is an error (it would run on the
 // host, on device buffers). `to=cpu` runs the outlined kernels on the CPU
 // instead (dl-gpu-to-cpu, then the CPU pipeline's llvm stage), so that they
-// can be checked without a GPU. Not yet: shared-memory promotion of
-// matmul/convolution tiles, tensor cores, device buffers and copies in the
-// runtime.
+// can be checked without a GPU. Matmuls get shared-memory tiles and
+// barriers (dl-gpu-shared-matmul). Not yet: the same for convolutions,
+// tensor cores, device buffers and copies in the host code.
 //
 //===----------------------------------------------------------------------===//
 
@@ -210,6 +211,9 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
   if (!llvm::is_contained(chips, StringRef(options.chip)))
     return error("dl-gpu-pipeline: unsupported chip '" + options.chip +
                  "'; supported: sm_70, sm_75, sm_80, sm_86, sm_89, sm_90");
+  if (options.matmulTile < 1 || options.matmulTile > 32)
+    return error("dl-gpu-pipeline: matmul-tile must be in 1..32, but got " +
+                 Twine(static_cast<int64_t>(options.matmulTile)));
   if (options.blockSize < 1 || options.blockSize > 1024)
     return error("dl-gpu-pipeline: block-size must be in 1..1024, but got " +
                  Twine(static_cast<int64_t>(options.blockSize)));
@@ -242,6 +246,9 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
     buildCPUPipeline(pm, front);
 
     OpPassManager &func = pm.nest<func::FuncOp>();
+    DLGPUSharedMatmulOptions sharedMatmul;
+    sharedMatmul.tile = options.matmulTile;
+    func.addPass(createDLGPUSharedMatmul(sharedMatmul));
     func.addPass(std::make_unique<DeviceOnly>());
     func.addPass(createConvertLinalgToParallelLoopsPass());
     func.addPass(std::make_unique<TileForBlocks>(options.blockSize));

@@ -76,6 +76,34 @@ Type withoutGPUAddressSpace(Type type) {
                          memref.getLayout());
 }
 
+/// The element type a spill buffer of `type` holds: integers narrower than
+/// a byte (i1 conditions) are kept as i8, as the LLVM lowering of memrefs
+/// wants whole bytes.
+Type storageType(Type type) {
+  auto integer = dyn_cast<IntegerType>(type);
+  if (integer && integer.getWidth() < 8)
+    return IntegerType::get(type.getContext(), 8);
+  return type;
+}
+
+/// Stores `value` into a spill buffer at `index` (widened, see storageType).
+void storeSpill(OpBuilder &b, Location loc, Value value, Value buffer,
+                ValueRange index) {
+  Type storage = cast<MemRefType>(buffer.getType()).getElementType();
+  if (storage != value.getType())
+    value = arith::ExtUIOp::create(b, loc, storage, value);
+  memref::StoreOp::create(b, loc, value, buffer, index);
+}
+
+/// Loads a value of `type` from a spill buffer at `index`.
+Value loadSpill(OpBuilder &b, Location loc, Type type, Value buffer,
+                ValueRange index) {
+  Value value = memref::LoadOp::create(b, loc, buffer, index);
+  if (value.getType() != type)
+    value = arith::TruncIOp::create(b, loc, type, value);
+  return value;
+}
+
 /// Emits the CPU loops of one launch.
 class LaunchEmitter {
 public:
@@ -245,7 +273,8 @@ void LaunchEmitter::emitThreadLoops(
 Value LaunchEmitter::spillBuffer(Type type) {
   OpBuilder b = OpBuilder::atBlockBegin(blockBody);
   auto bufferType = MemRefType::get(
-      {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic}, type);
+      {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic},
+      storageType(type));
   Value buffer = memref::AllocOp::create(
       b, loc, bufferType, ValueRange{blockDim[2], blockDim[1], blockDim[0]});
   toFree.push_back(buffer);
@@ -293,8 +322,8 @@ LogicalResult LaunchEmitter::emitRun(ArrayRef<Operation *> run,
         return;
       }
     for (auto [value, buffer] : stores)
-      memref::StoreOp::create(tb, loc, local.lookup(value), buffer,
-                              ValueRange{tid[2], tid[1], tid[0]});
+      storeSpill(tb, loc, local.lookup(value), buffer,
+                 ValueRange{tid[2], tid[1], tid[0]});
   });
   return status;
 }
@@ -349,8 +378,8 @@ FailureOr<Value> LaunchEmitter::threadValue(Value v, IRMapping &local,
   if (Value mapped = local.lookupOrNull(v))
     return mapped;
   if (Value buffer = spills.lookup(v)) {
-    Value loaded = memref::LoadOp::create(b, loc, buffer,
-                                          ValueRange{tid[2], tid[1], tid[0]});
+    Value loaded = loadSpill(b, loc, v.getType(), buffer,
+                             ValueRange{tid[2], tid[1], tid[0]});
     local.map(v, loaded);
     return loaded;
   }
@@ -437,8 +466,7 @@ LogicalResult LaunchEmitter::emitBarrierLoop(scf::ForOp loop,
         mapped.push_back(*v);
       }
       for (auto [value, buffer] : llvm::zip_equal(mapped, buffers))
-        memref::StoreOp::create(tb, loc, value, buffer,
-                                ValueRange{tid[2], tid[1], tid[0]});
+        storeSpill(tb, loc, value, buffer, ValueRange{tid[2], tid[1], tid[0]});
     });
     return status;
   };

@@ -74,6 +74,8 @@ class CompileOptions:
     #: for target="cuda": the NVIDIA chip and the threads per block
     chip: str = "sm_90"
     block_size: int = 256
+    #: for target="cuda": edge of the shared-memory tiles of matmul kernels
+    matmul_tile: int = 16
 
     @property
     def stages(self):
@@ -83,6 +85,7 @@ class CompileOptions:
         def flag(name):
             return "false" if name in self.disable else "true"
         return (f"chip={self.chip} block-size={self.block_size} "
+                f"matmul-tile={self.matmul_tile} "
                 f"fold-batchnorm={flag('dl-fold-batchnorm')} "
                 f"fuse={flag('dl-linalg-fuse')} "
                 f"plan-memory={flag('dl-plan-memory')}")
@@ -112,7 +115,7 @@ def check_disable(names):
     return names
 
 
-def check_target(target, emulate, chip, block_size):
+def check_target(target, emulate, chip, block_size, matmul_tile=16):
     """Validates the target options of dlc.jit."""
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; targets are: {', '.join(TARGETS)}")
@@ -123,6 +126,8 @@ def check_target(target, emulate, chip, block_size):
         raise ValueError(f"unknown chip {chip!r}; chips are: {', '.join(CHIPS)}")
     if not isinstance(block_size, int) or not 1 <= block_size <= 1024:
         raise ValueError(f"block_size must be an int in 1..1024, but got {block_size!r}")
+    if not isinstance(matmul_tile, int) or not 1 <= matmul_tile <= 32:
+        raise ValueError(f"matmul_tile must be an int in 1..32, but got {matmul_tile!r}")
 
 
 def check_stage(stage, stages=STAGES):

@@ -82,7 +82,7 @@ class JitFunction:
 
     def __init__(self, fn, dynamic_batch=False, vector_width=8, tile_size=0,
                  constants=False, parallel=True, disable=(), target="cpu",
-                 emulate=False, chip="sm_90", block_size=256):
+                 emulate=False, chip="sm_90", block_size=256, matmul_tile=16):
         if not callable(fn):
             raise TypeError(f"dlc.jit expects a function, but got {fn!r}")
         functools.update_wrapper(self, fn)
@@ -95,13 +95,14 @@ class JitFunction:
             self._signature = inspect.signature(fn.forward)
         else:
             self._signature = inspect.signature(fn)
-        compiler.check_target(target, emulate, chip, block_size)
+        compiler.check_target(target, emulate, chip, block_size, matmul_tile)
         self._options = compiler.CompileOptions(vector_width=vector_width,
                                                 tile_size=tile_size,
                                                 parallel=bool(parallel),
                                                 disable=compiler.check_disable(disable),
                                                 target=target, emulate=bool(emulate),
-                                                chip=chip, block_size=block_size)
+                                                chip=chip, block_size=block_size,
+                                                matmul_tile=matmul_tile)
         self._dynamic_batch = dynamic_batch
         self._cache = {}
         # Fast path of calls with positional numpy arrays only: the compiled
@@ -478,7 +479,7 @@ class Compiled:
 
 def jit(fn=None, *, dynamic_batch=False, vector_width=8, tile_size=0, constants=False,
         parallel=True, disable=(), target="cpu", emulate=False, chip="sm_90",
-        block_size=256):
+        block_size=256, matmul_tile=16):
     """Compiles `fn` with dlc on first call per argument signature.
 
     Usable as ``@dlc.jit``, ``@dlc.jit(dynamic_batch=True)`` or
@@ -520,13 +521,17 @@ def jit(fn=None, *, dynamic_batch=False, vector_width=8, tile_size=0, constants=
         them where no GPU exists. Slow: for testing, not for speed.
       chip: with ``target="cuda"``, the NVIDIA chip (``"sm_70"`` ...
         ``"sm_90"``) the PTX is generated for.
-      block_size: with ``target="cuda"``, threads per block along the
-        innermost parallel loop (1..1024).
+      block_size: with ``target="cuda"``, threads per block of the
+        elementwise and reduction kernels, spread over the innermost
+        dimensions (1..1024).
+      matmul_tile: with ``target="cuda"``, matmul kernels stage
+        ``matmul_tile`` x ``matmul_tile`` tiles of their operands in shared
+        memory, one thread per output element (1..32).
     """
     def wrap(function):
         return JitFunction(function, dynamic_batch=dynamic_batch,
                            vector_width=vector_width, tile_size=tile_size,
                            constants=constants, parallel=parallel, disable=disable,
                            target=target, emulate=emulate, chip=chip,
-                           block_size=block_size)
+                           block_size=block_size, matmul_tile=matmul_tile)
     return wrap(fn) if fn is not None else wrap

@@ -1,5 +1,8 @@
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-gpu-pipeline{to=gpu block-size=128})' | FileCheck %s --check-prefix=GPU
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-gpu-pipeline)' | FileCheck %s --check-prefix=PTX90
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-gpu-pipeline{to=gpu})' | FileCheck %s --check-prefix=SHARED
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-gpu-pipeline{to=gpu matmul-tile=8})' | FileCheck %s --check-prefix=SHARED8
+// RUN: not dl-opt %s --pass-pipeline='builtin.module(dl-gpu-pipeline{matmul-tile=33})' 2>&1 | FileCheck %s --check-prefix=BADTILE
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-gpu-pipeline{chip=sm_80})' | FileCheck %s --check-prefix=PTX80
 // RUN: not dl-opt %s --pass-pipeline='builtin.module(dl-gpu-pipeline{chip=sm_99})' 2>&1 | FileCheck %s --check-prefix=BADCHIP
 // RUN: not dl-opt %s --pass-pipeline='builtin.module(dl-gpu-pipeline{block-size=0})' 2>&1 | FileCheck %s --check-prefix=BADBLOCK
@@ -26,6 +29,20 @@
 // GPU: %[[ROWS:.*]] = arith.muli %[[BY]], %{{.*}}
 // GPU: %[[ROW:.*]] = arith.addi %[[TY]], %[[ROWS]]
 // GPU: memref.store %{{.*}}, %{{.*}}[%[[ROW]], %[[TX]]] : memref<64x16xf32>
+
+// The matmul: 16x16 threads per block, tiles of A and B in workgroup memory
+// between barriers (dl-gpu-shared-matmul); in PTX, .shared arrays and
+// bar.sync.
+// SHARED: gpu.launch_func  @{{.*}} blocks in (%c1, %c4, %c1) threads in (%c16, %c16, %c1)
+// SHARED: gpu.func @{{.*}} workgroup(%{{.*}} : memref<16x16xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x16xf32, #gpu.address_space<workgroup>>) kernel
+// SHARED: scf.for
+// SHARED: gpu.barrier
+// SHARED: scf.for
+// SHARED: gpu.barrier
+// SHARED8: workgroup(%{{.*}} : memref<8x8xf32, #gpu.address_space<workgroup>>
+// BADTILE: dl-gpu-pipeline: matmul-tile must be in 1..32, but got 33
+// PTX90: .shared .align 4 .b8 __wg_{{.*}}[1024]
+// PTX90: bar.sync
 
 // PTX text in the gpu.binary, one .entry per kernel, for the chip asked.
 // PTX90: gpu.binary @{{.*}}#nvvm.target<chip = "sm_90", features = "+ptx80">

@@ -216,3 +216,37 @@ func.func @not_outlined(%out: memref<32xf32>) {
   }
   return
 }
+
+// -----
+
+// An i1 (a bounds check) kept across a barrier is stored as i8.
+// CHECK-LABEL: func.func @condition_across_barrier
+// CHECK: %[[COND:.*]] = memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x?x?xi8>
+// CHECK: %[[LOW:.*]] = arith.cmpi ult
+// CHECK: %[[WIDE:.*]] = arith.extui %[[LOW]] : i1 to i8
+// CHECK: memref.store %[[WIDE]], %[[COND]]
+// CHECK: %[[BYTE:.*]] = memref.load %[[COND]]
+// CHECK: %[[BACK:.*]] = arith.trunci %[[BYTE]] : i8 to i1
+// CHECK: scf.if %[[BACK]]
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @guarded(%out: memref<32xf32>) kernel {
+      %tx = gpu.thread_id x
+      %c16 = arith.constant 16 : index
+      %low = arith.cmpi ult, %tx, %c16 : index
+      gpu.barrier
+      scf.if %low {
+        %one = arith.constant 1.0 : f32
+        memref.store %one, %out[%tx] : memref<32xf32>
+      }
+      gpu.return
+    }
+  }
+  func.func @condition_across_barrier(%out: memref<32xf32>) {
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    gpu.launch_func @kernels::@guarded blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1)
+        args(%out : memref<32xf32>)
+    return
+  }
+}

@@ -128,6 +128,7 @@ def test_ptx_needs_the_cuda_target(rng):
     (dict(target="cuda", chip="sm_99"), "unknown chip 'sm_99'"),
     (dict(target="cuda", block_size=0), "block_size must be an int in 1..1024, but got 0"),
     (dict(target="cuda", block_size=2048), "block_size must be an int in 1..1024"),
+    (dict(target="cuda", matmul_tile=33), "matmul_tile must be an int in 1..32, but got 33"),
 ])
 def test_bad_target_options(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -148,3 +149,21 @@ def test_cuda_device_execution(rng):
     x = rng.standard_normal((64, 33)).astype(np.float32)
     f = dlc.jit(lambda a: dlc.relu(a) * 2.0, target="cuda")
     np.testing.assert_allclose(f(x), np.maximum(x, 0) * 2.0)
+
+
+@pytest.mark.parametrize("shapes", [((37, 53), (53, 29)), ((1, 16), (16, 1)), ((33, 1), (1, 47)),
+                                    ((4, 19, 21), (4, 21, 17))])
+@pytest.mark.parametrize("tile", [16, 5])
+def test_shared_memory_matmul_kernels(shapes, tile, rng):
+    """Matmuls run as dl-gpu-shared-matmul kernels (tiles of A and B in
+    workgroup memory between barriers), emulated block by block with the
+    barriers honoured, at sizes no tile divides."""
+    a = rng.standard_normal(shapes[0]).astype(np.float32)
+    b = rng.standard_normal(shapes[1]).astype(np.float32)
+    f = dlc.jit(lambda x, y: x @ y, target="cuda", emulate=True, matmul_tile=tile)
+    lowered = f.lower(a, b)
+    gpu = lowered.as_text("gpu")
+    assert f"memref<{tile}x{tile}xf32, #gpu.address_space<workgroup>>" in gpu
+    assert gpu.count("gpu.barrier") == 2
+    np.testing.assert_allclose(lowered.compile()(a, b), a.astype(np.float64) @ b,
+                               rtol=1e-4, atol=1e-4)

@@ -1,0 +1,68 @@
+// RUN: dl-opt %s --dl-gpu-shared-matmul --split-input-file | FileCheck %s
+// RUN: dl-opt %s --dl-gpu-shared-matmul=tile=8 --split-input-file | FileCheck %s --check-prefix=TILE8
+// RUN: not dl-opt %s --dl-gpu-shared-matmul=tile=64 --split-input-file 2>&1 | FileCheck %s --check-prefix=BADTILE
+
+// A matmul with sizes no tile divides: 16x16 threads per block, tiles of A
+// and B staged in workgroup memory between barriers, loads outside A and B
+// replaced by zeros, the store guarded.
+// CHECK-LABEL: func.func @matmul
+// CHECK-DAG: %[[M:.*]] = memref.dim %arg0, %c0
+// CHECK-DAG: %[[K:.*]] = memref.dim %arg0, %c1
+// CHECK-DAG: %[[N:.*]] = memref.dim %arg1, %c1
+// CHECK: %[[GX:.*]] = arith.ceildivui %[[N]], %c16
+// CHECK: %[[GY:.*]] = arith.ceildivui %[[M]], %c16
+// CHECK: gpu.launch blocks(%[[BX:[a-z0-9_]+]], %[[BY:[a-z0-9_]+]], %{{[a-z0-9_]+}}) in (%{{[a-z0-9_]+}} = %[[GX]], %{{[a-z0-9_]+}} = %[[GY]], %{{[a-z0-9_]+}} = %c1{{[_0-9]*}}) threads(%[[TX:[a-z0-9_]+]], %[[TY:[a-z0-9_]+]], %{{[a-z0-9_]+}}) in (%{{[a-z0-9_]+}} = %c16, %{{[a-z0-9_]+}} = %c16, %{{[a-z0-9_]+}} = %c1{{[_0-9]*}})
+// CHECK-SAME: workgroup(%[[AS:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>>)
+// CHECK: scf.for %[[K0:.*]] = %{{.*}} to %[[K]] step %{{.*}} iter_args
+// CHECK: scf.if
+// CHECK: memref.load %arg0
+// CHECK: memref.store %{{.*}}, %[[AS]][%[[TY]], %[[TX]]]
+// CHECK: memref.load %arg1
+// CHECK: memref.store %{{.*}}, %[[BS]][%[[TY]], %[[TX]]]
+// CHECK: gpu.barrier
+// CHECK: scf.for
+// CHECK: memref.load %[[AS]]
+// CHECK: memref.load %[[BS]]
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: gpu.barrier
+// CHECK: scf.if
+// CHECK: memref.store %{{.*}}, %arg2
+// CHECK: gpu.terminator
+// CHECK-NOT: linalg.matmul
+// TILE8: memref<8x8xf32, #gpu.address_space<workgroup>>
+// BADTILE: dl-gpu-shared-matmul: tile must be in 1..32 (tile x tile threads per block), but got 64
+func.func @matmul(%a: memref<37x53xf32>, %b: memref<53x29xf32>, %c: memref<37x29xf32>) {
+  linalg.matmul ins(%a, %b : memref<37x53xf32>, memref<53x29xf32>) outs(%c : memref<37x29xf32>)
+  return
+}
+
+// -----
+
+// The batch on blocks z, indexing every access.
+// CHECK-LABEL: func.func @batch_matmul
+// CHECK: %[[B:.*]] = memref.dim %arg0, %c0
+// CHECK: gpu.launch blocks(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[BZ:[a-z0-9_]+]]) in (%{{[a-z0-9_]+}} = %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} = %[[B]])
+// CHECK: memref.load %arg0[%[[BZ]],
+// CHECK-NOT: linalg.batch_matmul
+func.func @batch_matmul(%a: memref<3x5x7xf16>, %b: memref<3x7x9xf16>, %c: memref<3x5x9xf16>) {
+  linalg.batch_matmul ins(%a, %b : memref<3x5x7xf16>, memref<3x7x9xf16>) outs(%c : memref<3x5x9xf16>)
+  return
+}
+
+// -----
+
+// Left to the parallel-loop path: integers, mixed types, tensors.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT: gpu.launch
+// CHECK: linalg.matmul ins(%arg0, %arg1 : memref<4x4xi32>
+// CHECK: linalg.matmul ins(%arg3, %arg4 : memref<4x4xf16>, memref<4x4xf16>) outs(%arg5 : memref<4x4xf32>)
+// CHECK: linalg.matmul ins(%arg6, %arg7 : tensor<4x4xf32>
+func.func @left_alone(%a: memref<4x4xi32>, %b: memref<4x4xi32>, %c: memref<4x4xi32>,
+                      %d: memref<4x4xf16>, %e: memref<4x4xf16>, %f: memref<4x4xf32>,
+                      %g: tensor<4x4xf32>, %h: tensor<4x4xf32>, %i: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  linalg.matmul ins(%a, %b : memref<4x4xi32>, memref<4x4xi32>) outs(%c : memref<4x4xi32>)
+  linalg.matmul ins(%d, %e : memref<4x4xf16>, memref<4x4xf16>) outs(%f : memref<4x4xf32>)
+  %r = linalg.matmul ins(%g, %h : tensor<4x4xf32>, tensor<4x4xf32>) outs(%i : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %r : tensor<4x4xf32>
+}
