@@ -206,6 +206,22 @@ def DLGPUSharedMatmul : Pass<"dl-gpu-shared-matmul", "::mlir::func::FuncOp"> {
   ];
 }
 
+def DLGPUDeviceMemory : Pass<"dl-gpu-device-memory", "::mlir::ModuleOp"> {
+  let summary = "Host buffers of GPU kernels in memory the device can reach";
+  let description = [{
+    In the host functions: `memref.alloc` becomes `gpu.alloc host_shared`
+    (CUDA managed memory, reachable from host and device), `memref.dealloc`
+    becomes `gpu.dealloc`, and each `memref.get_global` is copied into a
+    `gpu.alloc host_shared` buffer freed before the return. The caller passes
+    arguments in device-reachable memory and frees returned buffers with
+    cuMemFree. Refuses `memref.alloca` in host functions.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
 def DLGPUToCPU : Pass<"dl-gpu-to-cpu", "::mlir::ModuleOp"> {
   let summary = "Run outlined GPU kernels on the CPU: loops over blocks and threads";
   let description = [{

@@ -21,8 +21,9 @@
 // host, on device buffers). `to=cpu` runs the outlined kernels on the CPU
 // instead (dl-gpu-to-cpu, then the CPU pipeline's llvm stage), so that they
 // can be checked without a GPU. Matmuls get shared-memory tiles and
-// barriers (dl-gpu-shared-matmul). Not yet: the same for convolutions,
-// tensor cores, device buffers and copies in the host code.
+// barriers (dl-gpu-shared-matmul). For to=binary, the host's buffers are
+// CUDA managed memory (dl-gpu-device-memory). Not yet: shared memory for
+// convolutions, tensor cores.
 //
 //===----------------------------------------------------------------------===//
 
@@ -273,6 +274,8 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
     buildCPUPipeline(pm, back);
     return success();
   }
+  // Host buffers the kernels use in managed memory.
+  pm.addPass(createDLGPUDeviceMemory());
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = options.chip;
   nvvm.cubinFeatures = "+ptx80";

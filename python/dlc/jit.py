@@ -19,7 +19,7 @@ import numpy as np
 
 from . import compiler, dtypes, passes, runtime
 from .mlir import ir
-from .errors import ArityError, CompileError, DTypeError, ShapeError, TraceError
+from .errors import ArityError, DTypeError, ShapeError, TraceError
 from .nn import Module
 from .runtime import CompiledFunction
 from .tracing import Tensor, Trace, current_trace
@@ -399,14 +399,12 @@ class Lowered:
         start_time = time.perf_counter()
         if self.options.target == "cuda" and not self.options.emulate:
             runtime.require_cuda()
-            raise CompileError(
-                "target='cuda': running kernels on a CUDA device is not "
-                "implemented yet (device buffers and copies are missing from "
-                "the host side); as_text('ptx') gives the kernels, and "
-                "emulate=True runs them on the CPU")
-        stage = "emulated" if self.options.target == "cuda" else "llvm"
-        module = self._module_at(stage)
-        function = CompiledFunction(module, self.symbol, self.result_specs)
+            function = runtime.CUDAFunction(self._module_at("binary"), self.symbol,
+                                            self.result_specs)
+        else:
+            stage = "emulated" if self.options.target == "cuda" else "llvm"
+            function = CompiledFunction(self._module_at(stage), self.symbol,
+                                        self.result_specs)
         seconds = time.perf_counter() - start_time
         return Compiled(self, function, seconds)
 

@@ -12,9 +12,11 @@ numpy arrays without copying, and ``free`` runs when the last array viewing a
 buffer is garbage-collected.
 """
 
+import atexit
 import ctypes
 import ctypes.util
 import os
+import sys
 import threading
 
 import numpy as np
@@ -99,7 +101,7 @@ def drain_async_workers(timeout=10.0):
     crashes. Here one blocking task per worker is queued, and all must run
     at once: every worker has then left whatever it was running before."""
     global _drain_callback, _drain_state
-    if _async_runtime is None:
+    if _async_runtime is None or _exiting or sys.is_finalizing():
         return True
     runtime = _async_runtime
     runtime.mlirAsyncRuntimGetNumWorkerThreads.restype = ctypes.c_int64
@@ -131,6 +133,21 @@ def drain_async_workers(timeout=10.0):
 
 #: Engines whose workers could not be drained in time: never freed.
 _kept_engines = []
+
+#: Set once the interpreter exits (see _drain_at_exit): from then on no task
+#: may be queued, as the workers could not take the GIL to run it (they would
+#: die holding the pool, and the async runtime's own exit handler would wait
+#: for them forever).
+_exiting = False
+
+
+def _drain_at_exit():
+    global _exiting
+    drain_async_workers()
+    _exiting = True
+
+
+atexit.register(_drain_at_exit)
 
 
 class _StringRef(ctypes.Structure):
@@ -237,29 +254,32 @@ class _MallocArray:
     array in it (numpy's array interface): the numpy array made from it keeps
     it as its base, so ``free`` runs once no array views the block."""
 
-    __slots__ = ("address", "__array_interface__")
+    __slots__ = ("address", "free", "__array_interface__")
 
-    def __init__(self, allocated, start, shape, typestr, strides):
+    def __init__(self, allocated, start, shape, typestr, strides, free=None):
         self.address = allocated
+        self.free = free or _libc.free
         self.__array_interface__ = {"data": (start, False), "shape": shape,
                                     "typestr": typestr, "strides": strides,
                                     "version": 3}
 
     def __del__(self):
         if self.address:
-            _libc.free(self.address)
+            self.free(self.address)
 
 
-def array_from_descriptor(descriptor, rank, dtype, owners, argument_ranges):
-    """A numpy array for a result descriptor, taking ownership of its buffer.
-    `owners` holds allocations already owned by earlier results of the same
-    call (results never share memory: a repeated buffer is copied)."""
+def array_from_descriptor(descriptor, rank, dtype, owners, argument_ranges, free=None):
+    """A numpy array for a result descriptor, taking ownership of its buffer
+    (released with `free`, default libc's). `owners` holds allocations
+    already owned by earlier results of the same call (results never share
+    memory: a repeated buffer is copied)."""
+    free = free or _libc.free
     shape = tuple(descriptor.sizes[:rank]) if rank > 0 else ()
     allocated = descriptor.allocated or 0
     aliases_argument = any(lo <= allocated < hi for lo, hi in argument_ranges)
     if 0 in shape:
         if allocated and not aliases_argument and allocated not in owners:
-            _libc.free(allocated)
+            free(allocated)
             owners.add(allocated)
         return np.empty(shape, dtype=dtype)
     itemsize = dtype.itemsize
@@ -271,7 +291,7 @@ def array_from_descriptor(descriptor, rank, dtype, owners, argument_ranges):
         view = np.asarray(_MallocArray(0, start, shape, dtype.str, strides))
         return (view if view.dtype == dtype else view.view(dtype)).copy()
     owners.add(allocated)
-    array = np.asarray(_MallocArray(allocated, start, shape, dtype.str, strides))
+    array = np.asarray(_MallocArray(allocated, start, shape, dtype.str, strides, free))
     # Dtypes numpy does not know by type string (bfloat16: "<V2") are views.
     return array if array.dtype == dtype else array.view(dtype)
 
@@ -279,10 +299,13 @@ def array_from_descriptor(descriptor, rank, dtype, owners, argument_ranges):
 class CompiledFunction:
     """A function in a JIT-compiled module, callable with numpy arrays."""
 
-    def __init__(self, module, name, result_specs, opt_level=3):
+    #: how result buffers are released (None: libc's free)
+    free = None
+
+    def __init__(self, module, name, result_specs, opt_level=3, shared_libs=()):
         _load_async_runtime()
         self.engine = ExecutionEngine(module, opt_level=opt_level,
-                                      shared_libs=runtime_libraries())
+                                      shared_libs=runtime_libraries() + list(shared_libs))
         # Parallel loops read their thread count from this global at run time.
         address = _lookup_symbol(self.engine, "dlc_num_threads")
         self._threads = ctypes.c_int64.from_address(address) if address else None
@@ -364,8 +387,86 @@ class CompiledFunction:
             ranges = [(address, address + max(a.nbytes, 1))
                       for address, a in zip(addresses, arrays)]
             owners = set()
-            return [array_from_descriptor(d, rank, dtype, owners, ranges)
+            return [array_from_descriptor(d, rank, dtype, owners, ranges, self.free)
                     for d, (rank, dtype) in zip(result_descriptors, self._result_dtypes)]
         finally:
             if locked:
                 self._state_lock.release()
+
+
+class _CUDADriver:
+    """The few CUDA driver calls the Python side needs: managed memory for
+    arguments, and freeing the managed results of compiled code."""
+
+    def __init__(self):
+        self.lib = ctypes.CDLL("libcuda.so.1")
+        self._check(self.lib.cuInit(0), "cuInit")
+        device = ctypes.c_int(0)
+        self._check(self.lib.cuDeviceGet(ctypes.byref(device), 0), "cuDeviceGet")
+        self.context = ctypes.c_void_p()
+        # The primary context: the one MLIR's CUDA runtime uses too.
+        self._check(self.lib.cuDevicePrimaryCtxRetain(ctypes.byref(self.context), device),
+                    "cuDevicePrimaryCtxRetain")
+        self.lib.cuCtxSetCurrent.argtypes = [ctypes.c_void_p]
+        self.lib.cuMemAllocManaged.argtypes = [ctypes.POINTER(ctypes.c_uint64),
+                                               ctypes.c_size_t, ctypes.c_uint]
+        self.lib.cuMemFree_v2.argtypes = [ctypes.c_uint64]
+        self.free = self._free
+
+    @staticmethod
+    def _check(status, call):
+        if status != 0:
+            raise RuntimeError(f"CUDA driver call {call} failed with status {status}")
+
+    def make_current(self):
+        self._check(self.lib.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
+
+    def managed_copy(self, array):
+        """A numpy array in managed memory with `array`'s contents."""
+        pointer = ctypes.c_uint64(0)
+        self._check(self.lib.cuMemAllocManaged(ctypes.byref(pointer),
+                                               max(array.nbytes, 1), 1),
+                    "cuMemAllocManaged")
+        holder = _MallocArray(pointer.value, pointer.value, array.shape, array.dtype.str,
+                              None, self.free)
+        copy = np.asarray(holder)
+        copy = copy if copy.dtype == array.dtype else copy.view(array.dtype)
+        copy[...] = array
+        return copy
+
+    def _free(self, address):
+        self.make_current()
+        self.lib.cuMemFree_v2(address)
+
+
+_cuda_driver = None
+
+
+def cuda_driver():
+    global _cuda_driver
+    if _cuda_driver is None:
+        require_cuda()
+        _cuda_driver = _CUDADriver()
+    return _cuda_driver
+
+
+def cuda_runtime_library():
+    """MLIR's CUDA runtime (mgpu* calls of the host code), from the wheels."""
+    return os.path.join(_build_config.MLIR_RUNTIME_LIB_DIR, "libmlir_cuda_runtime.so")
+
+
+class CUDAFunction(CompiledFunction):
+    """A function compiled by dl-gpu-pipeline: its kernels run on the GPU.
+    Arguments are copied into managed memory (the kernels cannot reach
+    numpy's pageable memory); results are managed memory the compiled code
+    allocated, viewed without copying and released with cuMemFree."""
+
+    def __init__(self, module, name, result_specs, opt_level=3):
+        self.driver = cuda_driver()
+        self.free = self.driver.free
+        super().__init__(module, name, result_specs, opt_level=opt_level,
+                         shared_libs=[cuda_runtime_library()])
+
+    def __call__(self, arrays):
+        self.driver.make_current()
+        return super().__call__([self.driver.managed_copy(a) for a in arrays])

@@ -109,7 +109,10 @@ def test_gpu_stages(rng):
     assert lowered.stages == dlc.GPU_STAGES
     gpu = lowered.as_text("gpu")
     assert "gpu.launch_func" in gpu and "gpu.thread_id" in gpu
-    assert "gpu.binary" in lowered.as_text("binary")
+    binary = lowered.as_text("binary")
+    assert "gpu.binary" in binary
+    # Buffers in managed memory (dl-gpu-device-memory), not malloc'ed.
+    assert "llvm.call @mgpuMemAlloc" in binary and "llvm.call @malloc" not in binary
     emulated = lowered.as_text("emulated")
     assert "gpu." not in emulated and "llvm.func" in emulated
     with pytest.raises(ValueError, match="unknown stage 'affine'"):
