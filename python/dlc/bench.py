@@ -10,6 +10,12 @@ against numpy. Then the graph optimizations: for the MLP, a ResNet basic
 block and a transformer encoder layer, the kernels compiled, the peak
 temporary memory and the time with every optimization on and with each off.
 
+With a CUDA device (``--gpu`` or ``--gpu-only``): f32 and bf16 matmul
+2048-8192 and the ResNet-18 convolution layers at batch 1 compiled with
+``target="cuda"``, in TFLOP/s and as ratios to PyTorch on the GPU (cuBLAS,
+cuDNN) where PyTorch has CUDA; without one the section says why it was
+skipped.
+
 The machine is shared and noisy: each case runs in interleaved rounds
 (dlc, numpy, PyTorch, dlc, ...) and reports the median time per call of
 each; quote the ratios, not one time. Writes ``<out>/bench-<date>.json``,
@@ -423,6 +429,78 @@ def run_case(case, options):
     return row
 
 
+# -- GPU ----------------------------------------------------------------------
+
+
+def run_gpu_section(options, rng, progress=None):
+    """The GPU cases, or {"skipped": reason} where no CUDA device exists."""
+    reason = runtime.cuda_status()
+    if reason is not None:
+        return {"skipped": f"no CUDA device: {reason}"}
+    import ml_dtypes
+    from . import ops
+    torch_cuda = torch is not None and torch.cuda.is_available()
+    cases = []
+    for n in options.gpu_matmul_sizes:
+        for dtype in (np.float32, ml_dtypes.bfloat16):
+            a = rng.standard_normal((n, n)).astype(dtype)
+            b = rng.standard_normal((n, n)).astype(dtype)
+            cases.append((f"matmul {n} {np.dtype(dtype).name}", 2 * n ** 3, (a, b),
+                          lambda a, b: a @ b, lambda a, b: a @ b))
+    for name, cin, cout, size, k, stride in RESNET18_LAYERS:
+        x = rng.standard_normal((1, cin, size, size), dtype=np.float32)
+        w = (rng.standard_normal((cout, cin, k, k)) / np.sqrt(cin * k * k)).astype(np.float32)
+        out = (size + 2 * (k // 2) - k) // stride + 1
+        cases.append((f"{name} b1", 2 * cout * cin * k * k * out * out, (x, w),
+                      lambda x, w, s=stride, p=k // 2: ops.conv2d(x, w, stride=s, padding=p),
+                      lambda x, w, s=stride, p=k // 2: torch.nn.functional.conv2d(
+                          x, w, stride=s, padding=p)))
+    rows = []
+    for name, flops, args, dlc_fn, torch_fn in cases:
+        compiled = jit(dlc_fn, target="cuda").lower(*args).compile()
+        result = np.asarray(compiled(*args), dtype=np.float64)
+        peers = {"dlc": lambda: compiled(*args)}
+        if torch_cuda:
+            device_args = [torch.from_numpy(np.asarray(a, np.float32)).cuda() for a in args]
+            if "bfloat16" in name:
+                device_args = [a.bfloat16() for a in device_args]
+            expected = torch_fn(*device_args).float().cpu().numpy().astype(np.float64)
+            scale = float(np.abs(expected).max()) or 1.0
+            error = float(np.abs(result - expected).max()) / scale
+            limit = 5e-2 if "bfloat16" in name else 1e-3
+            if error > limit:
+                raise RuntimeError(f"{name}: dlc on the GPU differs from PyTorch by {error:.2e}")
+
+            def torch_call(fn=torch_fn, device_args=device_args):
+                fn(*device_args)
+                torch.cuda.synchronize()
+            peers["torch"] = torch_call
+        seconds = measure(peers, options.rounds, options.block_seconds, options_pause=0.0)
+        row = {"name": name, "flops": flops,
+               "tflops": {peer: flops / t / 1e12 for peer, t in seconds.items()},
+               "ms": {peer: t * 1e3 for peer, t in seconds.items()}}
+        if "torch" in seconds:
+            row["ratio_to_torch"] = seconds["torch"] / seconds["dlc"]
+        rows.append(row)
+        if progress is not None:
+            progress.step(name)
+    return {"device": "cuda", "torch_cuda": torch_cuda, "results": rows}
+
+
+def print_gpu_table(section):
+    if "skipped" in section:
+        print(f"\nGPU section skipped: {section['skipped']}")
+        return
+    print("\nGPU (dlc target='cuda'; arguments are copied into managed memory at each call)")
+    print(f"{'case':<24}{'dlc TFLOP/s':>12}{'torch TFLOP/s':>15}{'torch/dlc':>11}")
+    for row in section["results"]:
+        torch_tflops = row["tflops"].get("torch")
+        ratio = row.get("ratio_to_torch")
+        print(f"{row['name']:<24}{row['tflops']['dlc']:>12.3f}"
+              f"{(f'{torch_tflops:.3f}' if torch_tflops else '-'):>15}"
+              f"{(f'{ratio:.2f}' if ratio else '-'):>11}")
+
+
 # -- report -------------------------------------------------------------------
 
 
@@ -515,6 +593,10 @@ def main(argv=None):
                         help="small sizes and few rounds (a smoke test)")
     parser.add_argument("--graph-only", action="store_true",
                         help="only the graph-optimization section")
+    parser.add_argument("--gpu", action="store_true",
+                        help="add the GPU section (skipped, saying why, without a CUDA device)")
+    parser.add_argument("--gpu-only", action="store_true", help="only the GPU section")
+    parser.add_argument("--gpu-matmul-sizes", type=int, nargs="*", default=[2048, 4096, 8192])
     options = parser.parse_args(argv)
     if options.quick:
         options.rounds, options.block_seconds = 2, 0.01
@@ -528,6 +610,14 @@ def main(argv=None):
     else:
         print("PyTorch is not installed: numpy is the only peer (make bench installs it)")
     rng = np.random.default_rng(0)
+    if options.gpu_only:
+        section = run_gpu_section(options, rng, Progress(
+            2 * len(options.gpu_matmul_sizes) + len(RESNET18_LAYERS)))
+        print_gpu_table(section)
+        os.makedirs(options.out, exist_ok=True)
+        with open(os.path.join(options.out, "gpu-latest.json"), "w") as out:
+            json.dump({"machine": machine_facts(), **section}, out, indent=1)
+        return section
     cases = [] if options.graph_only else build_cases(options, rng)
     models = graph_models(rng)
     progress = Progress(len(cases) + len(models) + 2)
@@ -551,12 +641,17 @@ def main(argv=None):
     if rows:
         print_table(rows, peak)
     print_graph_table(graph_rows)
+    gpu = run_gpu_section(options, rng) if options.gpu else None
+    if gpu is not None:
+        print_gpu_table(gpu)
 
     os.makedirs(options.out, exist_ok=True)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     report = {"date": stamp, "machine": machine_facts(), "threads": options.threads,
               "peak_gflops": {"1": peak_one, str(options.threads): peak},
               "rounds": options.rounds, "results": rows, "graph": graph_rows}
+    if gpu is not None:
+        report["gpu"] = gpu
     for name in (f"bench-{stamp}.json", "latest.json"):
         with open(os.path.join(options.out, name), "w") as out:
             json.dump(report, out, indent=1)

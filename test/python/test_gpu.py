@@ -170,3 +170,12 @@ def test_shared_memory_matmul_kernels(shapes, tile, rng):
     assert gpu.count("gpu.barrier") == 2
     np.testing.assert_allclose(lowered.compile()(a, b), a.astype(np.float64) @ b,
                                rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.skipif(CUDA_MISSING is None, reason="a CUDA device is present")
+def test_gpu_benchmark_says_why_it_is_skipped(tmp_path, capsys):
+    from dlc import bench
+    section = bench.main(["--gpu-only", "--out", str(tmp_path)])
+    assert section["skipped"].startswith("no CUDA device: ")
+    assert "GPU section skipped: no CUDA device" in capsys.readouterr().out
+    assert (tmp_path / "gpu-latest.json").exists()
