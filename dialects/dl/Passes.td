@@ -184,6 +184,23 @@ def DLAsyncParallel : Pass<"dl-async-parallel", "::mlir::ModuleOp"> {
   ];
 }
 
+def DLLayout : Pass<"dl-layout", "::mlir::func::FuncOp"> {
+  let summary = "Run convolutions and poolings in NHWC, converting only at the graph's edges";
+  let description = [{
+    Each NCHW `dl.conv2d`, `dl.max_pool2d` and `dl.avg_pool2d` runs in NHWC
+    (dlc's fastest layout on CPUs) between marked `dl.transpose`
+    conversions; the conversions then sink through elementwise ops (unary,
+    and broadcasting binary ops, whose other operand is transposed back)
+    and cancel pairwise, so that inside a network of convolutions the data
+    stays in NHWC. The function gets `dl.layout_conversions`, the number of
+    conversions left; `report` emits it as a remark.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark with the conversions left">,
+  ];
+}
+
 def DLGPUSharedMatmul : Pass<"dl-gpu-shared-matmul", "::mlir::func::FuncOp"> {
   let summary = "Matmuls on memrefs as GPU kernels with shared-memory tiles";
   let description = [{

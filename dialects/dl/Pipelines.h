@@ -50,6 +50,11 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Fold inference batch norms into the conv2d/matmul "
                      "before them (dl-fold-batchnorm)"),
       llvm::cl::init(true)};
+  Option<bool> layout{
+      *this, "layout",
+      llvm::cl::desc("Run NCHW convolutions and poolings in NHWC, "
+                     "converting only at the graph's edges (dl-layout)"),
+      llvm::cl::init(true)};
   Option<bool> planMemory{
       *this, "plan-memory",
       llvm::cl::desc("Share memory between temporaries with disjoint "
@@ -135,6 +140,8 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
                              llvm::cl::init(true)};
   Option<bool> fuse{*this, "fuse", llvm::cl::desc("As in dl-cpu-pipeline"),
                     llvm::cl::init(true)};
+  Option<bool> layout{*this, "layout", llvm::cl::desc("As in dl-cpu-pipeline"),
+                      llvm::cl::init(true)};
   Option<bool> planMemory{*this, "plan-memory",
                           llvm::cl::desc("As in dl-cpu-pipeline"),
                           llvm::cl::init(true)};

@@ -40,12 +40,17 @@ void addCleanups(OpPassManager &pm) {
 }
 
 /// dl -> dl: graph-level simplification (folding, dead code, CSE), batch
-/// norms folded into their convolutions, then the code-generation strategy
-/// of each op (dl-select-strategies).
+/// norms folded into their convolutions, convolutions and poolings in NHWC
+/// (dl-layout), then the code-generation strategy of each op
+/// (dl-select-strategies).
 void addGraphStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   addCleanups(pm);
   if (options.foldBatchNorm) {
     pm.addPass(createDLFoldBatchNorm());
+    addCleanups(pm);
+  }
+  if (options.layout) {
+    pm.addNestedPass<func::FuncOp>(createDLLayout());
     addCleanups(pm);
   }
   pm.addPass(createDLSelectStrategies());

@@ -243,6 +243,7 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
     front.to = CPUStage::Bufferized;
     front.foldBatchNorm = options.foldBatchNorm;
     front.fuse = options.fuse;
+    front.layout = options.layout;
     front.planMemory = options.planMemory;
     buildCPUPipeline(pm, front);
 

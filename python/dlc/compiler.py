@@ -88,6 +88,7 @@ class CompileOptions:
                 f"matmul-tile={self.matmul_tile} "
                 f"fold-batchnorm={flag('dl-fold-batchnorm')} "
                 f"fuse={flag('dl-linalg-fuse')} "
+                f"layout={flag('dl-layout')} "
                 f"plan-memory={flag('dl-plan-memory')}")
 
     def pipeline_options(self):
@@ -97,11 +98,13 @@ class CompileOptions:
                 f"parallel={'true' if self.parallel else 'false'} "
                 f"fold-batchnorm={flag('dl-fold-batchnorm')} "
                 f"fuse={flag('dl-linalg-fuse')} "
+                f"layout={flag('dl-layout')} "
                 f"plan-memory={flag('dl-plan-memory')}")
 
 
 #: Optimization passes that ``dlc.jit(disable=...)`` can turn off.
-GRAPH_PASSES = ("dl-simplify", "dl-fold-batchnorm", "dl-linalg-fuse", "dl-plan-memory")
+GRAPH_PASSES = ("dl-simplify", "dl-fold-batchnorm", "dl-layout", "dl-linalg-fuse",
+                "dl-plan-memory")
 
 
 def check_disable(names):

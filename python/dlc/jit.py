@@ -506,6 +506,7 @@ def jit(fn=None, *, dynamic_batch=False, vector_width=8, tile_size=0, constants=
         number of cores). ``False`` compiles single-threaded code.
       disable: optimizations to turn off, by pass name: ``"dl-simplify"``
         (algebraic simplification, a Python pass), ``"dl-fold-batchnorm"``,
+        ``"dl-layout"`` (NCHW convolutions and poolings run in NHWC),
         ``"dl-linalg-fuse"`` (elementwise fusion) and ``"dl-plan-memory"``
         (temporaries sharing memory). Constant
         folding and canonicalization always run.

@@ -172,7 +172,8 @@ def test_batch_norm_folds_into_conv(groups, bias):
         ops = graph_ops(folded, x)
         assert "dl.batch_norm" not in ops
         if constants:     # the new weights and bias are folded constants
-            assert ops == ["dl.conv2d", "dl.relu"]
+            # (between dl-layout's conversions to NHWC and back)
+            assert ops == ["dl.transpose", "dl.conv2d", "dl.relu", "dl.transpose"]
         close(folded(x), expected, rtol=1e-5)
 
 
@@ -289,3 +290,59 @@ def test_fusion_reduces_kernels_and_keeps_results():
     expected = 1 / (1 + np.exp(-(np.maximum(x.astype(np.float64) @ w + b, 0) * 2 - 1)))
     close(fused(x, w, b), expected)
     close(unfused(x, w, b), expected)
+
+
+def _numpy_conv(x, w, pad):
+    n, c, h, wd = x.shape
+    f, _, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    out = np.zeros((n, f, h + 2 * pad - kh + 1, wd + 2 * pad - kw + 1))
+    for i in range(kh):
+        for j in range(kw):
+            patch = xp[:, :, i:i + out.shape[2], j:j + out.shape[3]]
+            out += np.einsum("nchw,fc->nfhw", patch, w[:, :, i, j])
+    return out
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_layout_runs_a_resnet_block_in_nhwc(batch):
+    """dl-layout: the convolutions and the pooling of an NCHW block run in
+    NHWC; the conversions cancel through relu, the bias, the residual add;
+    two are left (input and output), and the results are unchanged."""
+    rng = np.random.default_rng(21)
+    w1 = (rng.standard_normal((8, 8, 3, 3)) / 8).astype(F32)
+    w2 = (rng.standard_normal((8, 8, 3, 3)) / 8).astype(F32)
+    bias = rng.standard_normal((8, 1, 1)).astype(F32)
+
+    def block(x):
+        h = dlc.relu(dlc.conv2d(x, w1, padding=1))
+        h = dlc.conv2d(h, w2, padding=1) + bias
+        return dlc.max_pool2d(dlc.relu(h + x), 2)
+
+    x = rng.standard_normal((batch, 8, 7, 9)).astype(F32)
+    nhwc, nchw = dlc.jit(block), dlc.jit(block, disable="dl-layout")
+    graph = nhwc.lower(x).as_text("graph")
+    assert graph.count('layout = "NHWC"') == 3 and 'layout = "NCHW"' not in graph
+    assert "dl.layout_conversions = 2" in graph
+    assert 'layout = "NHWC"' not in nchw.lower(x).as_text("graph")
+    x64 = x.astype(np.float64)
+    h = np.maximum(_numpy_conv(x64, w1, 1), 0)
+    h = np.maximum(_numpy_conv(h, w2, 1) + bias + x64, 0)
+    expected = h[:, :, :6, :8].reshape(batch, 8, 3, 2, 4, 2).max(axis=(3, 5))
+    close(nhwc(x), expected)
+    close(nchw(x), expected)
+
+
+def test_layout_with_a_dynamic_batch_and_grouped_convolution():
+    rng = np.random.default_rng(22)
+    w = rng.standard_normal((6, 2, 3, 3)).astype(F32)
+
+    def f(x):
+        return dlc.avg_pool2d(dlc.sigmoid(dlc.conv2d(x, w, stride=2, padding=1, groups=3)), 2)
+
+    compiled = dlc.jit(f, dynamic_batch=True)
+    for batch in (1, 4):
+        x = rng.standard_normal((batch, 6, 9, 9)).astype(F32)
+        np.testing.assert_allclose(compiled(x), dlc.jit(f, disable="dl-layout")(x),
+                                   rtol=1e-5, atol=1e-6)
+    assert 'layout = "NHWC"' in compiled.lower(x).as_text("graph")

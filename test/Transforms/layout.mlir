@@ -1,0 +1,47 @@
+// RUN: dl-opt %s --dl-layout=report=true --split-input-file --verify-diagnostics | FileCheck %s
+
+// A ResNet basic block in NCHW: both convolutions and the pooling run in
+// NHWC; the conversions between them cancel through relu, the residual add
+// and the bias add (its [C,1,1] constant is reshaped and transposed, and
+// folds); one conversion is left at the input and one at the output.
+// CHECK-LABEL: func.func @block
+// CHECK-SAME: dl.layout_conversions = 2
+// CHECK: %[[IN:.*]] = dl.transpose %arg0 perm = [0, 2, 3, 1] {dl.layout_conversion}
+// CHECK: %[[C1:.*]] = dl.conv2d %[[IN]], %{{.*}} layout = "NHWC" {{.*}} -> tensor<1x8x8x16xf32>
+// CHECK: %[[R1:.*]] = dl.relu %[[C1]] : tensor<1x8x8x16xf32>
+// CHECK: %[[C2:.*]] = dl.conv2d %[[R1]], %{{.*}} layout = "NHWC"
+// CHECK: %[[B:.*]] = dl.add %[[C2]], %{{.*}} : (tensor<1x8x8x16xf32>, tensor<1x1x1x16xf32>)
+// CHECK: %[[S:.*]] = dl.add %[[B]], %[[IN]] : (tensor<1x8x8x16xf32>, tensor<1x8x8x16xf32>)
+// CHECK: %[[R2:.*]] = dl.relu %[[S]]
+// CHECK: %[[P:.*]] = dl.max_pool2d %[[R2]] {{.*}} layout = "NHWC" {{.*}} -> tensor<1x4x4x16xf32>
+// CHECK: %[[OUT:.*]] = dl.transpose %[[P]] perm = [0, 3, 1, 2] {dl.layout_conversion}
+// CHECK: return %[[OUT]] : tensor<1x16x4x4xf32>
+// expected-remark @below {{dl-layout: 3 convolution/pooling op(s) in NHWC, 2 layout conversion(s) left}}
+func.func @block(%x: tensor<1x16x8x8xf32>, %w1: tensor<16x16x3x3xf32>, %w2: tensor<16x16x3x3xf32>) -> tensor<1x16x4x4xf32> {
+  %bias = dl.constant dense<0.5> : tensor<16x1x1xf32>
+  %c1 = dl.conv2d %x, %w1 strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x8x8xf32>
+  %r1 = dl.relu %c1 : tensor<1x16x8x8xf32> -> tensor<1x16x8x8xf32>
+  %c2 = dl.conv2d %r1, %w2 strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x8x8xf32>
+  %b = dl.add %c2, %bias : (tensor<1x16x8x8xf32>, tensor<16x1x1xf32>) -> tensor<1x16x8x8xf32>
+  %s = dl.add %b, %x : (tensor<1x16x8x8xf32>, tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  %r2 = dl.relu %s : tensor<1x16x8x8xf32> -> tensor<1x16x8x8xf32>
+  %p = dl.max_pool2d %r2 kernel = [2, 2] strides = [2, 2] padding = [0, 0, 0, 0] layout = "NCHW" : tensor<1x16x8x8xf32> -> tensor<1x16x4x4xf32>
+  return %p : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+// Left alone: NHWC already, and ops conversions do not cross (a reduction
+// over the channels) keep their conversion.
+// CHECK-LABEL: func.func @stops
+// CHECK-SAME: dl.layout_conversions = 2
+// CHECK: dl.conv2d {{.*}} layout = "NHWC" {{.*}} -> tensor<2x5x5x4xf32>
+// CHECK: dl.transpose {{.*}} perm = [0, 3, 1, 2] {dl.layout_conversion}
+// CHECK: dl.reduce_sum
+// expected-remark @below {{dl-layout: 1 convolution/pooling op(s) in NHWC, 2 layout conversion(s) left}}
+func.func @stops(%x: tensor<2x3x5x5xf32>, %w: tensor<4x3x1x1xf32>, %y: tensor<2x5x5x3xf32>, %v: tensor<1x1x3x4xf32>) -> (tensor<2x5x5xf32>, tensor<2x5x5x4xf32>) {
+  %c = dl.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<2x3x5x5xf32>, tensor<4x3x1x1xf32>) -> tensor<2x4x5x5xf32>
+  %r = dl.reduce_sum %c axes = [1] : tensor<2x4x5x5xf32> -> tensor<2x5x5xf32>
+  %n = dl.conv2d %y, %v strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 layout = "NHWC" : (tensor<2x5x5x3xf32>, tensor<1x1x3x4xf32>) -> tensor<2x5x5x4xf32>
+  return %r, %n : tensor<2x5x5xf32>, tensor<2x5x5x4xf32>
+}
