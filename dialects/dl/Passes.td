@@ -192,8 +192,9 @@ def DLLayout : Pass<"dl-layout", "::mlir::func::FuncOp"> {
     conversions; the conversions then sink through elementwise ops (unary,
     and broadcasting binary ops, whose other operand is transposed back)
     and cancel pairwise, so that inside a network of convolutions the data
-    stays in NHWC. The function gets `dl.layout_conversions`, the number of
-    conversions left; `report` emits it as a remark.
+    stays in NHWC. A function where something was converted gets
+    `dl.layout_conversions`, the number of activation conversions left;
+    `report` emits it as a remark.
   }];
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",
