@@ -142,7 +142,6 @@ private:
   Block *blockBody = nullptr;  // the scf.parallel body (per GPU block)
   SmallVector<Value> toFree;   // buffers freed at the end of each block
   DenseMap<Value, Value> spills;
-  LogicalResult error = success();
 };
 
 LogicalResult LaunchEmitter::emit() {
