@@ -179,3 +179,15 @@ def test_gpu_benchmark_says_why_it_is_skipped(tmp_path, capsys):
     assert section["skipped"].startswith("no CUDA device: ")
     assert "GPU section skipped: no CUDA device" in capsys.readouterr().out
     assert (tmp_path / "gpu-latest.json").exists()
+
+
+def test_convolutions_reach_the_shared_memory_matmul(rng):
+    """A dense convolution is lowered as im2col + GEMM (its dl.strategy), so
+    on the GPU its GEMM is a shared-memory kernel too; the emulated result
+    matches the CPU pipeline's."""
+    x = rng.standard_normal((2, 16, 9, 7)).astype(np.float32)
+    w = rng.standard_normal((24, 16, 3, 3)).astype(np.float32)
+    conv = lambda a, b: dlc.conv2d(a, b, padding=1)  # noqa: E731
+    gpu = dlc.jit(conv, target="cuda", emulate=True)
+    assert "workgroup(" in gpu.lower(x, w).as_text("gpu")
+    np.testing.assert_allclose(gpu(x, w), dlc.jit(conv)(x, w), rtol=1e-4, atol=1e-4)
