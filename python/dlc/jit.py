@@ -61,6 +61,11 @@ def _is_static(value):
 
 
 def _to_array(value, name):
+    # The common case first, cheaply: a C-contiguous aligned numpy array.
+    if type(value) is np.ndarray:
+        flags = value.flags
+        if flags.c_contiguous and flags.aligned and dtypes.is_supported(value.dtype):
+            return value
     if isinstance(value, Tensor):
         raise TraceError(f"argument {name!r} is a traced tensor: a dlc.jit function "
                          f"cannot be called while another one is being traced")
@@ -441,14 +446,13 @@ class Compiled:
                         f"are compile-time constants")
                 continue
             array = _to_array(value, spec.name)
-            expected = spec.describe()
             if array.dtype != spec.dtype:
-                raise DTypeError(f"argument {spec.name!r}: expected {expected}, but "
-                                 f"got {_describe_array(array)}")
+                raise DTypeError(f"argument {spec.name!r}: expected {spec.describe()}, "
+                                 f"but got {_describe_array(array)}")
             if array.ndim != len(spec.shape) or any(
                     e is not None and e != g for e, g in zip(spec.shape, array.shape)):
-                raise ShapeError(f"argument {spec.name!r}: expected {expected}, but "
-                                 f"got {_describe_array(array)}")
+                raise ShapeError(f"argument {spec.name!r}: expected {spec.describe()}, "
+                                 f"but got {_describe_array(array)}")
             if spec.shape and spec.shape[0] is None:
                 if batch_size is None:
                     batch_size, batch_arg = array.shape[0], spec.name

@@ -351,6 +351,7 @@ class CompiledFunction:
             keep.append(inner)
             values.append(ctypes.addressof(inner))
         packed = (ctypes.c_void_p * len(values))(*values)
+        keep.append([None] * (2 * len(ranks)))  # last shapes, then strides
         return results, descriptors, packed, keep
 
     def __call__(self, arrays):
@@ -367,15 +368,21 @@ class CompiledFunction:
                 state = self._prepare([a.ndim for a in arrays])
                 if locked:
                     self._state = state
-            results, descriptors, packed, _ = state
-            addresses = [array.ctypes.data for array in arrays]
-            for descriptor, array, address in zip(descriptors, arrays, addresses):
+            results, descriptors, packed, keep = state
+            # The shapes (and strides) of the last call's arguments are
+            # still in the descriptors: refilled only when they change.
+            shapes = keep[-1]
+            addresses = [array.__array_interface__["data"][0] for array in arrays]
+            for i, (descriptor, array, address) in enumerate(
+                    zip(descriptors, arrays, addresses)):
                 descriptor.allocated = address
                 descriptor.aligned = address
-                if array.ndim:
+                if array.ndim and (shapes[i] != array.shape or
+                                   shapes[i + len(arrays)] != array.strides):
                     descriptor.sizes[:] = array.shape
                     itemsize = array.itemsize
                     descriptor.strides[:] = [s // itemsize for s in array.strides]
+                    shapes[i], shapes[i + len(arrays)] = array.shape, array.strides
             self._entry(packed)
             if results is None:
                 return []

@@ -343,3 +343,14 @@ def test_engines_freed_right_after_parallel_calls_survive():
         gc.collect()
     assert runtime.drain_async_workers(timeout=5.0)
     assert runtime._kept_engines == []
+
+
+def test_argument_shapes_alternating_between_calls():
+    """The runtime keeps the last call's shapes in its descriptors and
+    refills them only on change: alternating batch sizes must see each."""
+    f = dlc.jit(lambda x: dlc.sum(x * 2.0, axis=1), dynamic_batch=True)
+    rng = np.random.default_rng(3)
+    inputs = [rng.standard_normal((b, 7)).astype(np.float32) for b in (3, 1, 3, 8, 1)]
+    for x in inputs + inputs[::-1]:
+        np.testing.assert_allclose(f(x), (x * 2.0).sum(axis=1), rtol=1e-5, atol=1e-6)
+    assert f.cache_size() == 1
