@@ -118,17 +118,26 @@ def drain_async_workers(timeout=10.0):
             pass
         arrived.release()
 
-    # ctypes callbacks must outlive every call: keep the latest (and the
-    # state it closes over) at module level.
-    _drain_state = (barrier, arrived, task)
-    _drain_callback = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(task)
-    runtime.mlirAsyncRuntimeExecute.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-    runtime.mlirAsyncRuntimeExecute.restype = None
-    address = ctypes.cast(_drain_callback, ctypes.c_void_p).value
-    for _ in range(workers):
-        runtime.mlirAsyncRuntimeExecute(None, address)
-    finished = all(arrived.acquire(timeout=timeout + 1.0) for _ in range(workers))
-    return finished and not barrier.broken
+    with _drain_lock:
+        # A ctypes callback must outlive every call of it: the latest is
+        # kept at module level, and those of a drain that timed out (whose
+        # tasks may still be queued) forever.
+        _drain_state = (barrier, arrived, task)
+        _drain_callback = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(task)
+        runtime.mlirAsyncRuntimeExecute.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        runtime.mlirAsyncRuntimeExecute.restype = None
+        address = ctypes.cast(_drain_callback, ctypes.c_void_p).value
+        for _ in range(workers):
+            runtime.mlirAsyncRuntimeExecute(None, address)
+        finished = all(arrived.acquire(timeout=timeout + 1.0) for _ in range(workers))
+        if not finished or barrier.broken:
+            _stale_drains.append((_drain_callback, _drain_state))
+            return False
+        return True
+
+
+_drain_lock = threading.Lock()
+_stale_drains = []
 
 
 #: Engines whose workers could not be drained in time: never freed.
@@ -332,7 +341,10 @@ class CompiledFunction:
         # The engine goes with this object: first let the async runtime's
         # workers leave its code (see drain_async_workers).
         if getattr(self, "_threads", None) is not None:
-            if not drain_async_workers():
+            # Collected on a thread Python did not start (an async worker
+            # running Python code): draining from there could not finish.
+            if isinstance(threading.current_thread(), threading._DummyThread) or \
+                    not drain_async_workers():
                 _kept_engines.append(self.engine)
 
     def _prepare(self, ranks):
