@@ -81,25 +81,23 @@ class CompileOptions:
     def stages(self):
         return GPU_STAGES if self.target == "cuda" else STAGES
 
-    def gpu_pipeline_options(self):
+    def _graph_pass_options(self):
+        """The options both pipelines share: which C++ graph passes run."""
         def flag(name):
             return "false" if name in self.disable else "true"
-        return (f"chip={self.chip} block-size={self.block_size} "
-                f"matmul-tile={self.matmul_tile} "
-                f"fold-batchnorm={flag('dl-fold-batchnorm')} "
+        return (f"fold-batchnorm={flag('dl-fold-batchnorm')} "
                 f"fuse={flag('dl-linalg-fuse')} "
                 f"layout={flag('dl-layout')} "
                 f"plan-memory={flag('dl-plan-memory')}")
 
+    def gpu_pipeline_options(self):
+        return (f"chip={self.chip} block-size={self.block_size} "
+                f"matmul-tile={self.matmul_tile} {self._graph_pass_options()}")
+
     def pipeline_options(self):
-        def flag(name):
-            return "false" if name in self.disable else "true"
         return (f"vector-width={self.vector_width} tile-size={self.tile_size} "
                 f"parallel={'true' if self.parallel else 'false'} "
-                f"fold-batchnorm={flag('dl-fold-batchnorm')} "
-                f"fuse={flag('dl-linalg-fuse')} "
-                f"layout={flag('dl-layout')} "
-                f"plan-memory={flag('dl-plan-memory')}")
+                f"{self._graph_pass_options()}")
 
 
 #: Optimization passes that ``dlc.jit(disable=...)`` can turn off.
