@@ -406,12 +406,10 @@ FailureOr<Value> LaunchEmitter::uniformValue(Value v, IRMapping &uniform,
   if (Value mapped = uniform.lookupOrNull(v))
     return mapped;
   Operation *def = v.getDefiningOp();
-  if (auto id = dyn_cast_or_null<gpu::BlockIdOp>(def))
-    return bid[dimIndex(id.getDimension())];
-  if (auto id = dyn_cast_or_null<gpu::BlockDimOp>(def))
-    return blockDim[dimIndex(id.getDimension())];
-  if (auto id = dyn_cast_or_null<gpu::GridDimOp>(def))
-    return grid[dimIndex(id.getDimension())];
+  // Block ids and dimensions are the same for every thread of the block.
+  if (def && !isa<gpu::ThreadIdOp>(def))
+    if (Value id = idValue(def, Dim3{}))
+      return id;
   if (!def || isa<gpu::ThreadIdOp>(def) || !isMemoryEffectFree(def) ||
       def->getNumRegions() != 0) {
     Operation *at = def ? def : kernel.getOperation();
