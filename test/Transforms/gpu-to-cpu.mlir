@@ -250,3 +250,52 @@ module attributes {gpu.container_module} {
     return
   }
 }
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%out: memref<32xf32>) kernel {
+      gpu.return
+    }
+  }
+  func.func @dynamic_shared(%out: memref<32xf32>) {
+    %c1 = arith.constant 1 : index
+    %bytes = arith.constant 128 : i32
+    // expected-error @below {{dl-gpu-to-cpu: dynamic shared memory is not supported}}
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+        dynamic_shared_memory_size %bytes args(%out : memref<32xf32>)
+    return
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @k(%out: memref<32xf32>) kernel {
+      gpu.return
+    }
+  }
+  func.func @async_launch(%out: memref<32xf32>) {
+    %c1 = arith.constant 1 : index
+    %t0 = gpu.wait async
+    // expected-error @below {{dl-gpu-to-cpu: async launches are not supported}}
+    %t1 = gpu.launch_func async [%t0] @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+        args(%out : memref<32xf32>)
+    return
+  }
+}
+
+// -----
+
+module attributes {gpu.container_module} {
+  gpu.binary @kernels [#gpu.object<#nvvm.target, "">]
+  func.func @serialized(%out: memref<32xf32>) {
+    %c1 = arith.constant 1 : index
+    // expected-error @below {{dl-gpu-to-cpu: no gpu.func @kernels::@k to run (kernels serialized to a gpu.binary cannot be emulated)}}
+    gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+        args(%out : memref<32xf32>)
+    return
+  }
+}
