@@ -75,6 +75,21 @@ def DLAffineRegisterTile : Pass<"dl-affine-register-tile", "::mlir::func::FuncOp
     is either invariant in or contiguous along that loop; the body is
     otherwise elementwise arithmetic; no other memory effect; the output is a
     memref.alloc (or a view of one); there is at least one reduction loop.
+
+    Epilogue fusion (`epilogue`, on by default): when the next nest with
+    memory effects is elementwise over the output's index space and reads
+    the output C only at [i, j] (D[i, j] = f(C[i, j], bias[j], R[i, j], ...):
+    bias, activation, residual add), it is computed on each tile in
+    registers after the last reduction step and stored to D, so C's final
+    sums never go through memory; loads of other inputs are vector loads
+    (contiguous along the columns) or broadcast scalars. With the reduction
+    blocked for the cache, only the last block applies it (the others store
+    partial sums to C). Copies of the nest cover the remainder rows and
+    columns. The tile loops get `dl.fused_epilogue = [op names]`. Not fused
+    (the nest stays as it is): C read at another index or used after the
+    epilogue, D or another input that may overlap C, D that may overlap an
+    input of the accumulation, loads neither invariant in nor contiguous
+    along the columns, uses of loop indices as values, non-elementwise ops.
   }];
   let options = [
     Option<"rows", "rows", "int64_t", /*default=*/"8",
@@ -102,6 +117,12 @@ def DLAffineRegisterTile : Pass<"dl-affine-register-tile", "::mlir::func::FuncOp
     Option<"pack", "pack", "bool", /*default=*/"true",
            "Copy each cache block of the input indexed by (reduction, column) "
            "into a contiguous buffer">,
+    Option<"epilogue", "epilogue", "bool", /*default=*/"true",
+           "Fuse the elementwise nest that follows the accumulation (bias, "
+           "activation, residual add) into the tiles">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark for each elementwise nest after an accumulation "
+           "that is not fused, with the reason">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::vector::VectorDialect"];

@@ -65,6 +65,12 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Fuse elementwise producers into their consumers "
                      "(dl-linalg-fuse)"),
       llvm::cl::init(true)};
+  Option<bool> epilogue{
+      *this, "epilogue",
+      llvm::cl::desc("Compute the elementwise op that follows a matmul or "
+                     "convolution (bias, activation, residual add) in its "
+                     "register tiles (dl-affine-register-tile epilogue)"),
+      llvm::cl::init(true)};
   Option<bool> interchange{
       *this, "interchange",
       llvm::cl::desc("Reorder affine loop nests for locality "

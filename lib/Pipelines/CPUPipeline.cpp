@@ -102,6 +102,7 @@ void addAffineStage(OpPassManager &pm, const CPUPipelineOptions &options) {
     registerTile.l1Bytes = options.l1Bytes;
     registerTile.l2Bytes = options.l2Bytes;
     registerTile.threads = options.threads;
+    registerTile.epilogue = options.epilogue;
     pm.addNestedPass<func::FuncOp>(createDLAffineRegisterTile(registerTile));
   }
   if (options.tileSize > 0) {

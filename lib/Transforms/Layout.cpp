@@ -101,6 +101,14 @@ bool isBinaryElementwise(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp>(op);
 }
 
+/// A static shape with at most one dimension other than 1 (a scalar, a
+/// bias broadcast along the other dimensions): moving it to the new layout
+/// is a reshape in all but name.
+bool isPerChannel(RankedTensorType type) {
+  return type.hasStaticShape() &&
+         llvm::count_if(type.getShape(), [](int64_t d) { return d != 1; }) <= 1;
+}
+
 /// A marked transpose feeding `value`, if it has no other use.
 TransposeOp singleUseConversion(Value value) {
   auto t = value.getDefiningOp<TransposeOp>();
@@ -155,15 +163,18 @@ struct SinkThroughBinary : public RewritePattern {
       Location loc = op->getLoc();
       SmallVector<int64_t> back = inverse(perm);
       // The other operand in the new layout, where that costs nothing: the
-      // same conversion (they cancel), a constant (it folds), or a value
-      // already converted for another user (a residual connection: the
-      // block's input, converted for its first convolution). Anything else
-      // would add a conversion, and could ping-pong between the operands.
+      // same conversion (they cancel), a constant (it folds), a per-channel
+      // operand (a bias, [1,C,1,1]: transposing it moves C elements), or a
+      // value already converted for another user (a residual connection:
+      // the block's input, converted for its first convolution). Anything
+      // else would add a conversion, and could ping-pong between the
+      // operands.
       Value otherInNew;
       if (auto o = other.getDefiningOp<TransposeOp>();
           o && o->hasAttr(kConversion) && o.getPermutation() == perm) {
         otherInNew = o.getInput();
-      } else if (other.getDefiningOp<ConstantOp>()) {
+      } else if (other.getDefiningOp<ConstantOp>() ||
+                 isPerChannel(otherType)) {
         if (otherType.getRank() < resultType.getRank()) {
           if (!otherType.hasStaticShape())
             continue;
@@ -173,8 +184,15 @@ struct SinkThroughBinary : public RewritePattern {
           other = ReshapeOp::create(rewriter, loc, other,
                                     rewriter.getDenseI64ArrayAttr(shape));
         }
-        otherInNew = TransposeOp::create(rewriter, loc, other,
-                                         rewriter.getDenseI64ArrayAttr(back));
+        auto fullType = cast<RankedTensorType>(other.getType());
+        if (isPerChannel(fullType)) // same element order: a reshape (a view)
+          otherInNew = ReshapeOp::create(
+              rewriter, loc, other,
+              rewriter.getDenseI64ArrayAttr(
+                  permuted(fullType, back).getShape()));
+        else
+          otherInNew = TransposeOp::create(rewriter, loc, other,
+                                           rewriter.getDenseI64ArrayAttr(back));
       } else if (otherType.getRank() == resultType.getRank()) {
         for (Operation *user : other.getUsers())
           if (auto u = dyn_cast<TransposeOp>(user);

@@ -6,7 +6,11 @@
 // where buffers whose lifetimes do not overlap share bytes. A lifetime runs
 // from the alloc to the last top-level op that uses the buffer or a view of
 // it (an op nested in a loop counts as the loop nest that holds it); two
-// buffers used by the same top-level op never share. Offsets are chosen
+// buffers used by the same top-level op never share. The inputs of an op
+// with reduction loops (a matmul, a convolution) stay live through the next
+// op when that op is elementwise (all loops parallel): dl-affine-register-tile
+// computes it inside the reduction's tiles, while the inputs are still read,
+// so its output must not take their bytes. Offsets are chosen
 // greedily, largest buffer first, at the lowest 64-byte aligned offset free
 // over its lifetime (first fit). Each alloc becomes a memref.view of the
 // arena; its deallocs go, and the arena is freed before the return.
@@ -26,8 +30,10 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Interfaces/CallInterfaces.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include <limits>
@@ -74,7 +80,8 @@ int64_t plannableBytes(memref::AllocOp alloc) {
 /// Fills the lifetime and deallocs of `buffer`; false when it escapes
 /// (returned, passed to a call) or is used outside `block`'s ops.
 bool analyze(Buffer &buffer, Block &block,
-             const DenseMap<Operation *, int64_t> &position) {
+             const DenseMap<Operation *, int64_t> &position,
+             const DenseMap<Operation *, int64_t> &liveThrough) {
   SmallVector<Value> worklist = {buffer.alloc.getResult()};
   buffer.start = buffer.end = position.lookup(buffer.alloc);
   while (!worklist.empty()) {
@@ -101,6 +108,8 @@ bool analyze(Buffer &buffer, Block &block,
       if (!top)
         return false;
       buffer.end = std::max(buffer.end, position.lookup(top));
+      if (auto through = liveThrough.find(top); through != liveThrough.end())
+        buffer.end = std::max(buffer.end, through->second);
     }
   }
   return true;
@@ -165,6 +174,21 @@ struct DLPlanMemoryPass : public dl::impl::DLPlanMemoryBase<DLPlanMemoryPass> {
     int64_t index = 0;
     for (Operation &op : block)
       position[&op] = index++;
+    // Reductions followed by an elementwise op: the reduction's operands
+    // live through it.
+    DenseMap<Operation *, int64_t> liveThrough;
+    for (Operation &op : block) {
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+      if (!linalgOp || linalgOp.getNumReductionLoops() == 0)
+        continue;
+      Operation *next = op.getNextNode();
+      while (next && (isMemoryEffectFree(next) ||
+                      isa<memref::AllocOp, memref::DeallocOp>(next)))
+        next = next->getNextNode();
+      auto consumer = dyn_cast_or_null<linalg::LinalgOp>(next);
+      if (consumer && consumer.getNumLoops() == consumer.getNumParallelLoops())
+        liveThrough[&op] = position.lookup(next);
+    }
 
     SmallVector<Buffer> buffers;
     for (Operation &op : block) {
@@ -174,7 +198,7 @@ struct DLPlanMemoryPass : public dl::impl::DLPlanMemoryBase<DLPlanMemoryPass> {
       Buffer buffer;
       buffer.alloc = alloc;
       buffer.bytes = plannableBytes(alloc);
-      if (buffer.bytes > 0 && analyze(buffer, block, position))
+      if (buffer.bytes > 0 && analyze(buffer, block, position, liveThrough))
         buffers.push_back(std::move(buffer));
     }
     int64_t before = unplannedPeak(buffers, position);

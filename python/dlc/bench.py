@@ -270,8 +270,8 @@ def build_cases(options, rng):
 # -- graph optimizations ------------------------------------------------------
 
 #: The optimizations measured one at a time (each turned off in its variant).
-GRAPH_OPTIMIZATIONS = ("dl-linalg-fuse", "dl-fold-batchnorm", "dl-layout", "dl-plan-memory",
-                       "dl-simplify")
+GRAPH_OPTIMIZATIONS = ("dl-linalg-fuse", "dl-fuse-epilogue", "dl-fold-batchnorm", "dl-layout",
+                       "dl-plan-memory", "dl-simplify")
 
 
 def graph_models(rng):

@@ -97,12 +97,13 @@ class CompileOptions:
     def pipeline_options(self):
         return (f"vector-width={self.vector_width} tile-size={self.tile_size} "
                 f"parallel={'true' if self.parallel else 'false'} "
+                f"epilogue={'false' if 'dl-fuse-epilogue' in self.disable else 'true'} "
                 f"{self._graph_pass_options()}")
 
 
 #: Optimization passes that ``dlc.jit(disable=...)`` can turn off.
 GRAPH_PASSES = ("dl-simplify", "dl-fold-batchnorm", "dl-layout", "dl-linalg-fuse",
-                "dl-plan-memory")
+                "dl-fuse-epilogue", "dl-plan-memory")
 
 
 def check_disable(names):

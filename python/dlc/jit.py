@@ -511,8 +511,10 @@ def jit(fn=None, *, dynamic_batch=False, vector_width=8, tile_size=0, constants=
       disable: optimizations to turn off, by pass name: ``"dl-simplify"``
         (algebraic simplification, a Python pass), ``"dl-fold-batchnorm"``,
         ``"dl-layout"`` (NCHW convolutions and poolings run in NHWC),
-        ``"dl-linalg-fuse"`` (elementwise fusion) and ``"dl-plan-memory"``
-        (temporaries sharing memory). Constant
+        ``"dl-linalg-fuse"`` (elementwise fusion), ``"dl-fuse-epilogue"``
+        (the elementwise op after a matmul or convolution computed in its
+        register tiles; CPU only) and ``"dl-plan-memory"`` (temporaries
+        sharing memory). Constant
         folding and canonicalization always run.
       target: ``"cpu"`` (default) or ``"cuda"``: compile with
         `dl-gpu-pipeline` into GPU kernels (``as_text("gpu")`` shows them

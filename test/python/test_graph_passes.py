@@ -346,3 +346,98 @@ def test_layout_with_a_dynamic_batch_and_grouped_convolution():
         np.testing.assert_allclose(compiled(x), dlc.jit(f, disable="dl-layout")(x),
                                    rtol=1e-5, atol=1e-6)
     assert 'layout = "NHWC"' in compiled.lower(x).as_text("graph")
+
+
+# -- epilogue fusion (dl-affine-register-tile) -------------------------------------
+
+EPILOGUES = {
+    "bias+relu": (lambda y, b, r: dlc.relu(y + b), lambda y, b, r: np.maximum(y + b, 0)),
+    "tanh+residual": (lambda y, b, r: dlc.tanh(y) + r, lambda y, b, r: np.tanh(y) + r),
+    "scale+shift": (lambda y, b, r: y * b - 1.0, lambda y, b, r: y * b - 1.0),
+    "sigmoid(bias)*residual": (lambda y, b, r: dlc.sigmoid(y + b) * r,
+                               lambda y, b, r: r / (1 + np.exp(-(y + b)))),
+}
+
+
+@pytest.mark.parametrize("epilogue", sorted(EPILOGUES))
+@pytest.mark.parametrize("m,k,n", [(1, 300, 45), (37, 53, 29), (64, 784, 128), (8, 17, 16),
+                                   (100, 64, 33), (13, 2000, 70), (200, 1500, 300)])
+def test_matmul_epilogue_is_fused_and_matches_numpy(m, k, n, epilogue):
+    """The elementwise op after a matmul runs on the register tiles (bias
+    and residual as vector loads); columns and rows the tiles leave run it
+    in loops. Results against numpy and against the unfused pipeline."""
+    traced, reference = EPILOGUES[epilogue]
+    rng = np.random.default_rng(m * k + n)
+    x = rng.standard_normal((m, k)).astype(F32)
+    w = (rng.standard_normal((k, n)) / np.sqrt(k)).astype(F32)
+    b = rng.standard_normal(n).astype(F32)
+    r = rng.standard_normal((m, n)).astype(F32)
+    f = lambda x, w, b, r: traced(x @ w, b, r)  # noqa: E731
+    fused, unfused = dlc.jit(f), dlc.jit(f, disable="dl-fuse-epilogue")
+    affine = fused.lower(x, w, b, r).as_text("affine")
+    assert "dl.fused_epilogue" in affine  # n >= 16: one vector of columns
+    assert "dl.fused_epilogue" not in unfused.lower(x, w, b, r).as_text("affine")
+    expected = reference(x.astype(np.float64) @ w, b, r)
+    close(fused(x, w, b, r), expected, rtol=1e-4)
+    close(unfused(x, w, b, r), expected, rtol=1e-4)
+
+
+def test_batched_matmul_epilogue():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 37, 53)).astype(F32)
+    w = rng.standard_normal((3, 53, 40)).astype(F32)
+    b = rng.standard_normal(40).astype(F32)
+    f = dlc.jit(lambda x, w, b: dlc.relu(x @ w + b))
+    assert "dl.fused_epilogue" in f.lower(x, w, b).as_text("affine")
+    close(f(x, w, b), np.maximum(x.astype(np.float64) @ w + b, 0), rtol=1e-4)
+
+
+def test_epilogue_with_a_dynamic_batch():
+    """Rows only known at run time: full row tiles fused, the rows left over
+    (any count) run the epilogue's loops."""
+    rng = np.random.default_rng(4)
+    w = rng.standard_normal((50, 37)).astype(F32)
+    b = rng.standard_normal(37).astype(F32)
+    f = dlc.jit(lambda x, w, b, r: dlc.relu(x @ w + b) + r, dynamic_batch=("x", "r"))
+    for batch in (1, 7, 8, 13, 30):
+        x = rng.standard_normal((batch, 50)).astype(F32)
+        r = rng.standard_normal((batch, 37)).astype(F32)
+        close(f(x, w, b, r), np.maximum(x.astype(np.float64) @ w + b, 0) + r, rtol=1e-4)
+    assert "dl.fused_epilogue" in f.lower(x, w, b, r).as_text("affine")
+
+
+def test_matmul_used_twice_keeps_its_epilogue_apart():
+    """C is returned as well: its tiles must hold the final sums, so the
+    epilogue is not fused (and both results are right)."""
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((20, 30)).astype(F32)
+    w = rng.standard_normal((30, 40)).astype(F32)
+    f = dlc.jit(lambda x, w: (lambda y: (y, dlc.relu(y)))(x @ w))
+    y, z = f(x, w)
+    expected = x.astype(np.float64) @ w
+    close(y, expected, rtol=1e-4)
+    close(z, np.maximum(expected, 0), rtol=1e-4)
+
+
+@pytest.mark.parametrize("n,c,h,stride", [(1, 64, 14, 1), (2, 19, 7, 1), (3, 33, 13, 2),
+                                          (1, 16, 5, 1)])
+def test_convolution_epilogue_bias_relu_residual(n, c, h, stride):
+    """A convolution's im2col GEMM [N*OH*OW, F] with its bias, residual and
+    relu computed on the GEMM's tiles (the NHWC epilogue reads the GEMM
+    through an expand_shape)."""
+    rng = np.random.default_rng(n * c + h)
+    x = rng.standard_normal((n, c, h, h)).astype(F32)
+    w = (rng.standard_normal((c, c, 3, 3)) / np.sqrt(9 * c)).astype(F32)
+    b = rng.standard_normal(c).astype(F32)
+
+    def block(x, w, b):
+        y = dlc.conv2d(x, w, stride=stride, padding=1) + b.reshape(1, -1, 1, 1)
+        return dlc.relu(y + x[:, :, ::stride, ::stride])
+
+    fused, unfused = dlc.jit(block), dlc.jit(block, disable="dl-fuse-epilogue")
+    assert "dl.fused_epilogue" in fused.lower(x, w, b).as_text("affine")
+    x64 = x.astype(np.float64)
+    full = _numpy_conv(x64, w, 1)[:, :, ::stride, ::stride]
+    expected = np.maximum(full + b.reshape(1, -1, 1, 1) + x64[:, :, ::stride, ::stride], 0)
+    close(fused(x, w, b), expected, rtol=1e-4)
+    close(unfused(x, w, b), expected, rtol=1e-4)

@@ -1,0 +1,337 @@
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{rows=4 vectors=2 vector-bits=256 pack=false threads=1},canonicalize,cse))' | FileCheck %s
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{rows=4 vectors=2 vector-bits=256 pack=false threads=1 reduction-block=16}))' | FileCheck %s --check-prefix=BLOCK
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{rows=4 vectors=2 vector-bits=256 pack=false threads=1 epilogue=false}))' | FileCheck %s --check-prefix=OFF
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{vector-bits=256 threads=1 report=true}))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+
+// Epilogue fusion: the elementwise nest after a matmul (bias + relu, in
+// place) runs on each 4x16 tile in registers after the k loop; its bias is
+// a vector load (contiguous along the columns). Only the 8 columns the tiles
+// leave (32..40) still run the original nest.
+// CHECK-LABEL: func @bias_relu
+// CHECK: affine.for %[[I:.*]] = 0 to 8 step 4 {
+// CHECK-NEXT: affine.for %[[J:.*]] = 0 to 32 step 16 {
+// CHECK: %[[R:.*]]:8 = affine.for %{{.*}} = 0 to 32 iter_args
+// CHECK: vector.fma
+// CHECK: affine.yield
+// CHECK: %[[B:.*]] = affine.vector_load %arg2[%[[J]]] : memref<40xf32>, vector<8xf32>
+// CHECK: %[[S:.*]] = arith.addf %[[R]]#0, %[[B]] : vector<8xf32>
+// CHECK: %[[M:.*]] = arith.maximumf %[[S]], %{{.*}} : vector<8xf32>
+// CHECK: affine.vector_store %[[M]], %[[C:.*]][%[[I]], %[[J]]] : memref<8x40xf32>, vector<8xf32>
+// CHECK-COUNT-7: arith.maximumf
+// CHECK: } {dl.fused_epilogue = ["arith.addf", "arith.maximumf"]}
+// The column remainder: its accumulation, then its epilogue.
+// CHECK: affine.for %{{.*}} = 32 to 40 {
+// CHECK: arith.mulf
+// CHECK: affine.for %{{.*}} = 0 to 8 {
+// CHECK-NEXT: affine.for %{{.*}} = 32 to 40 {
+// CHECK: arith.addf
+// CHECK: arith.maximumf
+// CHECK-NOT: affine.for
+// CHECK: return
+// BLOCK-LABEL: func @bias_relu
+// The reduction in blocks of 16: only the last block (k from 16) applies
+// the epilogue; the first stores its partial sums to C.
+// BLOCK: affine.for %[[KB:.*]] = 0 to 32 step 16 {
+// BLOCK: affine.if #{{.*}}(%[[KB]]) {
+// BLOCK: arith.maximumf {{.*}} : vector<8xf32>
+// BLOCK: } else {
+// BLOCK-NOT: arith.maximumf
+// BLOCK: affine.vector_store
+// OFF-LABEL: func @bias_relu
+// OFF-NOT: dl.fused_epilogue
+// OFF: affine.load %arg2[%{{.*}}] : memref<40xf32>
+// OFF: arith.maximumf %{{.*}}, %{{.*}} : f32
+// OFF-NOT: dl.fused_epilogue
+// OFF: return
+func.func @bias_relu(%a: memref<8x32xf32>, %b: memref<32x40xf32>, %bias: memref<40xf32>) -> memref<8x40xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<8x40xf32>
+  affine.for %i = 0 to 8 {
+    affine.for %k = 0 to 32 {
+      affine.for %j = 0 to 40 {
+        %0 = affine.load %a[%i, %k] : memref<8x32xf32>
+        %1 = affine.load %b[%k, %j] : memref<32x40xf32>
+        %2 = affine.load %c[%i, %j] : memref<8x40xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j] : memref<8x40xf32>
+      }
+    }
+  }
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 40 {
+      %0 = affine.load %c[%i, %j] : memref<8x40xf32>
+      %1 = affine.load %bias[%j] : memref<40xf32>
+      %2 = arith.addf %0, %1 : f32
+      %3 = arith.maximumf %2, %zero : f32
+      affine.store %3, %c[%i, %j] : memref<8x40xf32>
+    }
+  }
+  return %c : memref<8x40xf32>
+}
+
+// -----
+
+// Out of place, a residual input read at [i, j] (vector loads) and a scalar
+// scale (broadcast); 6 rows: a 4-row tile and a 2-row tile, both fused, C
+// never stored.
+// CHECK-LABEL: func @residual
+// CHECK: memref.alloc() : memref<6x16xf32>
+// CHECK-NEXT: %[[D:.*]] = memref.alloc() : memref<6x16xf32>
+// CHECK: affine.for %[[I:.*]] = 0 to 4 step 4 {
+// CHECK: affine.for %[[J:.*]] = 0 to 16 step 16 {
+// CHECK: affine.vector_load %arg2[%[[I]], %[[J]]] : memref<6x16xf32>, vector<8xf32>
+// CHECK: vector.broadcast %arg3 : f32 to vector<8xf32>
+// CHECK: arith.mulf
+// CHECK: affine.vector_store %{{.*}}, %[[D]][%[[I]], %[[J]]] : memref<6x16xf32>, vector<8xf32>
+// CHECK: } {dl.fused_epilogue = ["arith.addf", "arith.mulf"]}
+// CHECK: affine.for %[[J2:.*]] = 0 to 16 step 16 {
+// CHECK: affine.vector_store %{{.*}}, %[[D]][5, %[[J2]] + 8] : memref<6x16xf32>, vector<8xf32>
+// CHECK: } {dl.fused_epilogue = ["arith.addf", "arith.mulf"]}
+// CHECK-NOT: affine.for
+// CHECK: return %[[D]]
+func.func @residual(%a: memref<6x32xf32>, %b: memref<32x16xf32>, %r: memref<6x16xf32>, %s: f32) -> memref<6x16xf32> {
+  %c = memref.alloc() : memref<6x16xf32>
+  affine.for %i = 0 to 6 {
+    affine.for %k = 0 to 32 {
+      affine.for %j = 0 to 16 {
+        %0 = affine.load %a[%i, %k] : memref<6x32xf32>
+        %1 = affine.load %b[%k, %j] : memref<32x16xf32>
+        %2 = affine.load %c[%i, %j] : memref<6x16xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j] : memref<6x16xf32>
+      }
+    }
+  }
+  %d = memref.alloc() : memref<6x16xf32>
+  affine.for %i = 0 to 6 {
+    affine.for %j = 0 to 16 {
+      %0 = affine.load %c[%i, %j] : memref<6x16xf32>
+      %1 = affine.load %r[%i, %j] : memref<6x16xf32>
+      %2 = arith.addf %0, %1 : f32
+      %3 = arith.mulf %2, %s : f32
+      affine.store %3, %d[%i, %j] : memref<6x16xf32>
+    }
+  }
+  memref.dealloc %c : memref<6x16xf32>
+  return %d : memref<6x16xf32>
+}
+
+// -----
+
+// An im2col GEMM's output [N*OH*OW, F] = [12, 16] read as [N, OH, OW, F] =
+// [1, 3, 4, 16]: the epilogue's indices are the tile's rows split over
+// (oh, ow) = (row floordiv 4, row mod 4), here folded into the stores (a
+// tile's 4 rows start at a multiple of 4).
+// CHECK-LABEL: func @expanded
+// CHECK: affine.for %[[I:.*]] = 0 to 12 step 4 {
+// CHECK-NEXT: affine.for %[[J:.*]] = 0 to 16 step 16 {
+// CHECK: arith.maximumf
+// CHECK-NEXT: affine.vector_store %{{.*}}, %{{.*}}[0, %[[I]] floordiv 4, 0, %[[J]]] : memref<1x3x4x16xf32>, vector<8xf32>
+// CHECK: affine.vector_store %{{.*}}, %{{.*}}[0, %[[I]] floordiv 4, 3, %[[J]] + 8] : memref<1x3x4x16xf32>, vector<8xf32>
+// CHECK: dl.fused_epilogue = ["arith.maximumf"]
+// CHECK-NOT: affine.for
+// CHECK: return
+func.func @expanded(%a: memref<12x32xf32>, %b: memref<32x16xf32>) -> memref<1x3x4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<12x16xf32>
+  affine.for %i = 0 to 12 {
+    affine.for %k = 0 to 32 {
+      affine.for %j = 0 to 16 {
+        %0 = affine.load %a[%i, %k] : memref<12x32xf32>
+        %1 = affine.load %b[%k, %j] : memref<32x16xf32>
+        %2 = affine.load %c[%i, %j] : memref<12x16xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j] : memref<12x16xf32>
+      }
+    }
+  }
+  %e = memref.expand_shape %c [[0, 1, 2], [3]] output_shape [1, 3, 4, 16] : memref<12x16xf32> into memref<1x3x4x16xf32>
+  %d = memref.alloc() : memref<1x3x4x16xf32>
+  affine.for %n = 0 to 1 {
+    affine.for %h = 0 to 3 {
+      affine.for %w = 0 to 4 {
+        affine.for %f = 0 to 16 {
+          %0 = affine.load %e[%n, %h, %w, %f] : memref<1x3x4x16xf32>
+          %1 = arith.maximumf %0, %zero : f32
+          affine.store %1, %d[%n, %h, %w, %f] : memref<1x3x4x16xf32>
+        }
+      }
+    }
+  }
+  memref.dealloc %c : memref<12x16xf32>
+  return %d : memref<1x3x4x16xf32>
+}
+
+// -----
+
+// Refused: the epilogue reads C transposed (an element another tile holds).
+// REMARK: remark: dl-affine-register-tile: the elementwise nest after this accumulation is not fused: it reads the output at another index than its loops' (an element the tile does not hold)
+// CHECK-LABEL: func @transposed_read
+// CHECK-NOT: dl.fused_epilogue
+// CHECK: affine.load %{{.*}}[%[[J:.*]], %[[I:.*]]] : memref<16x16xf32>
+// CHECK: arith.negf
+func.func @transposed_read(%a: memref<16x32xf32>, %b: memref<32x16xf32>) -> memref<16x16xf32> {
+  %c = memref.alloc() : memref<16x16xf32>
+  affine.for %i = 0 to 16 {
+    affine.for %k = 0 to 32 {
+      affine.for %j = 0 to 16 {
+        %0 = affine.load %a[%i, %k] : memref<16x32xf32>
+        %1 = affine.load %b[%k, %j] : memref<32x16xf32>
+        %2 = affine.load %c[%i, %j] : memref<16x16xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j] : memref<16x16xf32>
+      }
+    }
+  }
+  %d = memref.alloc() : memref<16x16xf32>
+  affine.for %i = 0 to 16 {
+    affine.for %j = 0 to 16 {
+      %0 = affine.load %c[%j, %i] : memref<16x16xf32>
+      %1 = arith.negf %0 : f32
+      affine.store %1, %d[%i, %j] : memref<16x16xf32>
+    }
+  }
+  memref.dealloc %c : memref<16x16xf32>
+  return %d : memref<16x16xf32>
+}
+
+// -----
+
+// Refused: C is returned too (out of place, its tiles would never hold the
+// final sums).
+// REMARK: remark: dl-affine-register-tile: the elementwise nest after this accumulation is not fused: the output is used after it (it would keep partial sums in the tiles' place)
+// CHECK-LABEL: func @used_after
+// CHECK-NOT: dl.fused_epilogue
+// CHECK: arith.negf
+func.func @used_after(%a: memref<16x32xf32>, %b: memref<32x16xf32>) -> (memref<16x16xf32>, memref<16x16xf32>) {
+  %c = memref.alloc() : memref<16x16xf32>
+  affine.for %i = 0 to 16 {
+    affine.for %k = 0 to 32 {
+      affine.for %j = 0 to 16 {
+        %0 = affine.load %a[%i, %k] : memref<16x32xf32>
+        %1 = affine.load %b[%k, %j] : memref<32x16xf32>
+        %2 = affine.load %c[%i, %j] : memref<16x16xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j] : memref<16x16xf32>
+      }
+    }
+  }
+  %d = memref.alloc() : memref<16x16xf32>
+  affine.for %i = 0 to 16 {
+    affine.for %j = 0 to 16 {
+      %0 = affine.load %c[%i, %j] : memref<16x16xf32>
+      %1 = arith.negf %0 : f32
+      affine.store %1, %d[%i, %j] : memref<16x16xf32>
+    }
+  }
+  return %c, %d : memref<16x16xf32>, memref<16x16xf32>
+}
+
+// -----
+
+// Refused: D shares the arena bytes of A (as dl-plan-memory could place
+// them), and the tiles still read A while the epilogue writes D.
+// REMARK: remark: dl-affine-register-tile: the elementwise nest after this accumulation is not fused: its result may overlap an input of the accumulation, which the tiles still read while it is written
+// CHECK-LABEL: func @overlaps_input
+// CHECK-NOT: dl.fused_epilogue
+// CHECK: arith.negf
+func.func @overlaps_input(%b: memref<32x16xf32>) -> memref<16x16xf32> {
+  %arena = memref.alloc() : memref<4096xi8>
+  %c0 = arith.constant 0 : index
+  %c2048 = arith.constant 2048 : index
+  %one = arith.constant 1.0 : f32
+  %a = memref.view %arena[%c0][] : memref<4096xi8> to memref<16x32xf32>
+  affine.for %i = 0 to 16 {
+    affine.for %k = 0 to 32 {
+      affine.store %one, %a[%i, %k] : memref<16x32xf32>
+    }
+  }
+  %c = memref.view %arena[%c2048][] : memref<4096xi8> to memref<16x16xf32>
+  affine.for %i = 0 to 16 {
+    affine.for %k = 0 to 32 {
+      affine.for %j = 0 to 16 {
+        %0 = affine.load %a[%i, %k] : memref<16x32xf32>
+        %1 = affine.load %b[%k, %j] : memref<32x16xf32>
+        %2 = affine.load %c[%i, %j] : memref<16x16xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j] : memref<16x16xf32>
+      }
+    }
+  }
+  %d = memref.view %arena[%c0][] : memref<4096xi8> to memref<16x16xf32>
+  affine.for %i = 0 to 16 {
+    affine.for %j = 0 to 16 {
+      %0 = affine.load %c[%i, %j] : memref<16x16xf32>
+      %1 = arith.negf %0 : f32
+      affine.store %1, %d[%i, %j] : memref<16x16xf32>
+    }
+  }
+  %r = memref.alloc() : memref<16x16xf32>
+  memref.copy %d, %r : memref<16x16xf32> to memref<16x16xf32>
+  memref.dealloc %arena : memref<4096xi8>
+  return %r : memref<16x16xf32>
+}
+
+// -----
+
+// Refused: a loop index used as a value, and an input read across the
+// columns (R[j, i]).
+// REMARK: remark: dl-affine-register-tile: the elementwise nest after this accumulation is not fused: it uses a loop index as a value
+// REMARK: remark: dl-affine-register-tile: the elementwise nest after this accumulation is not fused: it reads an input neither invariant in nor contiguous along the columns
+// CHECK-LABEL: func @index_and_strided
+// CHECK-NOT: dl.fused_epilogue
+// CHECK: arith.index_cast
+// CHECK-NOT: dl.fused_epilogue
+// CHECK: return
+func.func @index_and_strided(%a: memref<16x32xf32>, %b: memref<32x16xf32>, %r: memref<16x16xf32>) -> (memref<16x16xf32>, memref<16x16xf32>) {
+  %c = memref.alloc() : memref<16x16xf32>
+  affine.for %i = 0 to 16 {
+    affine.for %k = 0 to 32 {
+      affine.for %j = 0 to 16 {
+        %0 = affine.load %a[%i, %k] : memref<16x32xf32>
+        %1 = affine.load %b[%k, %j] : memref<32x16xf32>
+        %2 = affine.load %c[%i, %j] : memref<16x16xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j] : memref<16x16xf32>
+      }
+    }
+  }
+  affine.for %i = 0 to 16 {
+    affine.for %j = 0 to 16 {
+      %0 = affine.load %c[%i, %j] : memref<16x16xf32>
+      %1 = arith.index_cast %j : index to i32
+      %2 = arith.sitofp %1 : i32 to f32
+      %3 = arith.addf %0, %2 : f32
+      affine.store %3, %c[%i, %j] : memref<16x16xf32>
+    }
+  }
+  %e = memref.alloc() : memref<16x16xf32>
+  affine.for %i = 0 to 16 {
+    affine.for %k = 0 to 32 {
+      affine.for %j = 0 to 16 {
+        %0 = affine.load %a[%i, %k] : memref<16x32xf32>
+        %1 = affine.load %b[%k, %j] : memref<32x16xf32>
+        %2 = affine.load %e[%i, %j] : memref<16x16xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %e[%i, %j] : memref<16x16xf32>
+      }
+    }
+  }
+  affine.for %i = 0 to 16 {
+    affine.for %j = 0 to 16 {
+      %0 = affine.load %e[%i, %j] : memref<16x16xf32>
+      %1 = affine.load %r[%j, %i] : memref<16x16xf32>
+      %2 = arith.addf %0, %1 : f32
+      affine.store %2, %e[%i, %j] : memref<16x16xf32>
+    }
+  }
+  return %c, %e : memref<16x16xf32>, memref<16x16xf32>
+}
