@@ -45,3 +45,26 @@ func.func @stops(%x: tensor<2x3x5x5xf32>, %w: tensor<4x3x1x1xf32>, %y: tensor<2x
   %n = dl.conv2d %y, %v strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 layout = "NHWC" : (tensor<2x5x5x3xf32>, tensor<1x1x3x4xf32>) -> tensor<2x5x5x4xf32>
   return %r, %n : tensor<2x5x5xf32>, tensor<2x5x5x4xf32>
 }
+
+// -----
+
+// A bias that is an argument, not a constant: per channel ([1,C,1,1]), it
+// moves to NHWC as a reshape ([1,1,1,C], the same element order: a view,
+// no copy) and the conversion sinks past the add. A full-size argument
+// would need a transpose of its own: the conversion stays before the add.
+// CHECK-LABEL: func.func @argument_bias
+// CHECK-SAME: dl.layout_conversions = 2
+// CHECK: %[[C:.*]] = dl.conv2d {{.*}} layout = "NHWC"
+// CHECK: %[[B:.*]] = dl.reshape %arg2 shape = [1, 1, 1, 8] : tensor<1x8x1x1xf32> -> tensor<1x1x1x8xf32>
+// CHECK: %[[A:.*]] = dl.add %[[C]], %[[B]] : (tensor<1x6x6x8xf32>, tensor<1x1x1x8xf32>)
+// CHECK: %[[R:.*]] = dl.relu %[[A]]
+// CHECK: %[[T:.*]] = dl.transpose %[[R]] perm = [0, 3, 1, 2] {dl.layout_conversion}
+// CHECK: dl.add %[[T]], %arg3 : (tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>)
+// expected-remark @below {{dl-layout: 1 convolution/pooling op(s) in NHWC, 2 layout conversion(s) left}}
+func.func @argument_bias(%x: tensor<1x8x6x6xf32>, %w: tensor<8x8x3x3xf32>, %bias: tensor<1x8x1x1xf32>, %y: tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32> {
+  %c = dl.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<1x8x6x6xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x6x6xf32>
+  %b = dl.add %c, %bias : (tensor<1x8x6x6xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x6x6xf32>
+  %r = dl.relu %b : tensor<1x8x6x6xf32> -> tensor<1x8x6x6xf32>
+  %s = dl.add %r, %y : (tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32>
+  return %s : tensor<1x8x6x6xf32>
+}
