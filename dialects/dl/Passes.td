@@ -358,6 +358,13 @@ def DLSelectStrategies : Pass<"dl-select-strategies"> {
     `dl.strategy` attribute, which convert-dl-to-linalg follows. An op that
     already has one keeps it, so a strategy can be forced in the IR.
   }];
+  let options = [
+    Option<"maxDirectFilterBytes", "max-direct-filter-bytes", "int64_t",
+           /*default=*/"0",
+           "Largest filter (bytes) for which an NHWC f32 convolution runs as a "
+           "register-tiled direct convolution rather than im2col + GEMM (0: "
+           "half of this machine's L2; -1: never)">,
+  ];
 }
 
 def DLExplain : Pass<"dl-explain"> {
@@ -367,6 +374,10 @@ def DLExplain : Pass<"dl-explain"> {
     emits one remark per op naming its strategy and the reason:
     `dl-opt --dl-explain model.mlir`.
   }];
+  let options = [
+    Option<"maxDirectFilterBytes", "max-direct-filter-bytes", "int64_t",
+           /*default=*/"0", "As in dl-select-strategies">,
+  ];
 }
 
 def DLAffineTile : Pass<"dl-affine-tile", "::mlir::func::FuncOp"> {

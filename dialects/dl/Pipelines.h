@@ -65,6 +65,12 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Fuse elementwise producers into their consumers "
                      "(dl-linalg-fuse)"),
       llvm::cl::init(true)};
+  Option<int64_t> maxDirectFilterBytes{
+      *this, "max-direct-filter-bytes",
+      llvm::cl::desc("Largest filter (bytes) of an NHWC f32 convolution run "
+                     "as a direct convolution rather than im2col + GEMM (0: "
+                     "half of this machine's L2; -1: never)"),
+      llvm::cl::init(0)};
   Option<bool> epilogue{
       *this, "epilogue",
       llvm::cl::desc("Compute the elementwise op that follows a matmul or "

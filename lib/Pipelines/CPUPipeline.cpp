@@ -53,7 +53,9 @@ void addGraphStage(OpPassManager &pm, const CPUPipelineOptions &options) {
     pm.addNestedPass<func::FuncOp>(createDLLayout());
     addCleanups(pm);
   }
-  pm.addPass(createDLSelectStrategies());
+  DLSelectStrategiesOptions strategies;
+  strategies.maxDirectFilterBytes = options.maxDirectFilterBytes;
+  pm.addPass(createDLSelectStrategies(strategies));
 }
 
 /// dl -> linalg on tensors; elementwise producers fused into consumers that
@@ -94,6 +96,9 @@ void addBufferizedStage(OpPassManager &pm, const CPUPipelineOptions &options) {
 void addAffineStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createDLMemRefCopyToLinalg());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToAffineLoopsPass());
+  // Index arithmetic (a convolution's oh + kh) folded into the access maps,
+  // where the loop transformations see it.
+  pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   if (options.interchange)
     pm.addNestedPass<func::FuncOp>(createDLAffineInterchange());
   if (options.registerTile && options.vectorWidth > 0) {

@@ -245,6 +245,9 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
     front.fuse = options.fuse;
     front.layout = options.layout;
     front.planMemory = options.planMemory;
+    // Dense convolutions as im2col + GEMM, which dl-gpu-shared-matmul stages
+    // through shared memory; a direct convolution would be plain loops.
+    front.maxDirectFilterBytes = -1;
     buildCPUPipeline(pm, front);
 
     OpPassManager &func = pm.nest<func::FuncOp>();

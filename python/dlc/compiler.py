@@ -98,6 +98,9 @@ class CompileOptions:
         return (f"vector-width={self.vector_width} tile-size={self.tile_size} "
                 f"parallel={'true' if self.parallel else 'false'} "
                 f"epilogue={'false' if 'dl-fuse-epilogue' in self.disable else 'true'} "
+                # GPU: dense convolutions as im2col + GEMM, for the
+                # shared-memory matmul kernel (the graph stage is shared)
+                f"max-direct-filter-bytes={-1 if self.target == 'cuda' else 0} "
                 f"{self._graph_pass_options()}")
 
 
