@@ -180,6 +180,24 @@ def DLAffineParallelize : Pass<"dl-affine-parallelize", "::mlir::func::FuncOp"> 
   let dependentDialects = ["::mlir::affine::AffineDialect"];
 }
 
+def DLMathApproximation : Pass<"dl-math-approximation"> {
+  let summary = "Polynomial approximations of f32 tanh, erf, exp, log and kin";
+  let description = [{
+    Rewrites f32 `math` ops named in `functions` (scalars and vectors) into
+    upstream MLIR's polynomial approximations, made of arith ops that
+    vectorize (a few ulp from the correctly rounded result), instead of one
+    libm call per lane. Other element types are left to libm.
+  }];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "The math functions to approximate (tanh, erf, exp, expm1, "
+               "log, log1p, log2); all of them by default">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def DLAsyncParallel : Pass<"dl-async-parallel", "::mlir::ModuleOp"> {
   let summary = "Run outermost scf.parallel loops as tasks of the async runtime";
   let description = [{

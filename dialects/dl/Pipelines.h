@@ -71,6 +71,12 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
                      "as a direct convolution rather than im2col + GEMM (0: "
                      "half of this machine's L2; -1: never)"),
       llvm::cl::init(0)};
+  Option<bool> approximateMath{
+      *this, "approximate-math",
+      llvm::cl::desc("f32 tanh, erf, exp, expm1, log, log1p, log2 as "
+                     "vectorizable polynomial approximations "
+                     "(dl-math-approximation) rather than libm calls"),
+      llvm::cl::init(true)};
   Option<bool> epilogue{
       *this, "epilogue",
       llvm::cl::desc("Compute the elementwise op that follows a matmul or "

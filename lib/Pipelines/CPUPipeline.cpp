@@ -147,7 +147,10 @@ void addVectorStage(OpPassManager &pm, const CPUPipelineOptions &options) {
 }
 
 /// Everything -> llvm dialect.
-void addLLVMStage(OpPassManager &pm) {
+void addLLVMStage(OpPassManager &pm, const CPUPipelineOptions &options) {
+  // f32 tanh, erf, exp, log: vectorizable polynomials, not libm per lane.
+  if (options.approximateMath)
+    pm.addNestedPass<func::FuncOp>(createDLMathApproximation());
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass());
   pm.addPass(createLowerAffinePass());
   // Parallel loops -> tasks of the async runtime, outlined as coroutines.
@@ -194,7 +197,7 @@ void mlir::dl::buildCPUPipeline(OpPassManager &pm,
   if (runs(CPUStage::Vector))
     addVectorStage(pm, options);
   if (runs(CPUStage::LLVM))
-    addLLVMStage(pm);
+    addLLVMStage(pm, options);
 }
 
 void mlir::dl::registerPipelines() {

@@ -1,4 +1,6 @@
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline)' | FileCheck %s --check-prefix=LLVM
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline)' | FileCheck %s --check-prefix=NOEXP
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{approximate-math=false})' | FileCheck %s --check-prefix=LIBM
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=linalg})' | FileCheck %s --check-prefix=LINALG
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=bufferized})' | FileCheck %s --check-prefix=BUF
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=affine threads=1})' | FileCheck %s --check-prefix=AFFINE
@@ -36,7 +38,12 @@ func.func @mlp(%x: tensor<?x784xf32>, %w1: tensor<784x128xf32>, %b1: tensor<128x
 // LLVM: llvm.func @mlp(
 // LLVM-DAG: llvm.call @malloc
 // LLVM-DAG: llvm.call @free
-// LLVM-DAG: llvm.intr.exp
+// The softmax's exp is a polynomial (dl-math-approximation), not a libm
+// call per lane, unless approximate-math=false:
+// NOEXP: llvm.func @mlp(
+// NOEXP-NOT: llvm.intr.exp
+// NOEXP: llvm.func @_mlir_ciface_mlp(
+// LIBM: llvm.intr.exp
 // LLVM: llvm.func @_mlir_ciface_mlp(
 
 // LINALG-LABEL: func.func @mlp
