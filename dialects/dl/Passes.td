@@ -169,11 +169,11 @@ def DLAffineParallelize : Pass<"dl-affine-parallelize", "::mlir::func::FuncOp"> 
     `scf.parallel` this lowers to on the async runtime's threads.
   }];
   let options = [
-    Option<"minWork", "min-work", "int64_t", /*default=*/"131072",
+    Option<"minWork", "min-work", "int64_t", /*default=*/"1048576",
            "Least estimated number of operations a loop must run to be "
-           "worth running on several threads (waking the async runtime's "
-           "threads took about 35 us per fork/join on the 2-core test "
-           "machines, as long as some 10^5 operations)">,
+           "worth running on several threads (a fork/join on the async "
+           "runtime took about 50 us on the 2-vCPU test machines, as long "
+           "as some 10^6 vector operations, which then gain half of that)">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Emit a remark for each nest: the loop chosen, or why none was">,
   ];

@@ -12,6 +12,8 @@ after them) in the same PassManager; ``python -m dlc.opt`` replays them.
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from . import passes
 from .errors import CompileError
 from .mlir import ir
@@ -65,6 +67,9 @@ class CompileOptions:
     #: run the outermost parallel loop of each nest on several threads
     #: (how many is decided at run time: dlc.set_num_threads)
     parallel: bool = True
+    #: least estimated operations of a nest run on threads (None: the
+    #: pipeline's default)
+    parallel_min_work: object = None
     #: graph optimizations turned off, by pass name (see GRAPH_PASSES)
     disable: frozenset = frozenset()
     #: "cpu" or "cuda"
@@ -95,12 +100,15 @@ class CompileOptions:
                 f"matmul-tile={self.matmul_tile} {self._graph_pass_options()}")
 
     def pipeline_options(self):
+        min_work = ("" if self.parallel_min_work is None
+                    else f"parallel-min-work={self.parallel_min_work} ")
+        epilogue = "false" if "dl-fuse-epilogue" in self.disable else "true"
+        # GPU: dense convolutions as im2col + GEMM, for the shared-memory
+        # matmul kernel (the graph stage is shared).
+        direct = -1 if self.target == "cuda" else 0
         return (f"vector-width={self.vector_width} tile-size={self.tile_size} "
-                f"parallel={'true' if self.parallel else 'false'} "
-                f"epilogue={'false' if 'dl-fuse-epilogue' in self.disable else 'true'} "
-                # GPU: dense convolutions as im2col + GEMM, for the
-                # shared-memory matmul kernel (the graph stage is shared)
-                f"max-direct-filter-bytes={-1 if self.target == 'cuda' else 0} "
+                f"parallel={'true' if self.parallel else 'false'} {min_work}"
+                f"epilogue={epilogue} max-direct-filter-bytes={direct} "
                 f"{self._graph_pass_options()}")
 
 
@@ -118,6 +126,16 @@ def check_disable(names):
                          f"the passes that can be disabled are: "
                          f"{', '.join(GRAPH_PASSES)}")
     return names
+
+
+def check_min_work(value):
+    """Validates `parallel_min_work=` of dlc.jit: None or an int >= 0."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"parallel_min_work must be None or a non-negative integer, "
+                         f"but got {value!r}")
+    return int(value)
 
 
 def check_target(target, emulate, chip, block_size, matmul_tile=16):

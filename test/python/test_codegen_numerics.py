@@ -15,6 +15,13 @@ from references import conv2d as conv2d_reference
 F32 = np.float32
 
 
+def jit(fn, **options):
+    """dlc.jit with every parallel loop on threads, however little work it
+    has (the default keeps nests under 2**20 operations sequential), so that
+    the small shapes here exercise the parallel chunks too."""
+    return dlc.jit(fn, parallel_min_work=0, **options)
+
+
 @pytest.fixture(params=[1, 3], ids=["1thread", "3threads"])
 def threads(request):
     saved = dlc.get_num_threads()
@@ -43,7 +50,7 @@ def test_matmul_across_blocks(m, k, n, threads):
     rng = np.random.default_rng(m * 1000 + k + n)
     a = rng.standard_normal((m, k), dtype=F32)
     b = rng.standard_normal((k, n), dtype=F32)
-    f = dlc.jit(lambda a, b: a @ b)
+    f = jit(lambda a, b: a @ b)
     close(f(a, b), a.astype(np.float64) @ b, k)
 
 
@@ -52,7 +59,7 @@ def test_batched_matmul_across_blocks(batch, m, k, n, threads):
     rng = np.random.default_rng(batch + m + k + n)
     a = rng.standard_normal((batch, m, k), dtype=F32)
     b = rng.standard_normal((batch, k, n), dtype=F32)
-    close(dlc.jit(lambda a, b: a @ b)(a, b), a.astype(np.float64) @ b, k)
+    close(jit(lambda a, b: a @ b)(a, b), a.astype(np.float64) @ b, k)
 
 
 @pytest.mark.parametrize("m,k,n", [(40, 600, 300), (9, 1100, 520), (300, 64, 96)])
@@ -63,9 +70,9 @@ def test_matmul_with_transposed_operand(m, k, n, threads):
     x = rng.standard_normal((m, k), dtype=F32)
     w = rng.standard_normal((n, k), dtype=F32)
     xt = np.ascontiguousarray(x.T)
-    close(dlc.jit(lambda x, w: x @ w.T)(x, w), x.astype(np.float64) @ w.T, k)
-    close(dlc.jit(lambda xt, w: xt.T @ w.T)(xt, w), x.astype(np.float64) @ w.T, k)
-    close(dlc.jit(lambda x, w: dlc.linear(x, w))(x, w), x.astype(np.float64) @ w.T, k)
+    close(jit(lambda x, w: x @ w.T)(x, w), x.astype(np.float64) @ w.T, k)
+    close(jit(lambda xt, w: xt.T @ w.T)(xt, w), x.astype(np.float64) @ w.T, k)
+    close(jit(lambda x, w: dlc.linear(x, w))(x, w), x.astype(np.float64) @ w.T, k)
 
 
 @pytest.mark.parametrize("m,k,n,column_block,reduction_block", [
@@ -80,7 +87,7 @@ def test_matmul_blocks_fixed_by_options(m, k, n, column_block, reduction_block):
     rng = np.random.default_rng(k)
     a = rng.standard_normal((m, k), dtype=F32)
     b = rng.standard_normal((k, n), dtype=F32)
-    lowered = dlc.jit(lambda a, b: a @ b).lower(a, b)
+    lowered = jit(lambda a, b: a @ b).lower(a, b)
     module = compiler.clone(lowered._module_at("bufferized"))
     with module.context:
         PassManager.parse(
@@ -120,7 +127,7 @@ def test_conv2d_im2col_across_blocks(n, c, h, w, f, k, stride, padding, dilation
         x = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
         weights = np.ascontiguousarray(weights.transpose(2, 3, 1, 0))
         expected = expected.transpose(0, 2, 3, 1)
-    fn = dlc.jit(lambda x, w, b: dlc.conv2d(x, w, b, stride=stride, padding=padding,
+    fn = jit(lambda x, w, b: dlc.conv2d(x, w, b, stride=stride, padding=padding,
                                             dilation=dilation, layout=layout))
     assert "alignment = 64" in fn.lower(x, weights, bias).as_text("affine") or layout == "NHWC"
     close(fn(x, weights, bias), expected, c * k * k)
@@ -129,7 +136,7 @@ def test_conv2d_im2col_across_blocks(n, c, h, w, f, k, stride, padding, dilation
 def test_conv2d_im2col_dynamic_batch(threads):
     rng = np.random.default_rng(3)
     weights = rng.standard_normal((96, 48, 3, 3), dtype=F32)
-    fn = dlc.jit(lambda x, w: dlc.relu(dlc.conv2d(x, w, padding=1)), dynamic_batch=("x",))
+    fn = jit(lambda x, w: dlc.relu(dlc.conv2d(x, w, padding=1)), dynamic_batch=("x",))
     for batch in (1, 2, 5):
         x = rng.standard_normal((batch, 48, 10, 10), dtype=F32)
         expected = np.maximum(conv2d_reference(x, weights, padding=(1, 1, 1, 1)), 0)
@@ -142,7 +149,7 @@ def test_elementwise_and_reductions_across_vector_tails(shape, threads):
     rng = np.random.default_rng(sum(shape))
     x = rng.standard_normal(shape, dtype=F32)
     y = rng.standard_normal(shape, dtype=F32)
-    f = dlc.jit(lambda x, y: (dlc.tanh(x) * y + 1.0, dlc.sum(x * y, axis=-1),
+    f = jit(lambda x, y: (dlc.tanh(x) * y + 1.0, dlc.sum(x * y, axis=-1),
                               dlc.softmax(x, axis=-1)))
     s, r, p = f(x, y)
     x64, y64 = x.astype(np.float64), y.astype(np.float64)
@@ -156,5 +163,5 @@ def test_elementwise_and_reductions_across_vector_tails(shape, threads):
                                         ((64, 3, 56, 56), (0, 2, 3, 1))])
 def test_transpose_across_blocks(shape, axes, threads):
     x = np.random.default_rng(1).standard_normal(shape, dtype=F32)
-    np.testing.assert_array_equal(dlc.jit(lambda x: dlc.transpose(x, axes) * 1.0)(x),
+    np.testing.assert_array_equal(jit(lambda x: dlc.transpose(x, axes) * 1.0)(x),
                                   np.transpose(x, axes))

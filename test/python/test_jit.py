@@ -258,7 +258,7 @@ def test_parallel_loops_run_on_any_thread_count(restore_threads):
     a = rng.standard_normal((67, 129), dtype=F32)
     b = rng.standard_normal((129, 45), dtype=F32)
     c = rng.standard_normal((67, 45), dtype=F32)
-    f = dlc.jit(lambda a, b, c: dlc.relu(a @ b + c) * 2.0 + dlc.exp(c))
+    f = dlc.jit(lambda a, b, c: dlc.relu(a @ b + c) * 2.0 + dlc.exp(c), parallel_min_work=0)
     assert "affine.parallel" in f.lower(a, b, c).as_text("vector")
     dlc.set_num_threads(1)
     serial = f(a, b, c)
@@ -270,7 +270,7 @@ def test_parallel_loops_run_on_any_thread_count(restore_threads):
 
 
 def test_dynamic_batch_parallel_any_size(restore_threads):
-    f = dlc.jit(lambda x, w: dlc.tanh(x @ w), dynamic_batch=("x",))
+    f = dlc.jit(lambda x, w: dlc.tanh(x @ w), dynamic_batch=("x",), parallel_min_work=0)
     w = np.random.default_rng(1).standard_normal((96, 80), dtype=F32)
     for threads in (1, 2, 5):
         dlc.set_num_threads(threads)
@@ -281,8 +281,22 @@ def test_dynamic_batch_parallel_any_size(restore_threads):
     assert f.cache_size() == 1
 
 
+def test_parallel_min_work_decides_which_nests_run_on_threads():
+    """A 64x64 elementwise nest: sequential by default (too little work to
+    pay for a fork/join), on threads with a lower threshold; bad values are
+    refused."""
+    a = np.ones((64, 64), F32)
+    assert "affine.parallel" not in dlc.jit(lambda a: a * 2.0).lower(a).as_text("vector")
+    low = dlc.jit(lambda a: a * 2.0, parallel_min_work=100)
+    assert "affine.parallel" in low.lower(a).as_text("vector")
+    np.testing.assert_array_equal(low(a), a * 2)
+    for bad in (-1, 1.5, "10", True):
+        with pytest.raises(ValueError, match="parallel_min_work must be None or a non-negative"):
+            dlc.jit(lambda a: a, parallel_min_work=bad)
+
+
 def test_parallel_false_compiles_sequential_code():
-    a = np.ones((512, 512), F32)
+    a = np.ones((2048, 1024), F32)
     f = dlc.jit(lambda a: a * 2.0 + 1.0, parallel=False)
     g = dlc.jit(lambda a: a * 2.0 + 1.0)
     assert "affine.parallel" not in f.lower(a).as_text("vector")
