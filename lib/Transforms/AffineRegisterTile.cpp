@@ -782,6 +782,13 @@ struct DLAffineRegisterTilePass
       if (std::optional<Accumulation> acc = match(root, vectorBits / 32))
         rewrite(*acc);
     }
+    // How many elementwise nests now run inside register tiles (the
+    // kernels fusion saved at this level), for reports.
+    if (!fusedEpilogues.empty())
+      getOperation()->setAttr(
+          "dl.fused_epilogues",
+          IntegerAttr::get(IntegerType::get(&getContext(), 64),
+                           static_cast<int64_t>(fusedEpilogues.size())));
   }
 
   DenseSet<Operation *> fusedEpilogues;

@@ -87,7 +87,8 @@ class JitFunction:
 
     def __init__(self, fn, dynamic_batch=False, vector_width=8, tile_size=0,
                  constants=False, parallel=True, disable=(), target="cpu",
-                 emulate=False, chip="sm_90", block_size=256, matmul_tile=16):
+                 emulate=False, chip="sm_90", block_size=256, matmul_tile=16,
+                 parallel_min_work=None):
         if not callable(fn):
             raise TypeError(f"dlc.jit expects a function, but got {fn!r}")
         functools.update_wrapper(self, fn)
@@ -104,6 +105,8 @@ class JitFunction:
         self._options = compiler.CompileOptions(vector_width=vector_width,
                                                 tile_size=tile_size,
                                                 parallel=bool(parallel),
+                                                parallel_min_work=compiler.check_min_work(
+                                                    parallel_min_work),
                                                 disable=compiler.check_disable(disable),
                                                 target=target, emulate=bool(emulate),
                                                 chip=chip, block_size=block_size,
@@ -367,7 +370,12 @@ class Lowered:
         kernels the graph is compiled into and the dl ops in each; for
         ``target="cuda"``, ``"ptx"`` gives the PTX of the kernels."""
         if stage == "fused":
-            return passes.fusion_report(self._module_at("graph"))
+            report = passes.fusion_report(self._module_at("graph"))
+            epilogues = self.fused_epilogues()
+            if epilogues:
+                report += (f"\n  + {epilogues} elementwise kernel(s) computed in the "
+                           f"register tiles of the matmul/convolution before them")
+            return report
         if stage == "ptx":
             if self.options.target != "cuda":
                 raise ValueError("as_text('ptx') needs a function compiled with "
@@ -377,8 +385,24 @@ class Lowered:
 
     def kernel_count(self):
         """How many kernels the compiled function runs: its linalg operations
-        at the linalg stage (after fusion), each one loop nest."""
-        return compiler.kernel_counts(self._module_at("linalg"))[self.symbol]
+        at the linalg stage (after fusion), each one loop nest, less the
+        elementwise ones computed in a matmul's or convolution's register
+        tiles (:meth:`fused_epilogues`)."""
+        return (compiler.kernel_counts(self._module_at("linalg"))[self.symbol]
+                - self.fused_epilogues())
+
+    def fused_epilogues(self):
+        """How many elementwise loop nests dl-affine-register-tile computes
+        in the register tiles of the matmul or convolution before them (0 for
+        ``target="cuda"``, and with ``disable="dl-fuse-epilogue"``)."""
+        if self.options.target == "cuda":
+            return 0
+        for op in self._module_at("affine").body.operations:
+            if op.operation.name == "func.func" and \
+                    ir.StringAttr(op.attributes["sym_name"]).value == self.symbol:
+                if "dl.fused_epilogues" in op.attributes:
+                    return ir.IntegerAttr(op.attributes["dl.fused_epilogues"]).value
+        return 0
 
     def memory_plan(self):
         """The temporaries of the compiled function, from dl-plan-memory: a
@@ -481,7 +505,7 @@ class Compiled:
 
 def jit(fn=None, *, dynamic_batch=False, vector_width=8, tile_size=0, constants=False,
         parallel=True, disable=(), target="cpu", emulate=False, chip="sm_90",
-        block_size=256, matmul_tile=16):
+        block_size=256, matmul_tile=16, parallel_min_work=None):
     """Compiles `fn` with dlc on first call per argument signature.
 
     Usable as ``@dlc.jit``, ``@dlc.jit(dynamic_batch=True)`` or
@@ -508,6 +532,10 @@ def jit(fn=None, *, dynamic_batch=False, vector_width=8, tile_size=0, constants=
         enough work on several threads; how many is read at each call from
         ``dlc.set_num_threads`` (default: ``DLC_NUM_THREADS``, else the
         number of cores). ``False`` compiles single-threaded code.
+      parallel_min_work: the least estimated number of (vector) operations
+        a loop nest must run to go on threads; ``None`` (default) takes the
+        pipeline's, 2**20: a fork/join costs about 50 us on the 2-vCPU
+        machines dlc is tested on. Lower it to run small nests on threads.
       disable: optimizations to turn off, by pass name: ``"dl-simplify"``
         (algebraic simplification, a Python pass), ``"dl-fold-batchnorm"``,
         ``"dl-layout"`` (NCHW convolutions and poolings run in NHWC),
@@ -538,5 +566,6 @@ def jit(fn=None, *, dynamic_batch=False, vector_width=8, tile_size=0, constants=
                            vector_width=vector_width, tile_size=tile_size,
                            constants=constants, parallel=parallel, disable=disable,
                            target=target, emulate=emulate, chip=chip,
-                           block_size=block_size, matmul_tile=matmul_tile)
+                           block_size=block_size, matmul_tile=matmul_tile,
+                           parallel_min_work=parallel_min_work)
     return wrap(fn) if fn is not None else wrap

@@ -8,6 +8,7 @@
 // a vector load (contiguous along the columns). Only the 8 columns the tiles
 // leave (32..40) still run the original nest.
 // CHECK-LABEL: func @bias_relu
+// CHECK-SAME: attributes {dl.fused_epilogues = 1 : i64}
 // CHECK: affine.for %[[I:.*]] = 0 to 8 step 4 {
 // CHECK-NEXT: affine.for %[[J:.*]] = 0 to 32 step 16 {
 // CHECK: %[[R:.*]]:8 = affine.for %{{.*}} = 0 to 32 iter_args

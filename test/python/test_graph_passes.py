@@ -215,7 +215,13 @@ def test_fusion_report_of_the_mlp():
     assert report.splitlines() == [
         "@dlc__lambda_: 6 ops in 5 kernels (1 fused away)",
         "  kernel 0: matmul", "  kernel 1: add + relu", "  kernel 2: matmul",
-        "  kernel 3: add", "  kernel 4: softmax"]
+        "  kernel 3: add", "  kernel 4: softmax",
+        # add + relu after the first matmul (128 columns: whole register
+        # tiles); the second matmul has 10 columns, under one vector
+        "  + 1 elementwise kernel(s) computed in the register tiles of the "
+        "matmul/convolution before them"]
+    assert f.lower(*args).fused_epilogues() == 1
+    assert dlc.jit(f.__wrapped__, disable="dl-fuse-epilogue").lower(*args).fused_epilogues() == 0
     assert f.lower(*args).as_text("graph").count("dl.fusion_group = 1 ") == 2
 
 
@@ -283,8 +289,12 @@ def test_fusion_reduces_kernels_and_keeps_results():
     fused, unfused = dlc.jit(f), dlc.jit(f, disable="dl-linalg-fuse")
     fused_nests = fused.lower(x, w, b).kernel_count()
     unfused_nests = unfused.lower(x, w, b).kernel_count()
-    # fill + matmul + one elementwise nest, against one nest per elementwise op
-    assert fused_nests == 3 and unfused_nests == 7
+    # fill + matmul, the one elementwise nest computed in the matmul's
+    # register tiles; without dl-linalg-fuse one nest per elementwise op but
+    # the first (the epilogue)
+    assert fused_nests == 2 and unfused_nests == 6
+    no_epilogue = dlc.jit(f, disable=("dl-linalg-fuse", "dl-fuse-epilogue"))
+    assert no_epilogue.lower(x, w, b).kernel_count() == 7
     assert fused.lower(x, w, b).as_text("fused").splitlines()[0].endswith(
         "6 ops in 2 kernels (4 fused away)")
     expected = 1 / (1 + np.exp(-(np.maximum(x.astype(np.float64) @ w + b, 0) * 2 - 1)))
