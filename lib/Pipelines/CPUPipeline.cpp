@@ -62,8 +62,12 @@ void addGraphStage(OpPassManager &pm, const CPUPipelineOptions &options) {
 /// read each of their elements once (dl-linalg-fuse).
 void addLinalgStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   pm.addPass(createConvertDLToLinalg());
-  if (options.fuse)
+  if (options.fuse) {
+    // The conversion asks each result for its dynamic sizes (tensor.dim):
+    // folded first, or a producer would have two users and not fuse.
+    addCleanups(pm);
     pm.addPass(createDLLinalgFuse());
+  }
   addCleanups(pm);
 }
 

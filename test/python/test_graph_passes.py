@@ -413,7 +413,13 @@ def test_epilogue_with_a_dynamic_batch():
         x = rng.standard_normal((batch, 50)).astype(F32)
         r = rng.standard_normal((batch, 37)).astype(F32)
         close(f(x, w, b, r), np.maximum(x.astype(np.float64) @ w + b, 0) + r, rtol=1e-4)
-    assert "dl.fused_epilogue" in f.lower(x, w, b, r).as_text("affine")
+    lowered = f.lower(x, w, b, r)
+    assert "dl.fused_epilogue" in lowered.as_text("affine")
+    # bias, relu and residual fuse into one nest whatever the batch (the
+    # conversion's tensor.dim of each result folded first), which then runs
+    # in the matmul's tiles: fill + matmul
+    assert lowered.as_text("linalg").count("linalg.generic") == 1
+    assert lowered.kernel_count() == 2
 
 
 def test_matmul_used_twice_keeps_its_epilogue_apart():
