@@ -550,6 +550,33 @@ Value broadcastTo(OpBuilder &b, Location loc, Value value, VectorType type) {
   return vector::BroadcastOp::create(b, loc, type, value);
 }
 
+/// Clones the elementwise `op` with `mapping`: as it is where all its
+/// (mapped) operands are scalars, else on vectors shaped like `shape`, scalar
+/// operands broadcast; its results are mapped to the clone's.
+void cloneWidened(OpBuilder &b, Operation &op, IRMapping &mapping,
+                  VectorType shape) {
+  bool vectorOperands = llvm::any_of(op.getOperands(), [&](Value v) {
+    return isa<VectorType>(mapping.lookupOrDefault(v).getType());
+  });
+  if (!vectorOperands) {
+    b.clone(op, mapping);
+    return;
+  }
+  IRMapping local = mapping;
+  for (Value operand : op.getOperands()) {
+    Value value = mapping.lookupOrDefault(operand);
+    local.map(operand,
+              broadcastTo(b, op.getLoc(), value,
+                          VectorType::get(shape.getShape(),
+                                          getElementTypeOrSelf(value))));
+  }
+  Operation *clone = b.clone(op, local);
+  for (OpResult result : clone->getResults())
+    result.setType(VectorType::get(shape.getShape(), result.getType()));
+  for (auto [old, fresh] : llvm::zip(op.getResults(), clone->getResults()))
+    mapping.map(old, fresh);
+}
+
 /// The vector of `lanes` like `shape` with the element type of `value`.
 VectorType vectorOf(Value value, VectorType shape) {
   return VectorType::get(shape.getShape(), getElementTypeOrSelf(value));
@@ -610,27 +637,7 @@ Value cloneBody(OpBuilder &b, Accumulation &acc, IRMapping mapping,
       mapping.map(load.getResult(), loaded);
       continue;
     }
-    bool vectorOperands = llvm::any_of(op.getOperands(), [&](Value v) {
-      return isa<VectorType>(mapping.lookupOrDefault(v).getType());
-    });
-    if (!vectorOperands) {
-      b.clone(op, mapping);
-      continue;
-    }
-    // Elementwise op on vectors: broadcast scalar operands, vector results.
-    IRMapping local = mapping;
-    for (Value operand : op.getOperands()) {
-      Value mapped = mapping.lookupOrDefault(operand);
-      local.map(operand,
-                broadcastTo(b, loc, mapped,
-                            VectorType::get(vectorType.getShape(),
-                                            getElementTypeOrSelf(mapped))));
-    }
-    Operation *clone = b.clone(op, local);
-    for (OpResult result : clone->getResults())
-      result.setType(VectorType::get(vectorType.getShape(), result.getType()));
-    for (auto [old, fresh] : llvm::zip(op.getResults(), clone->getResults()))
-      mapping.map(old, fresh);
+    cloneWidened(b, op, mapping, vectorType);
   }
   Value stored = mapping.lookupOrDefault(acc.store.getValueToStore());
   return broadcastTo(b, loc, stored, vectorType);
@@ -674,22 +681,8 @@ void emitEpilogueVector(OpBuilder &b, Epilogue &epi, IRMapping mapping,
           broadcastTo(b, loc, value, widened(getElementTypeOrSelf(value))),
           store.getMemRef(), store.getAffineMap(),
           mapped(store.getMapOperands()));
-    } else if (llvm::none_of(op.getOperands(), [&](Value v) {
-                 return isa<VectorType>(mapping.lookupOrDefault(v).getType());
-               })) {
-      b.clone(op, mapping);
     } else {
-      IRMapping local = mapping;
-      for (Value operand : op.getOperands()) {
-        Value value = mapping.lookupOrDefault(operand);
-        local.map(operand,
-                  broadcastTo(b, loc, value, widened(getElementTypeOrSelf(value))));
-      }
-      Operation *clone = b.clone(op, local);
-      for (OpResult result : clone->getResults())
-        result.setType(widened(result.getType()));
-      for (auto [old, fresh] : llvm::zip(op.getResults(), clone->getResults()))
-        mapping.map(old, fresh);
+      cloneWidened(b, op, mapping, vectorType);
     }
   }
 }
