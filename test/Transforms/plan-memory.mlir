@@ -68,3 +68,51 @@ func.func @refused(%w: memref<32x32xf32>, %n: index) -> (memref<32x32xf32>, memr
 // MEASURE-LABEL: func.func @chain
 // MEASURE-SAME: dl.memory_plan = {buffers = 3 : i64, peak_bytes = 12288 : i64, unplanned_peak_bytes = 12288 : i64}
 // MEASURE-NOT: memref.view
+
+// -----
+
+// A matmul followed by an elementwise op (which dl-affine-register-tile
+// computes inside the matmul's tiles): the matmul's input %a stays live
+// through the elementwise op, so the op's output %d may not take %a's bytes
+// (three slots, nothing shared). When the next op is another matmul, %a's
+// lifetime ends at its own matmul and %d takes its bytes (two slots).
+// CHECK-LABEL: func.func @epilogue_keeps_inputs
+// CHECK-SAME: dl.memory_plan = {buffers = 3 : i64, peak_bytes = 12288 : i64, unplanned_peak_bytes = 12288 : i64}
+// CHECK-NOT: memref.view
+// CHECK-LABEL: func.func @matmul_then_matmul
+// CHECK-SAME: dl.memory_plan = {buffers = 3 : i64, peak_bytes = 8192 : i64, unplanned_peak_bytes = 12288 : i64}
+func.func @epilogue_keeps_inputs(%w: memref<32x32xf32>) -> memref<32x32xf32> {
+  %cst = arith.constant 1.0 : f32
+  %a = memref.alloc() {alignment = 64 : i64} : memref<32x32xf32>
+  linalg.fill ins(%cst : f32) outs(%a : memref<32x32xf32>)
+  %c = memref.alloc() {alignment = 64 : i64} : memref<32x32xf32>
+  linalg.matmul ins(%a, %w : memref<32x32xf32>, memref<32x32xf32>) outs(%c : memref<32x32xf32>)
+  %d = memref.alloc() {alignment = 64 : i64} : memref<32x32xf32>
+  linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>], iterator_types = ["parallel", "parallel"]} ins(%c : memref<32x32xf32>) outs(%d : memref<32x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %cst : f32
+    linalg.yield %m : f32
+  }
+  %r = memref.alloc() {alignment = 64 : i64} : memref<32x32xf32>
+  linalg.matmul ins(%d, %w : memref<32x32xf32>, memref<32x32xf32>) outs(%r : memref<32x32xf32>)
+  memref.dealloc %a : memref<32x32xf32>
+  memref.dealloc %c : memref<32x32xf32>
+  memref.dealloc %d : memref<32x32xf32>
+  return %r : memref<32x32xf32>
+}
+
+func.func @matmul_then_matmul(%w: memref<32x32xf32>) -> memref<32x32xf32> {
+  %cst = arith.constant 1.0 : f32
+  %a = memref.alloc() {alignment = 64 : i64} : memref<32x32xf32>
+  linalg.fill ins(%cst : f32) outs(%a : memref<32x32xf32>)
+  %c = memref.alloc() {alignment = 64 : i64} : memref<32x32xf32>
+  linalg.matmul ins(%a, %w : memref<32x32xf32>, memref<32x32xf32>) outs(%c : memref<32x32xf32>)
+  %d = memref.alloc() {alignment = 64 : i64} : memref<32x32xf32>
+  linalg.matmul ins(%c, %w : memref<32x32xf32>, memref<32x32xf32>) outs(%d : memref<32x32xf32>)
+  %r = memref.alloc() {alignment = 64 : i64} : memref<32x32xf32>
+  linalg.matmul ins(%d, %w : memref<32x32xf32>, memref<32x32xf32>) outs(%r : memref<32x32xf32>)
+  memref.dealloc %a : memref<32x32xf32>
+  memref.dealloc %c : memref<32x32xf32>
+  memref.dealloc %d : memref<32x32xf32>
+  return %r : memref<32x32xf32>
+}

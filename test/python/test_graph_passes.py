@@ -436,11 +436,11 @@ def test_matmul_used_twice_keeps_its_epilogue_apart():
 
 
 @pytest.mark.parametrize("n,c,h,stride", [(1, 64, 14, 1), (2, 19, 7, 1), (3, 33, 13, 2),
-                                          (1, 16, 5, 1)])
+                                          (1, 16, 5, 1), (1, 512, 4, 1)])
 def test_convolution_epilogue_bias_relu_residual(n, c, h, stride):
-    """A convolution's im2col GEMM [N*OH*OW, F] with its bias, residual and
-    relu computed on the GEMM's tiles (the NHWC epilogue reads the GEMM
-    through an expand_shape)."""
+    """A convolution's bias, residual and relu computed on its register tiles:
+    a direct convolution's (small filters), or an im2col GEMM's [N*OH*OW, F]
+    read by the NHWC epilogue through an expand_shape (512 channels)."""
     rng = np.random.default_rng(n * c + h)
     x = rng.standard_normal((n, c, h, h)).astype(F32)
     w = (rng.standard_normal((c, c, 3, 3)) / np.sqrt(9 * c)).astype(F32)
@@ -452,6 +452,9 @@ def test_convolution_epilogue_bias_relu_residual(n, c, h, stride):
 
     fused, unfused = dlc.jit(block), dlc.jit(block, disable="dl-fuse-epilogue")
     assert "dl.fused_epilogue" in fused.lower(x, w, b).as_text("affine")
+    if c == 512:  # a 9.4 MB filter: im2col + GEMM, its epilogue read through expand_shape
+        assert 'dl.strategy = "im2col-gemm"' in fused.lower(x, w, b).as_text("graph")
+        assert "memref.expand_shape" in fused.lower(x, w, b).as_text("bufferized")
     x64 = x.astype(np.float64)
     full = _numpy_conv(x64, w, 1)[:, :, ::stride, ::stride]
     expected = np.maximum(full + b.reshape(1, -1, 1, 1) + x64[:, :, ::stride, ::stride], 0)
