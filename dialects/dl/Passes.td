@@ -165,15 +165,15 @@ def DLAffineParallelize : Pass<"dl-affine-parallelize", "::mlir::func::FuncOp"> 
     loop are private to an iteration; a non-affine access may read memory the
     loop does not write, and any other memory effect (a call, a non-affine
     write to shared memory) keeps the loop sequential, as does a dependence
-    the analysis cannot rule out. `dl-async-parallel` then runs the
-    `scf.parallel` this lowers to on the async runtime's threads.
+    the analysis cannot rule out. `dl-outline-parallel` then runs the
+    `scf.parallel` this lowers to on dlc's thread pool.
   }];
   let options = [
-    Option<"minWork", "min-work", "int64_t", /*default=*/"1048576",
+    Option<"minWork", "min-work", "int64_t", /*default=*/"65536",
            "Least estimated number of operations a loop must run to be "
-           "worth running on several threads (a fork/join on the async "
-           "runtime took about 50 us on the 2-vCPU test machines, as long "
-           "as some 10^6 vector operations, which then gain half of that)">,
+           "worth running on several threads (a fork/join on dlc's "
+           "thread pool costs a few us; below some 2^16 vector operations "
+           "the work saved is less)">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Emit a remark for each nest: the loop chosen, or why none was">,
   ];
@@ -198,29 +198,45 @@ def DLMathApproximation : Pass<"dl-math-approximation"> {
                            "::mlir::vector::VectorDialect"];
 }
 
-def DLAsyncParallel : Pass<"dl-async-parallel", "::mlir::ModuleOp"> {
-  let summary = "Run outermost scf.parallel loops as tasks of the async runtime";
+def DLOutlineParallel : Pass<"dl-outline-parallel", "::mlir::ModuleOp"> {
+  let summary = "Outline outermost scf.parallel loops for dlc's thread pool";
   let description = [{
-    Splits the first dimension of each outermost `scf.parallel` (without
-    reductions) into as many contiguous chunks as there are threads, runs
-    all chunks but the first as `async.execute` tasks, the first on the
-    calling thread, and waits for the group. The thread count is read at run
-    time from the public global `@dlc_num_threads` (an i64 the caller may
-    set; 0 or less means the async runtime's worker count, i.e. the number of
-    cores), capped by the trip count; with one thread the loop runs inline
-    with no task created. Upstream's `async-parallel-for` fixes its sharding
-    at compile time and over-shards for the pool's size, so it cannot honour
-    a thread count chosen at run time: that is why this pass is ours. Follow
-    it with `async-to-async-runtime`, `async-runtime-ref-counting`,
-    `async-runtime-ref-counting-opt` and `convert-async-to-llvm`, and link
-    `libmlir_async_runtime`.
+    Outlines the body of each outermost `scf.parallel` without reductions
+    into a private function `@<f>_parallel_<k>(begin, end, captures...)`
+    (attribute `dl.parallel_body`) that runs iterations [begin, end) of the
+    first dimension (the other dimensions stay an `scf.parallel` inside),
+    and replaces the loop by a call of a launch stub
+    `@<f>_parallel_<k>_launch(lb, ub, step, threads, captures...)`
+    (attribute `dl.parallel_launch`). `threads` is read at run time from
+    the public global `@dlc_num_threads` (an i64 the caller may set; 0 or
+    less means every core). Constants are cloned into the body, not
+    captured. After the conversion to the llvm dialect,
+    `dl-lower-parallel-launch` turns each stub call into a call of
+    `dlc_parallel_for` in `libdlc_runtime` (a spinning fork/join pool).
+    Upstream's `async-parallel-for` fixes its sharding at compile time, and
+    its async runtime cost about 60 us per fork/join here: that is why this
+    pass and the runtime are ours.
   }];
   let dependentDialects = [
-    "::mlir::arith::ArithDialect",
-    "::mlir::async::AsyncDialect",
+    "::mlir::func::FuncDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
   ];
+}
+
+def DLLowerParallelLaunch
+    : Pass<"dl-lower-parallel-launch", "::mlir::ModuleOp"> {
+  let summary = "Lower dl-outline-parallel's launch stubs to dlc_parallel_for calls";
+  let description = [{
+    Runs on the llvm dialect. For each call of a `dl.parallel_launch` stub:
+    stores the captured operands into a stack frame (one `llvm.alloca` in the
+    caller's entry block), and calls
+    `dlc_parallel_for(@<body>_entry, frame, lb, ub, step, threads)`; the
+    trampoline `@<body>_entry(frame, begin, end)` loads them and calls the
+    body. Refuses (error) a stub whose captures do not match its body's
+    parameters, or whose body was not converted.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 def DLLayout : Pass<"dl-layout", "::mlir::func::FuncOp"> {

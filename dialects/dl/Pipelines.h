@@ -131,18 +131,20 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
   Option<bool> parallel{
       *this, "parallel",
       llvm::cl::desc("Run the outermost parallel loop of each nest on the "
-                     "async runtime's threads (dl-affine-parallelize, "
-                     "dl-async-parallel); the thread count is read at run "
+                     "threads of dlc's runtime (dl-affine-parallelize, "
+                     "dl-outline-parallel); the thread count is read at run "
                      "time from @dlc_num_threads"),
       llvm::cl::init(true)};
   Option<int64_t> parallelMinWork{
       *this, "parallel-min-work",
       llvm::cl::desc("Least estimated operations of a loop run on threads"),
-      // A fork/join on the async runtime costs about 50 us on this 2-vCPU
-      // VM (waking an idle vCPU): 256K elements of x*2+1 ran in 63 us
-      // serially, 101 us on 2 threads; the MLP's 64x784x128 GEMM 0.126 ms
-      // serial vs 0.163 ms parallel with 131072; convolutions unchanged.
-      llvm::cl::init(1048576)};
+      // A fork/join on dlc's spinning pool costs a few us (on MLIR's
+      // async runtime it was ~60 us, and this was 2^20). Measured with
+      // /tmp scripts over 2^14..2^20 (medians, 2 threads): 2^16 is the
+      // best or tied everywhere: MLP b64 0.097-0.102 ms (0.135 at 2^20),
+      // matmul 128 0.038 ms (0.045); 2^14 loses (MLP b64 0.14-0.16 ms,
+      // convolutions 1.5-2x slower: nests too small to split).
+      llvm::cl::init(65536)};
 };
 
 /// Adds the passes that take IR at `options.from` to IR at `options.to`.

@@ -9,8 +9,8 @@
 //      ─llvm─> llvm dialect for the ExecutionEngine
 //
 // Upstream passes do every step except convert-dl-to-linalg, the dl-affine-*
-// loop transformations and dl-async-parallel (see their header comments for
-// why they are ours).
+// loop transformations and the dl-outline-parallel / dl-lower-parallel-launch
+// pair with its runtime (see their header comments for why they are ours).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,7 +19,6 @@
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Affine/Transforms/Passes.h"
-#include "mlir/Dialect/Async/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -157,12 +156,8 @@ void addLLVMStage(OpPassManager &pm, const CPUPipelineOptions &options) {
     pm.addNestedPass<func::FuncOp>(createDLMathApproximation());
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass());
   pm.addPass(createLowerAffinePass());
-  // Parallel loops -> tasks of the async runtime, outlined as coroutines.
-  pm.addPass(createDLAsyncParallel());
-  pm.addPass(createAsyncToAsyncRuntimePass());
-  pm.addPass(createAsyncRuntimeRefCountingPass());
-  pm.addPass(createAsyncRuntimeRefCountingOptPass());
-  pm.addPass(createConvertAsyncToLLVMPass());
+  // Parallel loops -> outlined bodies, launched on dlc's thread pool.
+  pm.addPass(createDLOutlineParallel());
   pm.addPass(createSCFToControlFlowPass());
   addCleanups(pm);
   // math: integer powers become outlined functions, what LLVM has intrinsics
@@ -180,6 +175,7 @@ void addLLVMStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createDLLowerParallelLaunch());
   addCleanups(pm);
 }
 

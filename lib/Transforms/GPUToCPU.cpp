@@ -21,7 +21,7 @@
 // a buffer cannot hold, are recomputed instead). An scf.for whose body holds
 // a barrier is executed once per block, around the thread loops of its
 // body: its bounds must not depend on the thread, and its loop-carried
-// values live in spill buffers. Blocks run on the async runtime's threads
+// values live in spill buffers. Blocks run on dlc's thread pool
 // when the CPU pipeline lowers the scf.parallel.
 //
 // Refused, with a diagnostic naming the op: gpu ops other than the ids,

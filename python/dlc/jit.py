@@ -534,8 +534,9 @@ def jit(fn=None, *, dynamic_batch=False, vector_width=8, tile_size=0, constants=
         number of cores). ``False`` compiles single-threaded code.
       parallel_min_work: the least estimated number of (vector) operations
         a loop nest must run to go on threads; ``None`` (default) takes the
-        pipeline's, 2**20: a fork/join costs about 50 us on the 2-vCPU
-        machines dlc is tested on. Lower it to run small nests on threads.
+        pipeline's, 2**16 (a fork/join on dlc's thread pool costs a few
+        microseconds; smaller nests gain less than that). 0 puts every
+        parallel nest on threads.
       disable: optimizations to turn off, by pass name: ``"dl-simplify"``
         (algebraic simplification, a Python pass), ``"dl-fold-batchnorm"``,
         ``"dl-layout"`` (NCHW convolutions and poolings run in NHWC),

@@ -12,7 +12,6 @@ numpy arrays without copying, and ``free`` runs when the last array viewing a
 buffer is garbage-collected.
 """
 
-import atexit
 import ctypes
 import ctypes.util
 import os
@@ -67,96 +66,26 @@ def require_cuda():
             f"target='cpu'.")
 
 
-_async_runtime = None
+_parallel_runtime = None
 
 
-def _load_async_runtime():
-    """Loads MLIR's async runtime (the thread pool parallel loops run on)
-    once per process, with global symbol visibility, so that every JIT
-    module resolves its ``mlirAsyncRuntime*`` calls to the same pool.
+def _load_parallel_runtime():
+    """Loads dlc's thread pool (libdlc_runtime, built from lib/Runtime) once
+    per process, with global symbol visibility, so that every JIT module
+    resolves its ``dlc_parallel_for`` calls to the same pool.
 
-    It is deliberately not handed to the ExecutionEngine as a shared
-    library: an engine calls the library's destroy hook when it is deleted,
-    which would tear the pool down under every other live engine."""
-    global _async_runtime
-    if _async_runtime is None:
-        path = os.path.join(_build_config.MLIR_RUNTIME_LIB_DIR,
-                            "libmlir_async_runtime.so")
-        _async_runtime = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-    return _async_runtime
-
-
-_drain_callback = None
-_drain_state = None
-
-
-def drain_async_workers(timeout=10.0):
-    """Returns once no worker thread of the async runtime is still running
-    code of a JIT module; True on success, False on timeout.
-
-    A task of a parallel loop marks its token available (which lets the
-    caller's await return) and only then runs the rest of its coroutine,
-    JIT-compiled code, on the worker thread: freeing the ExecutionEngine
-    right after a call can unmap that code under the worker, which then
-    crashes. Here one blocking task per worker is queued, and all must run
-    at once: every worker has then left whatever it was running before."""
-    global _drain_callback, _drain_state
-    if _async_runtime is None or _exiting or sys.is_finalizing():
-        return True
-    runtime = _async_runtime
-    runtime.mlirAsyncRuntimGetNumWorkerThreads.restype = ctypes.c_int64
-    workers = runtime.mlirAsyncRuntimGetNumWorkerThreads()
-    if workers <= 0:
-        return True
-    barrier = threading.Barrier(workers, timeout=timeout)
-    arrived = threading.Semaphore(0)
-
-    def task(_handle):
-        try:
-            barrier.wait()
-        except threading.BrokenBarrierError:
-            pass
-        arrived.release()
-
-    with _drain_lock:
-        # A ctypes callback must outlive every call of it: the latest is
-        # kept at module level, and those of a drain that timed out (whose
-        # tasks may still be queued) forever.
-        _drain_state = (barrier, arrived, task)
-        _drain_callback = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(task)
-        runtime.mlirAsyncRuntimeExecute.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-        runtime.mlirAsyncRuntimeExecute.restype = None
-        address = ctypes.cast(_drain_callback, ctypes.c_void_p).value
-        for _ in range(workers):
-            runtime.mlirAsyncRuntimeExecute(None, address)
-        finished = all(arrived.acquire(timeout=timeout + 1.0) for _ in range(workers))
-        if not finished or barrier.broken:
-            _stale_drains.append((_drain_callback, _drain_state))
-            return False
-        return True
-
-
-_drain_lock = threading.Lock()
-_stale_drains = []
-
-
-#: Engines whose workers could not be drained in time: never freed.
-_kept_engines = []
-
-#: Set once the interpreter exits (see _drain_at_exit): from then on no task
-#: may be queued, as the workers could not take the GIL to run it (they would
-#: die holding the pool, and the async runtime's own exit handler would wait
-#: for them forever).
-_exiting = False
-
-
-def _drain_at_exit():
-    global _exiting
-    drain_async_workers()
-    _exiting = True
-
-
-atexit.register(_drain_at_exit)
+    ``dlc_parallel_for`` returns only once every chunk of a loop has run, so
+    no worker is left in a module's code when its call returns: an engine
+    can be freed right after."""
+    global _parallel_runtime
+    if _parallel_runtime is None:
+        path = _build_config.DLC_RUNTIME_LIB
+        if not os.path.exists(path):
+            raise RuntimeError(
+                f"dlc's runtime library {path} is missing: rebuild dlc "
+                f"(make build)")
+        _parallel_runtime = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    return _parallel_runtime
 
 
 class _StringRef(ctypes.Structure):
@@ -312,7 +241,7 @@ class CompiledFunction:
     free = None
 
     def __init__(self, module, name, result_specs, opt_level=3, shared_libs=()):
-        _load_async_runtime()
+        _load_parallel_runtime()
         self.engine = ExecutionEngine(module, opt_level=opt_level,
                                       shared_libs=runtime_libraries() + list(shared_libs))
         # Parallel loops read their thread count from this global at run time.
@@ -336,16 +265,6 @@ class CompiledFunction:
         self._result_dtypes = [(rank, np.dtype(dtype)) for rank, dtype in result_specs]
         self._state = None
         self._state_lock = threading.Lock()
-
-    def __del__(self):
-        # The engine goes with this object: first let the async runtime's
-        # workers leave its code (see drain_async_workers).
-        if getattr(self, "_threads", None) is not None:
-            # Collected on a thread Python did not start (an async worker
-            # running Python code): draining from there could not finish.
-            if isinstance(threading.current_thread(), threading._DummyThread) or \
-                    not drain_async_workers():
-                _kept_engines.append(self.engine)
 
     def _prepare(self, ranks):
         """Descriptors and the packed argument array for arguments of these

@@ -80,15 +80,16 @@ func.func @mlp(%x: tensor<?x784xf32>, %w1: tensor<784x128xf32>, %b1: tensor<128x
 // register-tiled micro-kernel (8 rows x 2 vectors of
 // 16 lanes, FMAs on registers carried across k); its row tiles, the outer
 // parallel loop, run on threads (affine.parallel); the rows left over form a
-// second, scalar nest whose loop over the columns is vectorized by 8 (too
-// little work for threads: under parallel-min-work).
+// second, scalar nest whose loop over the columns is vectorized by 8 (on
+// threads too: its dynamic row count does not bound its work).
 // VECTOR-LABEL: func.func @mlp
 // VECTOR: affine.parallel (%[[I:.*]]) = (0) to ((symbol(%{{.*}}) floordiv 8) * 8) step (8) {
 // VECTOR: affine.for %[[J:.*]] = 0 to 128 step 32 {
 // VECTOR: affine.for %[[K:.*]] = 0 to 784 iter_args
 // VECTOR: affine.vector_load %{{.*}}[%[[K]], %[[J]]] : memref<784x128xf32>, vector<16xf32>
 // VECTOR: vector.fma {{.*}} : vector<16xf32>
-// VECTOR: affine.for %{{.*}} = #{{.*}}()[%{{.*}}] to %{{.*}} {
+// VECTOR: affine.parallel (%{{.*}}) = ((symbol(%{{.*}}) floordiv 8) * 8) to (symbol(%{{.*}})) {
+// VECTOR: affine.for %{{.*}} = 0 to 784 {
 // VECTOR: affine.for %{{.*}} = 0 to 128 step 8 {
 // VECTOR: affine.vector_load {{.*}} : memref<784x128xf32>, vector<8xf32>
 // VECTOR: arith.mulf {{.*}} : vector<8xf32>

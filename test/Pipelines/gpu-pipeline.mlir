@@ -51,10 +51,13 @@
 // PTX80: .target sm_80
 
 // The same kernels as loops over blocks and threads on the CPU
-// (dl-gpu-to-cpu), lowered to the llvm dialect: blocks are async tasks.
+// (dl-gpu-to-cpu), lowered to the llvm dialect: blocks run on dlc's thread
+// pool, through an outlined body and its trampoline.
 // CPU-NOT: gpu.
 // CPU: llvm.func @mlp_layer
-// CPU: llvm.call @mlirAsyncRuntime
+// CPU: llvm.call @dlc_parallel_for(%{{.*}}) : (!llvm.ptr, !llvm.ptr, i64, i64, i64, i64) -> ()
+// CPU: llvm.func internal @mlp_layer_parallel_{{[0-9]}}(
+// CPU: llvm.func internal @mlp_layer_parallel_{{[0-9]}}_entry(%{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64)
 
 // BADFROM: dl-gpu-pipeline: from must be dl, graph, linalg, bufferized or gpu, but got 'vector'
 // BADCHIP: dl-gpu-pipeline: unsupported chip 'sm_99'; supported: sm_70, sm_75, sm_80, sm_86, sm_89, sm_90
