@@ -250,10 +250,22 @@ def DLLayout : Pass<"dl-layout", "::mlir::func::FuncOp"> {
     stays in NHWC. A function where something was converted gets
     `dl.layout_conversions`, the number of activation conversions left;
     `report` emits it as a remark.
+
+    An f32 NCHW convolution (groups = 1, static spatial sizes) whose filter
+    is larger than `nchw-min-filter-bytes` stays in NCHW: its im2col GEMM
+    reads the OIHW filter as it lies (packed by transposing squares in
+    registers), where in NHWC each call would first rewrite the whole
+    filter to HWIO (9.4 MB for 512x512x3x3: about 0.9 ms here, as long as
+    the GEMM), and such layers' activations are small.
   }];
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",
            "Emit a remark with the conversions left">,
+    Option<"nchwMinFilterBytes", "nchw-min-filter-bytes", "int64_t",
+           /*default=*/"0",
+           "An f32 NCHW convolution whose filter has more bytes stays NCHW "
+           "(0: half of this machine's L2, the direct convolution's limit; "
+           "-1: none stays)">,
   ];
 }
 

@@ -71,6 +71,13 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
                      "as a direct convolution rather than im2col + GEMM (0: "
                      "half of this machine's L2; -1: never)"),
       llvm::cl::init(0)};
+  Option<int64_t> nchwMinFilterBytes{
+      *this, "nchw-min-filter-bytes",
+      llvm::cl::desc("An f32 NCHW convolution whose filter has more bytes "
+                     "stays NCHW in dl-layout: its im2col GEMM reads the "
+                     "filter as it lies (0: half of this machine's L2; -1: "
+                     "every convolution goes to NHWC)"),
+      llvm::cl::init(0)};
   Option<bool> approximateMath{
       *this, "approximate-math",
       llvm::cl::desc("f32 tanh, erf, exp, expm1, log, log1p, log2 as "

@@ -49,7 +49,9 @@ void addGraphStage(OpPassManager &pm, const CPUPipelineOptions &options) {
     addCleanups(pm);
   }
   if (options.layout) {
-    pm.addNestedPass<func::FuncOp>(createDLLayout());
+    DLLayoutOptions layout;
+    layout.nchwMinFilterBytes = options.nchwMinFilterBytes;
+    pm.addNestedPass<func::FuncOp>(createDLLayout(layout));
     addCleanups(pm);
   }
   DLSelectStrategiesOptions strategies;
@@ -165,7 +167,12 @@ void addLLVMStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   pm.addPass(createConvertMathToFuncs());
   pm.addNestedPass<func::FuncOp>(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createConvertVectorToLLVMPass());
+  // vector.transpose (the packing of a transposed GEMM input, by 16x16
+  // squares) as AVX-512 shuffles; other shapes as 1-D shuffles.
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.vectorTransposeLowering =
+      vector::VectorTransposeLowering::Shuffle16x16;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());

@@ -248,6 +248,7 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
     // Dense convolutions as im2col + GEMM, which dl-gpu-shared-matmul stages
     // through shared memory; a direct convolution would be plain loops.
     front.maxDirectFilterBytes = -1;
+    front.nchwMinFilterBytes = -1;
     buildCPUPipeline(pm, front);
 
     OpPassManager &func = pm.nest<func::FuncOp>();

@@ -26,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dl/CacheModel.h"
 #include "dl/DLOps.h"
 #include "dl/Passes.h"
 
@@ -246,15 +247,25 @@ struct DLLayout : public dl::impl::DLLayoutBase<DLLayout> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
     SmallVector<Operation *> ops;
+    int64_t kept = 0;
     func.walk([&](Operation *op) {
       if (!isa<Conv2dOp, MaxPool2dOp, AvgPool2dOp>(op))
         return;
       auto layout = op->getAttrOfType<StringAttr>("layout");
-      if (layout && layout.getValue() == "NCHW")
-        ops.push_back(op);
+      if (!layout || layout.getValue() != "NCHW")
+        return;
+      if (auto conv = dyn_cast<Conv2dOp>(op); conv && staysNCHW(conv)) {
+        ++kept;
+        return;
+      }
+      ops.push_back(op);
     });
-    if (ops.empty())
-      return; // nothing converted: no attribute, no remark
+    if (ops.empty()) {
+      if (report && kept)
+        func.emitRemark("dl-layout: ")
+            << kept << " convolution(s) kept in NCHW (large filters)";
+      return; // nothing converted: no attribute
+    }
     for (Operation *op : ops)
       toNHWC(op);
     {
@@ -276,7 +287,25 @@ struct DLLayout : public dl::impl::DLLayoutBase<DLLayout> {
     if (report)
       func.emitRemark("dl-layout: ")
           << ops.size() << " convolution/pooling op(s) in NHWC, " << count
-          << " layout conversion(s) left";
+          << " layout conversion(s) left"
+          << (kept ? ", " + std::to_string(kept) +
+                         " convolution(s) kept in NCHW (large filters)"
+                   : std::string());
+  }
+
+  /// An f32 dense convolution with static spatial sizes whose filter is
+  /// over the limit: its NCHW im2col GEMM reads the filter as it lies.
+  bool staysNCHW(Conv2dOp conv) {
+    if (nchwMinFilterBytes < 0 || conv.getGroups() != 1)
+      return false;
+    auto input = cast<RankedTensorType>(conv.getInput().getType());
+    auto filter = cast<RankedTensorType>(conv.getFilter().getType());
+    if (!input.getElementType().isF32() || !filter.hasStaticShape() ||
+        llvm::any_of(input.getShape().drop_front(), ShapedType::isDynamic))
+      return false;
+    int64_t limit = nchwMinFilterBytes > 0 ? nchwMinFilterBytes
+                                           : dl::hostCacheSizes().l2 / 2;
+    return filter.getNumElements() * 4 > limit;
   }
 
   /// Identical conversions of one value become one.

@@ -105,10 +105,12 @@ class CompileOptions:
         epilogue = "false" if "dl-fuse-epilogue" in self.disable else "true"
         # GPU: dense convolutions as im2col + GEMM, for the shared-memory
         # matmul kernel (the graph stage is shared).
+        # and every convolution in NHWC.
         direct = -1 if self.target == "cuda" else 0
         return (f"vector-width={self.vector_width} tile-size={self.tile_size} "
                 f"parallel={'true' if self.parallel else 'false'} {min_work}"
                 f"epilogue={epilogue} max-direct-filter-bytes={direct} "
+                f"nchw-min-filter-bytes={direct} "
                 f"{self._graph_pass_options()}")
 
 

@@ -448,11 +448,29 @@ class Compiled:
         self.arg_specs = lowered.arg_specs
         self.compile_seconds = compile_seconds
         self._function = function
+        # The common call, checked cheaply: every argument an array of a
+        # fully static shape, passed as a C-contiguous, aligned ndarray of
+        # exactly that dtype and shape (else the full check below runs).
+        specs = self.arg_specs
+        self._fast_specs = None
+        if all(not s.is_static and None not in s.shape for s in specs):
+            self._fast_specs = tuple((np.dtype(s.dtype), tuple(s.shape)) for s in specs)
 
     def as_text(self, stage="dl", *, debug_info=False):
         return self.lowered.as_text(stage, debug_info=debug_info)
 
     def _check(self, args):
+        fast = self._fast_specs
+        if fast is not None and len(args) == len(fast):
+            for value, (dtype, shape) in zip(args, fast):
+                if type(value) is not np.ndarray or value.dtype != dtype or \
+                        value.shape != shape:
+                    break
+                flags = value.flags
+                if not (flags.c_contiguous and flags.aligned):
+                    break
+            else:
+                return list(args)
         specs = self.arg_specs
         if len(args) != len(specs):
             parameters = len(self.lowered.parameter_slots)

@@ -88,6 +88,20 @@ def _load_parallel_runtime():
     return _parallel_runtime
 
 
+_char_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+
+
+def _data_address(array):
+    """The address of an array's first element. Through the buffer protocol
+    (about 0.4 us) where the array is writable and not empty, else through
+    ``__array_interface__`` (about 1.3 us, which a call paid per argument)."""
+    try:
+        return _addressof(_char_from_buffer(array))
+    except (TypeError, ValueError, BufferError):
+        return array.__array_interface__["data"][0]
+
+
 class _StringRef(ctypes.Structure):
     _fields_ = [("data", ctypes.c_char_p), ("length", ctypes.c_size_t)]
 
@@ -303,7 +317,7 @@ class CompiledFunction:
             # The shapes (and strides) of the last call's arguments are
             # still in the descriptors: refilled only when they change.
             shapes = keep[-1]
-            addresses = [array.__array_interface__["data"][0] for array in arrays]
+            addresses = [_data_address(array) for array in arrays]
             for i, (descriptor, array, address) in enumerate(
                     zip(descriptors, arrays, addresses)):
                 descriptor.allocated = address

@@ -51,15 +51,20 @@ func.func @matmul(%a: memref<8x64xf32>, %b: memref<64x64xf32>) -> memref<8x64xf3
 // B read transposed (C[i, j] += A[i, k] * W[j, k]: x @ w.T, an im2col
 // convolution's OIHW filter; the j loop need not be innermost). The kernel
 // only reads B through the packed copy, so packing happens even without
-// column blocks; the copy walks W's rows (k innermost) and writes the
-// buffer transposed.
+// column blocks. The copy goes by 8x8 squares: 8 vector loads along W's
+// rows (k), transposed in registers (after canonicalization, elements
+// regrouped), 8 vector stores along the buffer's rows (j). The columns
+// need no scalar edge (32 = 4 x 8); the rows' edge loop, from
+// floor8(48 - kb) to min(16, 48 - kb), runs no iteration here.
 // CHECK-LABEL: func @transposed_b
 // CHECK: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16x32xf32>
 // CHECK: affine.for %[[KB:.*]] = 0 to 48 step 16 {
-// CHECK-NEXT: affine.for %[[PJ:.*]] = 0 to 32 {
-// CHECK-NEXT: affine.for %[[PK:.*]] = 0 to 16 {
-// CHECK-NEXT: %[[V:.*]] = affine.load %{{.*}}[%[[PJ]], %[[PK]] + %[[KB]]] : memref<32x48xf32>
-// CHECK-NEXT: affine.store %[[V]], %[[P]][%[[PK]], %[[PJ]]] : memref<16x32xf32>
+// CHECK-NEXT: affine.for %[[PJ:.*]] = 0 to 32 step 8 {
+// CHECK-NEXT: affine.for %[[PK:.*]] = 0 to min #{{.*}}(%[[KB]]) step 8 {
+// CHECK-NEXT: affine.vector_load %{{.*}}[%[[PJ]], %[[PK]] + %[[KB]]] : memref<32x48xf32>, vector<8xf32>
+// CHECK-COUNT-7: affine.vector_load %{{.*}}[%[[PJ]] + {{[1-7]}}, %[[PK]] + %[[KB]]] : memref<32x48xf32>, vector<8xf32>
+// CHECK: affine.vector_store %{{.*}}, %[[P]][%[[PK]], %[[PJ]]] : memref<16x32xf32>, vector<8xf32>
+// CHECK-COUNT-7: affine.vector_store %{{.*}}, %[[P]][%[[PK]] + {{[1-7]}}, %[[PJ]]] : memref<16x32xf32>, vector<8xf32>
 // CHECK: affine.vector_load %[[P]]
 // CHECK: vector.fma
 // CHECK: memref.dealloc %[[P]]

@@ -133,6 +133,55 @@ def test_conv2d_im2col_across_blocks(n, c, h, w, f, k, stride, padding, dilation
     close(fn(x, weights, bias), expected, c * k * k)
 
 
+def _l2_bytes():
+    """This machine's L2 per core (as dl-layout reads it), or None."""
+    try:
+        with open("/sys/devices/system/cpu/cpu0/cache/index2/size") as f:
+            text = f.read().strip()
+    except OSError:
+        return None
+    scale = {"K": 1 << 10, "M": 1 << 20}.get(text[-1:], 1)
+    return int(text.rstrip("KM")) * scale
+
+
+LARGE_FILTER_CASES = [
+    # n, c, h, w, f, k, stride, padding: filters over half of L2 (1 MiB
+    # here) stay NCHW, their OIHW filter packed by transposing squares
+    (1, 256, 7, 7, 256, 3, 1, 1),     # K = 2304, F = 256: whole squares
+    (3, 150, 6, 5, 300, 3, 2, 1),     # K = 1350, F = 300: scalar edges, remainder columns
+    (1, 129, 9, 9, 520, 3, 1, 0),     # odd K = 1161
+    (2, 1030, 4, 4, 300, 1, 1, 0),    # 1x1, K = 1030
+]
+
+
+@pytest.mark.parametrize("n,c,h,w,f,k,stride,padding", LARGE_FILTER_CASES)
+def test_conv2d_large_filters_stay_nchw(n, c, h, w, f, k, stride, padding, threads):
+    rng = np.random.default_rng(c + f)
+    x = rng.standard_normal((n, c, h, w), dtype=F32)
+    weights = (rng.standard_normal((f, c, k, k)) / np.sqrt(c * k * k)).astype(F32)
+    bias = rng.standard_normal(f, dtype=F32)
+    assert weights.nbytes > 1 << 20
+    expected = np.maximum(conv2d_reference(x, weights, bias, (stride, stride),
+                                           (padding,) * 4), 0)
+    fn = jit(lambda x, w, b: dlc.relu(dlc.conv2d(x, w, b, stride=stride,
+                                                 padding=padding)))
+    lowered = fn.lower(x, weights, bias)
+    l2 = _l2_bytes()
+    if l2 and l2 // 2 < weights.nbytes:
+        assert 'layout = "NCHW"' in lowered.as_text("graph")
+    close(fn(x, weights, bias), expected, c * k * k)
+
+
+def test_conv2d_large_filter_dynamic_batch(threads):
+    rng = np.random.default_rng(5)
+    weights = (rng.standard_normal((272, 160, 3, 3)) / 40).astype(F32)
+    fn = jit(lambda x, w: dlc.conv2d(x, w, padding=1), dynamic_batch=("x",))
+    for batch in (1, 3):
+        x = rng.standard_normal((batch, 160, 5, 7), dtype=F32)
+        close(fn(x, weights), conv2d_reference(x, weights, padding=(1, 1, 1, 1)), 160 * 9)
+    assert fn.cache_size() == 1
+
+
 def test_conv2d_im2col_dynamic_batch(threads):
     rng = np.random.default_rng(3)
     weights = rng.standard_normal((96, 48, 3, 3), dtype=F32)

@@ -435,28 +435,45 @@ def test_matmul_used_twice_keeps_its_epilogue_apart():
     close(z, np.maximum(expected, 0), rtol=1e-4)
 
 
-@pytest.mark.parametrize("n,c,h,stride", [(1, 64, 14, 1), (2, 19, 7, 1), (3, 33, 13, 2),
-                                          (1, 16, 5, 1), (1, 512, 4, 1)])
-def test_convolution_epilogue_bias_relu_residual(n, c, h, stride):
+@pytest.mark.parametrize("n,c,h,stride,layout", [
+    (1, 64, 14, 1, "NCHW"), (2, 19, 7, 1, "NCHW"), (3, 33, 13, 2, "NCHW"),
+    (1, 16, 5, 1, "NCHW"), (1, 512, 4, 1, "NHWC"), (1, 512, 4, 1, "NCHW")])
+def test_convolution_epilogue_bias_relu_residual(n, c, h, stride, layout):
     """A convolution's bias, residual and relu computed on its register tiles:
-    a direct convolution's (small filters), or an im2col GEMM's [N*OH*OW, F]
-    read by the NHWC epilogue through an expand_shape (512 channels)."""
+    a direct convolution's (small filters), or an NHWC im2col GEMM's
+    [N*OH*OW, F] read by the epilogue through an expand_shape (512 channels).
+    An NCHW convolution with a filter that large stays NCHW: its GEMM's
+    [N, OH*OW, F] is transposed back by the kernel that adds the bias, where
+    relu and the residual fuse too (not on the tiles), and the result is the
+    same."""
     rng = np.random.default_rng(n * c + h)
     x = rng.standard_normal((n, c, h, h)).astype(F32)
     w = (rng.standard_normal((c, c, 3, 3)) / np.sqrt(9 * c)).astype(F32)
     b = rng.standard_normal(c).astype(F32)
+    nhwc = layout == "NHWC"
 
     def block(x, w, b):
+        if nhwc:
+            y = dlc.conv2d(x, w, stride=stride, padding=1, layout="NHWC") + b
+            return dlc.relu(y + x[:, ::stride, ::stride, :])
         y = dlc.conv2d(x, w, stride=stride, padding=1) + b.reshape(1, -1, 1, 1)
         return dlc.relu(y + x[:, :, ::stride, ::stride])
 
+    args = ((np.ascontiguousarray(x.transpose(0, 2, 3, 1)),
+             np.ascontiguousarray(w.transpose(2, 3, 1, 0)), b) if nhwc else (x, w, b))
     fused, unfused = dlc.jit(block), dlc.jit(block, disable="dl-fuse-epilogue")
-    assert "dl.fused_epilogue" in fused.lower(x, w, b).as_text("affine")
-    if c == 512:  # a 9.4 MB filter: im2col + GEMM, its epilogue read through expand_shape
-        assert 'dl.strategy = "im2col-gemm"' in fused.lower(x, w, b).as_text("graph")
-        assert "memref.expand_shape" in fused.lower(x, w, b).as_text("bufferized")
+    lowered = fused.lower(*args)
+    if c == 512 and not nhwc:  # a 9.4 MB filter: kept NCHW (over half of L2 here)
+        assert 'layout = "NCHW"' in lowered.as_text("graph")
+    else:
+        assert "dl.fused_epilogue" in lowered.as_text("affine")
+    if c == 512 and nhwc:  # im2col + GEMM, its epilogue read through expand_shape
+        assert 'dl.strategy = "im2col-gemm"' in lowered.as_text("graph")
+        assert "memref.expand_shape" in lowered.as_text("bufferized")
     x64 = x.astype(np.float64)
     full = _numpy_conv(x64, w, 1)[:, :, ::stride, ::stride]
     expected = np.maximum(full + b.reshape(1, -1, 1, 1) + x64[:, :, ::stride, ::stride], 0)
-    close(fused(x, w, b), expected, rtol=1e-4)
-    close(unfused(x, w, b), expected, rtol=1e-4)
+    if nhwc:
+        expected = expected.transpose(0, 2, 3, 1)
+    close(fused(*args), expected, rtol=1e-4)
+    close(unfused(*args), expected, rtol=1e-4)

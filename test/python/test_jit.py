@@ -368,3 +368,26 @@ def test_argument_shapes_alternating_between_calls():
     for x in inputs + inputs[::-1]:
         np.testing.assert_allclose(f(x), (x * 2.0).sum(axis=1), rtol=1e-5, atol=1e-6)
     assert f.cache_size() == 1
+
+
+def test_fast_argument_path_and_its_fallbacks():
+    """Arguments matching the compiled signature exactly take a short check
+    and have their address read through the buffer protocol; read-only,
+    Fortran-ordered and empty arguments take the full path, and
+    wrong ones still raise."""
+    f = dlc.jit(lambda a, b: a * 2.0 + b)
+    a = np.arange(12, dtype=F32).reshape(3, 4)
+    b = np.ones((3, 4), F32)
+    np.testing.assert_array_equal(f(a, b), a * 2 + 1)
+    frozen = a.copy()
+    frozen.setflags(write=False)
+    np.testing.assert_array_equal(f(frozen, b), a * 2 + 1)
+    np.testing.assert_array_equal(f(np.asfortranarray(a), b), a * 2 + 1)
+    compiled = f.lower(a, b).compile()
+    np.testing.assert_array_equal(compiled(frozen, b), a * 2 + 1)
+    with pytest.raises(dlc.DTypeError, match="argument 'a'"):
+        compiled(a.astype(np.float64), b)
+    with pytest.raises(dlc.ShapeError, match="argument 'b'"):
+        compiled(a, b[:2])
+    empty = dlc.jit(lambda a: a + 1.0)
+    assert empty(np.zeros((0, 4), F32)).shape == (0, 4)

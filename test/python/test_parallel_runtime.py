@@ -6,6 +6,7 @@ import ctypes
 import os
 import signal
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -96,7 +97,9 @@ def test_concurrent_callers_both_complete(lib):
 def test_chunks_run_on_worker_threads(lib):
     seen = set()
     for _ in range(20):
-        _, idents = run(lib, 0, 2, 1, 2)
+        # Each chunk sleeps (without the GIL): the caller cannot claim both
+        # before the worker wakes.
+        _, idents = run(lib, 0, 2, 1, 2, inner=lambda: time.sleep(0.005))
         seen |= idents
     assert len(seen) >= 2
 

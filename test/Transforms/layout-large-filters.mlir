@@ -1,0 +1,33 @@
+// RUN: dl-opt %s --pass-pipeline='builtin.module(func.func(dl-layout{report=true nchw-min-filter-bytes=8192}))' --verify-diagnostics | FileCheck %s
+// RUN: dl-opt %s --pass-pipeline='builtin.module(func.func(dl-layout{nchw-min-filter-bytes=-1}))' | FileCheck %s --check-prefix=ALL
+
+// With filters over nchw-min-filter-bytes (8 KiB here), an f32 NCHW
+// convolution stays NCHW: its im2col GEMM reads the OIHW filter as it lies
+// rather than rewriting it to HWIO at every call. The 1x1 convolution's
+// 1 KiB filter is under the limit: it goes to NHWC, between conversions.
+// -1 sends every convolution to NHWC.
+// CHECK-LABEL: func @large_and_small
+// CHECK: %[[BIG:.*]] = dl.conv2d %{{.*}}, %{{.*}} {{.*}} layout = "NCHW" : (tensor<1x32x7x7xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x7x7xf32>
+// CHECK: %[[R:.*]] = dl.relu %[[BIG]]
+// CHECK: dl.transpose %[[R]] perm = [0, 2, 3, 1]
+// CHECK: dl.conv2d {{.*}} layout = "NHWC" : (tensor<1x7x7x32xf32>, tensor<1x1x32x8xf32>) -> tensor<1x7x7x8xf32>
+// CHECK: dl.transpose
+// ALL-LABEL: func @large_and_small
+// ALL-NOT: layout = "NCHW"
+// expected-remark @+1 {{dl-layout: 1 convolution/pooling op(s) in NHWC, 2 layout conversion(s) left, 1 convolution(s) kept in NCHW (large filters)}}
+func.func @large_and_small(%x: tensor<1x32x7x7xf32>, %w: tensor<32x32x3x3xf32>, %v: tensor<8x32x1x1xf32>) -> tensor<1x8x7x7xf32> {
+  %0 = dl.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<1x32x7x7xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x7x7xf32>
+  %1 = dl.relu %0 : tensor<1x32x7x7xf32> -> tensor<1x32x7x7xf32>
+  %2 = dl.conv2d %1, %v strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<1x32x7x7xf32>, tensor<8x32x1x1xf32>) -> tensor<1x8x7x7xf32>
+  return %2 : tensor<1x8x7x7xf32>
+}
+
+// Only f32 dense convolutions stay: an f16 one of the same size goes to
+// NHWC.
+// CHECK-LABEL: func @half
+// CHECK: layout = "NHWC"
+// expected-remark @+1 {{dl-layout: 1 convolution/pooling op(s) in NHWC, 2 layout conversion(s) left}}
+func.func @half(%x: tensor<1x32x7x7xf16>, %w: tensor<32x32x3x3xf16>) -> tensor<1x32x7x7xf16> {
+  %0 = dl.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<1x32x7x7xf16>, tensor<32x32x3x3xf16>) -> tensor<1x32x7x7xf16>
+  return %0 : tensor<1x32x7x7xf16>
+}
