@@ -88,6 +88,18 @@ def _load_parallel_runtime():
     return _parallel_runtime
 
 
+def _load_call_packed():
+    """The C++ call path of dlc's Python extension, or None (an extension
+    built before it existed)."""
+    try:
+        from .mlir._mlir_libs import _site_initialize_0
+        return getattr(_site_initialize_0, "call_packed", None)
+    except ImportError:
+        return None
+
+
+_call_packed = _load_call_packed()
+
 _char_from_buffer = ctypes.c_char.from_buffer
 _addressof = ctypes.addressof
 
@@ -228,7 +240,11 @@ def array_from_descriptor(descriptor, rank, dtype, owners, argument_ranges, free
     free = free or _libc.free
     shape = tuple(descriptor.sizes[:rank]) if rank > 0 else ()
     allocated = descriptor.allocated or 0
-    aliases_argument = any(lo <= allocated < hi for lo, hi in argument_ranges)
+    aliases_argument = False
+    for lo, hi in argument_ranges:  # a loop: cheaper than any() per call
+        if lo <= allocated < hi:
+            aliases_argument = True
+            break
     if 0 in shape:
         if allocated and not aliases_argument and allocated not in owners:
             free(allocated)
@@ -267,6 +283,7 @@ class CompiledFunction:
         if not address:
             raise RuntimeError(f"compiled module has no function {name!r}")
         self._entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
+        self._entry_address = address
         result_types = [descriptor_type(rank) for rank, _ in result_specs]
         if len(result_types) > 1:
             fields = [(f"r{i}", t) for i, t in enumerate(result_types)]
@@ -296,6 +313,9 @@ class CompiledFunction:
             keep.append(inner)
             values.append(ctypes.addressof(inner))
         packed = (ctypes.c_void_p * len(values))(*values)
+        # For _call_packed: where the packed array and the descriptors are.
+        keep.append((ctypes.addressof(packed),
+                     [ctypes.addressof(d) for d in descriptors], list(ranks)))
         keep.append([None] * (2 * len(ranks)))  # last shapes, then strides
         return results, descriptors, packed, keep
 
@@ -314,21 +334,31 @@ class CompiledFunction:
                 if locked:
                     self._state = state
             results, descriptors, packed, keep = state
-            # The shapes (and strides) of the last call's arguments are
-            # still in the descriptors: refilled only when they change.
             shapes = keep[-1]
-            addresses = [_data_address(array) for array in arrays]
-            for i, (descriptor, array, address) in enumerate(
-                    zip(descriptors, arrays, addresses)):
-                descriptor.allocated = address
-                descriptor.aligned = address
-                if array.ndim and (shapes[i] != array.shape or
-                                   shapes[i + len(arrays)] != array.strides):
-                    descriptor.sizes[:] = array.shape
-                    itemsize = array.itemsize
-                    descriptor.strides[:] = [s // itemsize for s in array.strides]
-                    shapes[i], shapes[i + len(arrays)] = array.shape, array.strides
-            self._entry(packed)
+            addresses = None
+            if _call_packed is not None:
+                # Descriptors filled and the code called in C++ (nothing
+                # called where an argument exports no buffer: bfloat16).
+                packed_address, descriptor_addresses, ranks = keep[-2]
+                addresses = _call_packed(self._entry_address, packed_address,
+                                         descriptor_addresses, ranks, arrays)
+                if addresses is not None and shapes:
+                    shapes[:] = [None] * len(shapes)  # the descriptors changed
+            if addresses is None:
+                # The shapes (and strides) of the last call's arguments are
+                # still in the descriptors: refilled only when they change.
+                addresses = [_data_address(array) for array in arrays]
+                for i, (descriptor, array, address) in enumerate(
+                        zip(descriptors, arrays, addresses)):
+                    descriptor.allocated = address
+                    descriptor.aligned = address
+                    if array.ndim and (shapes[i] != array.shape or
+                                       shapes[i + len(arrays)] != array.strides):
+                        descriptor.sizes[:] = array.shape
+                        itemsize = array.itemsize
+                        descriptor.strides[:] = [s // itemsize for s in array.strides]
+                        shapes[i], shapes[i + len(arrays)] = array.shape, array.strides
+                self._entry(packed)
             if results is None:
                 return []
             if self._single_result:
