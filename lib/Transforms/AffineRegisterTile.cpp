@@ -1332,8 +1332,10 @@ struct DLAffineRegisterTilePass
   }
 
   /// Whether `load` walks its last index with unit stride along `iv`, and
-  /// no other index with it.
+  /// no other index with it, in a memref whose last dimension is contiguous.
   static bool contiguousAlong(affine::AffineLoadOp load, Value iv) {
+    if (!cast<MemRefType>(load.getMemRef().getType()).isLastDimUnitStride())
+      return false;
     affine::MemRefAccess access(load);
     affine::AffineValueMap map;
     access.getAccessMap(&map);

@@ -42,3 +42,30 @@ func.func @transposed_b_edges(%a: memref<8x45xf32>, %w: memref<36x45xf32>) -> me
   }
   return %c : memref<8x36xf32>
 }
+
+// W's rows strided (every other float): no vector load along them, so the
+// transposed B is packed by the scalar copy, columns outside.
+// CHECK-LABEL: func @transposed_b_strided
+// CHECK: %[[SP:.*]] = memref.alloc() {alignment = 64 : i64} : memref<16x32xf32>
+// CHECK-NOT: vector.transpose
+// CHECK: affine.for %[[SJ:.*]] = 0 to 32 {
+// CHECK-NEXT: affine.for %[[SK:.*]] = 0 to min
+// CHECK: affine.load %{{.*}} : memref<32x48xf32, strided<[96, 2]>>
+// CHECK-NEXT: affine.store %{{.*}}, %[[SP]][%[[SK]], %[[SJ]]] : memref<16x32xf32>
+// CHECK: vector.fma
+func.func @transposed_b_strided(%a: memref<8x48xf32>, %w: memref<32x48xf32, strided<[96, 2]>>) -> memref<8x32xf32> {
+  %c = memref.alloc() : memref<8x32xf32>
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 32 {
+      affine.for %k = 0 to 48 {
+        %0 = affine.load %a[%i, %k] : memref<8x48xf32>
+        %1 = affine.load %w[%j, %k] : memref<32x48xf32, strided<[96, 2]>>
+        %2 = affine.load %c[%i, %j] : memref<8x32xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j] : memref<8x32xf32>
+      }
+    }
+  }
+  return %c : memref<8x32xf32>
+}
