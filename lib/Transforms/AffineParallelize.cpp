@@ -4,7 +4,7 @@
 // the outermost loop that affine dependence analysis proves parallel and
 // whose iterations carry enough work to pay for a fork/join. It becomes an
 // `affine.parallel` (upstream's affineParallelize utility); loops nested in
-// it stay sequential. `dl-async-parallel` later splits it into tasks.
+// it stay sequential. `dl-outline-parallel` later runs it on dlc's thread pool.
 //
 // Ours rather than upstream's `affine-parallelize` because upstream
 //  - refuses a loop whose body frees memory or touches memory through a
