@@ -278,6 +278,12 @@ def DLGPUSharedMatmul : Pass<"dl-gpu-shared-matmul", "::mlir::func::FuncOp"> {
     block stages a tile of A and of B in workgroup memory, synchronizes with
     `gpu.barrier`, and accumulates; each thread computes one element of C
     (C += A * B). Other matmuls are left to the parallel-loop path.
+    Where the tile edge is a multiple of 4 and A and B have the identity
+    layout, a flag computed on the host (K and N multiples of 4, A and B
+    aligned to 4 elements) selects vectorized staging: the first T*T/4
+    threads each copy 4 consecutive elements with one aligned vector load
+    (16 bytes for f32: `ld.global.v4.f32`), element by element at the
+    matrix's edges.
   }];
   let options = [
     Option<"tile", "tile", "int64_t", /*default=*/"16",
@@ -288,6 +294,7 @@ def DLGPUSharedMatmul : Pass<"dl-gpu-shared-matmul", "::mlir::func::FuncOp"> {
     "::mlir::gpu::GPUDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
   ];
 }
 

@@ -16,7 +16,11 @@
 //
 // Each element of A and B is read from global memory once per tile instead
 // of T times, and the loads of a warp are coalesced (tx runs along the
-// contiguous dimension of A and B). Upstream's GPU path has no such
+// contiguous dimension of A and B). Where K and N are multiples of 4 and A
+// and B are aligned to 4 elements (a flag computed on the host; T must be a
+// multiple of 4), the first T*T/4 threads stage each tile instead, 4
+// consecutive elements per thread with one aligned vector load
+// (ld.global.v4.f32), and element by element where the 4 cross the edge. Upstream's GPU path has no such
 // promotion outside the transform dialect (linalg promote + mapping), hence
 // this pass for dl-gpu-pipeline; with dl-gpu-to-cpu the same kernel runs
 // on the CPU.
@@ -33,6 +37,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 namespace mlir::dl {
 #define GEN_PASS_DEF_DLGPUSHAREDMATMUL
@@ -81,6 +86,32 @@ void buildKernel(linalg::LinalgOp op, bool batched, int64_t tile) {
                                  gpu::AddressSpace::Workgroup));
   Value gridX = ceilDiv(n);
   Value gridY = ceilDiv(m);
+  // The flag of the vectorized staging (null: tiles of a width 4 does not
+  // divide, or A/B with a layout other than the identity).
+  Value vectorized;
+  auto identity = [](Value v) {
+    return cast<MemRefType>(v.getType()).getLayout().isIdentity();
+  };
+  if (tile % 4 == 0 && identity(a) && identity(bMat)) {
+    int64_t bytes = 4 * element.getIntOrFloatBitWidth() / 8;
+    Value four = arith::ConstantIndexOp::create(b, loc, 4);
+    Value zeroIndex = arith::ConstantIndexOp::create(b, loc, 0);
+    Value alignment = arith::ConstantIndexOp::create(b, loc, bytes);
+    auto divides = [&](Value x, Value by) -> Value {
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                   arith::RemUIOp::create(b, loc, x, by),
+                                   zeroIndex);
+    };
+    auto aligned = [&](Value memref) {
+      Value address =
+          memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+      return divides(address, alignment);
+    };
+    vectorized = arith::AndIOp::create(
+        b, loc,
+        arith::AndIOp::create(b, loc, divides(k, four), divides(n, four)),
+        arith::AndIOp::create(b, loc, aligned(a), aligned(bMat)));
+  }
   auto launch = gpu::LaunchOp::create(
       b, loc, gridX, gridY, batch, t, t, one,
       /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
@@ -132,17 +163,80 @@ void buildKernel(linalg::LinalgOp op, bool batched, int64_t tile) {
     return ifOp.getResult(0);
   };
 
+  // Vectorized staging: each of the first T*T/4 threads copies 4
+  // consecutive elements of a tile row with one 16-byte (for f32) load, where
+  // the rows of A and B start aligned (K and N multiples of 4, 4-element
+  // aligned bases: checked on the host, one uniform flag) and the 4 lie
+  // inside the matrix; else element by element as above.
+  auto stageVectors = [&](OpBuilder &sb, Value k0) {
+    constexpr int64_t lanes = 4;
+    int64_t perRow = tile / lanes;
+    Value quarter = arith::ConstantIndexOp::create(sb, loc, perRow);
+    Value four = arith::ConstantIndexOp::create(sb, loc, lanes);
+    Value linear = mulAdd(sb, tid.y, tileSize, tid.x);
+    Value r = arith::DivUIOp::create(sb, loc, linear, quarter);
+    Value c = arith::MulIOp::create(
+        sb, loc, arith::RemUIOp::create(sb, loc, linear, quarter), four);
+    Value active = arith::CmpIOp::create(
+        sb, loc, arith::CmpIPredicate::ult, linear,
+        arith::ConstantIndexOp::create(sb, loc, tile * perRow));
+    auto vectorType = VectorType::get({lanes}, element);
+    uint64_t bytes = lanes * element.getIntOrFloatBitWidth() / 8;
+    // dst[r][c..c+3] = src[i][j..j+3]
+    auto copy = [&](OpBuilder &cb, Value src, Value dst, Value i, Value iEnd,
+                    Value j, Value jEnd) {
+      Value last = arith::AddIOp::create(
+          cb, loc, j, arith::ConstantIndexOp::create(cb, loc, lanes - 1));
+      auto whole = scf::IfOp::create(cb, loc, inBounds(cb, i, iEnd, last, jEnd),
+                                     /*withElse=*/true);
+      OpBuilder tb = whole.getThenBodyBuilder();
+      Value v = vector::LoadOp::create(tb, loc, vectorType, src, indices(i, j),
+                                       /*nontemporal=*/false,
+                                       llvm::MaybeAlign(bytes));
+      vector::StoreOp::create(tb, loc, v, dst, ValueRange{r, c});
+      OpBuilder eb = whole.getElseBodyBuilder();
+      for (int64_t q = 0; q < lanes; ++q) {
+        Value offset = arith::ConstantIndexOp::create(eb, loc, q);
+        Value jq = arith::AddIOp::create(eb, loc, j, offset);
+        Value cq = arith::AddIOp::create(eb, loc, c, offset);
+        memref::StoreOp::create(eb, loc, guardedLoad(eb, src, i, iEnd, jq, jEnd),
+                                dst, ValueRange{r, cq});
+      }
+    };
+    auto ifActive = scf::IfOp::create(sb, loc, active, /*withElse=*/false);
+    OpBuilder ab = ifActive.getThenBodyBuilder();
+    Value rowBase = arith::MulIOp::create(ab, loc, bid.y, tileSize);
+    Value colBase = arith::MulIOp::create(ab, loc, bid.x, tileSize);
+    // As[r][c..] = A[by*T + r][k0 + c..];  Bs[r][c..] = B[k0 + r][bx*T + c..]
+    copy(ab, a, as, arith::AddIOp::create(ab, loc, rowBase, r), m,
+         arith::AddIOp::create(ab, loc, k0, c), k);
+    copy(ab, bMat, bs, arith::AddIOp::create(ab, loc, k0, r), k,
+         arith::AddIOp::create(ab, loc, colBase, c), n);
+  };
+
   auto tiles = scf::ForOp::create(kb, loc, zero, k, tileSize, ValueRange{fzero});
   {
     OpBuilder lb = OpBuilder::atBlockBegin(tiles.getBody());
     Value k0 = tiles.getInductionVar();
     Value acc = tiles.getRegionIterArgs()[0];
-    Value ka = arith::AddIOp::create(lb, loc, k0, tid.x);
-    Value va = guardedLoad(lb, a, row, m, ka, k);
-    memref::StoreOp::create(lb, loc, va, as, ValueRange{tid.y, tid.x});
-    Value kbIndex = arith::AddIOp::create(lb, loc, k0, tid.y);
-    Value vb = guardedLoad(lb, bMat, kbIndex, k, col, n);
-    memref::StoreOp::create(lb, loc, vb, bs, ValueRange{tid.y, tid.x});
+    // One element of each tile per thread.
+    auto stageScalar = [&](OpBuilder &sb) {
+      Value ka = arith::AddIOp::create(sb, loc, k0, tid.x);
+      Value va = guardedLoad(sb, a, row, m, ka, k);
+      memref::StoreOp::create(sb, loc, va, as, ValueRange{tid.y, tid.x});
+      Value kbIndex = arith::AddIOp::create(sb, loc, k0, tid.y);
+      Value vb = guardedLoad(sb, bMat, kbIndex, k, col, n);
+      memref::StoreOp::create(sb, loc, vb, bs, ValueRange{tid.y, tid.x});
+    };
+    if (!vectorized) {
+      stageScalar(lb);
+    } else {
+      auto branch = scf::IfOp::create(lb, loc, vectorized, /*withElse=*/true);
+      OpBuilder vb = branch.getThenBodyBuilder();
+      stageVectors(vb, k0);
+      OpBuilder eb = branch.getElseBodyBuilder();
+      stageScalar(eb);
+    }
     gpu::BarrierOp::create(lb, loc);
     auto inner =
         scf::ForOp::create(lb, loc, zero, tileSize, step, ValueRange{acc});

@@ -9,6 +9,7 @@
 // RUN: not dl-opt %s --pass-pipeline='builtin.module(dl-gpu-pipeline{from=vector})' 2>&1 | FileCheck %s --check-prefix=BADFROM
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-gpu-pipeline{to=gpu})' | dl-opt --pass-pipeline='builtin.module(dl-gpu-pipeline{from=gpu})' | FileCheck %s --check-prefix=PTX90
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-gpu-pipeline{to=cpu})' | FileCheck %s --check-prefix=CPU
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-gpu-pipeline)' | FileCheck %s --check-prefix=VEC4
 
 // The elementwise chain (fused) and the matmul become kernels: parallel
 // loops tiled into blocks of 128 threads spread over the innermost
@@ -48,6 +49,8 @@
 // PTX90: gpu.binary @{{.*}}#nvvm.target<chip = "sm_90", features = "+ptx80">
 // PTX90-SAME: .target sm_90
 // PTX90-SAME: .entry
+// The matmul kernel stages its tiles with 16-byte loads (K = 32, N = 16).
+// VEC4: ld.global.v4.b32
 // PTX80: .target sm_80
 
 // The same kernels as loops over blocks and threads on the CPU

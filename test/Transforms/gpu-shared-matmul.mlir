@@ -4,16 +4,27 @@
 
 // A matmul with sizes no tile divides: 16x16 threads per block, tiles of A
 // and B staged in workgroup memory between barriers, loads outside A and B
-// replaced by zeros, the store guarded.
+// replaced by zeros, the store guarded. Staging has two forms, picked by a
+// flag computed on the host (K and N multiples of 4, A and B aligned to 16
+// bytes; false for these sizes at run time): 4 elements per thread with one
+// aligned vector load, or one element per thread.
 // CHECK-LABEL: func.func @matmul
 // CHECK-DAG: %[[M:.*]] = memref.dim %arg0, %c0
 // CHECK-DAG: %[[K:.*]] = memref.dim %arg0, %c1
 // CHECK-DAG: %[[N:.*]] = memref.dim %arg1, %c1
 // CHECK: %[[GX:.*]] = arith.ceildivui %[[N]], %c16
 // CHECK: %[[GY:.*]] = arith.ceildivui %[[M]], %c16
+// CHECK-DAG: %[[PB:.*]] = memref.extract_aligned_pointer_as_index %arg1
+// CHECK-DAG: %[[PA:.*]] = memref.extract_aligned_pointer_as_index %arg0
 // CHECK: gpu.launch blocks(%[[BX:[a-z0-9_]+]], %[[BY:[a-z0-9_]+]], %{{[a-z0-9_]+}}) in (%{{[a-z0-9_]+}} = %[[GX]], %{{[a-z0-9_]+}} = %[[GY]], %{{[a-z0-9_]+}} = %c1{{[_0-9]*}}) threads(%[[TX:[a-z0-9_]+]], %[[TY:[a-z0-9_]+]], %{{[a-z0-9_]+}}) in (%{{[a-z0-9_]+}} = %c16, %{{[a-z0-9_]+}} = %c16, %{{[a-z0-9_]+}} = %c1{{[_0-9]*}})
 // CHECK-SAME: workgroup(%[[AS:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<16x16xf32, #gpu.address_space<workgroup>>)
 // CHECK: scf.for %[[K0:.*]] = %{{.*}} to %[[K]] step %{{.*}} iter_args
+// CHECK: scf.if %[[VEC:.*]] {
+// CHECK: vector.load %arg0[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<37x53xf32>, vector<4xf32>
+// CHECK: vector.store %{{.*}}, %[[AS]][%{{.*}}, %{{.*}}] : memref<16x16xf32, #gpu.address_space<workgroup>>, vector<4xf32>
+// CHECK: vector.load %arg1[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<53x29xf32>, vector<4xf32>
+// CHECK: vector.store %{{.*}}, %[[BS]]
+// CHECK: } else {
 // CHECK: scf.if
 // CHECK: memref.load %arg0
 // CHECK: memref.store %{{.*}}, %[[AS]][%[[TY]], %[[TX]]]
@@ -31,6 +42,7 @@
 // CHECK: gpu.terminator
 // CHECK-NOT: linalg.matmul
 // TILE8: memref<8x8xf32, #gpu.address_space<workgroup>>
+// TILE8: vector.load %arg0[%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<37x53xf32>, vector<4xf32>
 // BADTILE: dl-gpu-shared-matmul: tile must be in 1..32 (tile x tile threads per block), but got 64
 func.func @matmul(%a: memref<37x53xf32>, %b: memref<53x29xf32>, %c: memref<37x29xf32>) {
   linalg.matmul ins(%a, %b : memref<37x53xf32>, memref<53x29xf32>) outs(%c : memref<37x29xf32>)
@@ -65,4 +77,16 @@ func.func @left_alone(%a: memref<4x4xi32>, %b: memref<4x4xi32>, %c: memref<4x4xi
   linalg.matmul ins(%d, %e : memref<4x4xf16>, memref<4x4xf16>) outs(%f : memref<4x4xf32>)
   %r = linalg.matmul ins(%g, %h : tensor<4x4xf32>, tensor<4x4xf32>) outs(%i : tensor<4x4xf32>) -> tensor<4x4xf32>
   return %r : tensor<4x4xf32>
+}
+
+// -----
+
+// A strided B (a column slice): no vector staging, one element per thread.
+// CHECK-LABEL: func.func @strided_b
+// CHECK: gpu.launch
+// CHECK-NOT: vector.load
+// CHECK: gpu.terminator
+func.func @strided_b(%a: memref<8x8xf32>, %b: memref<8x8xf32, strided<[16, 1]>>, %c: memref<8x8xf32>) {
+  linalg.matmul ins(%a, %b : memref<8x8xf32>, memref<8x8xf32, strided<[16, 1]>>) outs(%c : memref<8x8xf32>)
+  return
 }

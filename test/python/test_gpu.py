@@ -172,6 +172,33 @@ def test_shared_memory_matmul_kernels(shapes, tile, rng):
                                rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("shapes", [((37, 52), (52, 28)), ((64, 64), (64, 48)),
+                                    ((3, 20, 12), (3, 12, 8)), ((5, 4), (4, 4))])
+@pytest.mark.parametrize("tile", [16, 8, 5])
+@pytest.mark.parametrize("misaligned", [False, True])
+def test_shared_memory_matmul_vector_staging(shapes, tile, misaligned, rng):
+    """K and N multiples of 4 and tiles a multiple of 4: the tiles are staged
+    by vector loads of 4 elements (element by element where 4 cross an edge:
+    K = 52 is not a multiple of 16). A and B starting off a 16-byte boundary
+    (views one float into a buffer) take the element path, decided at run
+    time; tile 5 never vectorizes. Same results every way."""
+    def place(shape):
+        values = rng.standard_normal(shape).astype(np.float32)
+        if not misaligned:
+            return values
+        size = values.size
+        base = np.empty(size + 1, np.float32)[1:]  # 4 bytes past an aligned start
+        base[:] = values.ravel()
+        return base.reshape(shape)
+
+    a, b = place(shapes[0]), place(shapes[1])
+    f = dlc.jit(lambda x, y: x @ y, target="cuda", emulate=True, matmul_tile=tile)
+    lowered = f.lower(a, b)
+    assert ("vector.load" in lowered.as_text("gpu")) == (tile % 4 == 0)
+    np.testing.assert_allclose(lowered.compile()(a, b), a.astype(np.float64) @ b,
+                               rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.skipif(CUDA_MISSING is None, reason="a CUDA device is present")
 def test_gpu_benchmark_says_why_it_is_skipped(tmp_path, capsys):
     from dlc import bench
