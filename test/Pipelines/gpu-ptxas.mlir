@@ -3,8 +3,9 @@
 // sm_90, and the gpu.binary then holds a cubin (an ELF image).
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-gpu-pipeline{chip=sm_80 format=bin})' | FileCheck %s --check-prefix=BIN80
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-gpu-pipeline{chip=sm_90 format=bin})' | FileCheck %s --check-prefix=BIN90
-// The softmax's kernel, then the shared-memory matmul's (its tiles staged
-// with 16-byte vector loads, ld.global.v4).
+// Every kernel of both functions assembles (dl-opt fails otherwise): the
+// softmax's, and the shared-memory matmul's with its tiles staged by 16-byte
+// vector loads (ld.global.v4.b32 in the PTX).
 // BIN80-COUNT-2: gpu.binary @{{.*}}chip = "sm_80"{{.*}}bin = "\7FELF
 // BIN90-COUNT-2: gpu.binary @{{.*}}chip = "sm_90"{{.*}}bin = "\7FELF
 func.func @softmax(%x: tensor<8x100xf32>) -> tensor<8x100xf32> {
