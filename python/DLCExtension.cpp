@@ -29,7 +29,7 @@ namespace {
 /// strides[rank], all 64-bit) from the buffer of arrays[i], then runs
 /// entry(packed) without the GIL. Returns the arguments' data addresses, or
 /// None (nothing called) when an argument exports no strided buffer of the
-/// expected rank: the caller then takes its own path.
+/// expected rank (the caller reports it).
 nb::object callPacked(uintptr_t entry, uintptr_t packed,
                       const std::vector<uintptr_t> &descriptors,
                       const std::vector<int64_t> &ranks, nb::sequence arrays) {

@@ -15,7 +15,6 @@ buffer is garbage-collected.
 import ctypes
 import ctypes.util
 import os
-import sys
 import threading
 
 import numpy as np
@@ -88,30 +87,7 @@ def _load_parallel_runtime():
     return _parallel_runtime
 
 
-def _load_call_packed():
-    """The C++ call path of dlc's Python extension, or None (an extension
-    built before it existed)."""
-    try:
-        from .mlir._mlir_libs import _site_initialize_0
-        return getattr(_site_initialize_0, "call_packed", None)
-    except ImportError:
-        return None
-
-
-_call_packed = _load_call_packed()
-
-_char_from_buffer = ctypes.c_char.from_buffer
-_addressof = ctypes.addressof
-
-
-def _data_address(array):
-    """The address of an array's first element. Through the buffer protocol
-    (about 0.4 us) where the array is writable and not empty, else through
-    ``__array_interface__`` (about 1.3 us, which a call paid per argument)."""
-    try:
-        return _addressof(_char_from_buffer(array))
-    except (TypeError, ValueError, BufferError):
-        return array.__array_interface__["data"][0]
+from .mlir._mlir_libs._site_initialize_0 import call_packed as _call_packed
 
 
 class _StringRef(ctypes.Structure):
@@ -282,7 +258,6 @@ class CompiledFunction:
         address = self.engine.raw_lookup("_mlir_ciface_" + name)
         if not address:
             raise RuntimeError(f"compiled module has no function {name!r}")
-        self._entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(address)
         self._entry_address = address
         result_types = [descriptor_type(rank) for rank, _ in result_specs]
         if len(result_types) > 1:
@@ -316,7 +291,6 @@ class CompiledFunction:
         # For _call_packed: where the packed array and the descriptors are.
         keep.append((ctypes.addressof(packed),
                      [ctypes.addressof(d) for d in descriptors], list(ranks)))
-        keep.append([None] * (2 * len(ranks)))  # last shapes, then strides
         return results, descriptors, packed, keep
 
     def __call__(self, arrays):
@@ -334,31 +308,15 @@ class CompiledFunction:
                 if locked:
                     self._state = state
             results, descriptors, packed, keep = state
-            shapes = keep[-1]
-            addresses = None
-            if _call_packed is not None:
-                # Descriptors filled and the code called in C++ (nothing
-                # called where an argument exports no buffer: bfloat16).
-                packed_address, descriptor_addresses, ranks = keep[-2]
-                addresses = _call_packed(self._entry_address, packed_address,
-                                         descriptor_addresses, ranks, arrays)
-                if addresses is not None and shapes:
-                    shapes[:] = [None] * len(shapes)  # the descriptors changed
+            # Descriptors filled from the arrays' buffers and the code
+            # called in C++ (dlc's extension), without the GIL.
+            packed_address, descriptor_addresses, ranks = keep[-1]
+            addresses = _call_packed(self._entry_address, packed_address,
+                                     descriptor_addresses, ranks, arrays)
             if addresses is None:
-                # The shapes (and strides) of the last call's arguments are
-                # still in the descriptors: refilled only when they change.
-                addresses = [_data_address(array) for array in arrays]
-                for i, (descriptor, array, address) in enumerate(
-                        zip(descriptors, arrays, addresses)):
-                    descriptor.allocated = address
-                    descriptor.aligned = address
-                    if array.ndim and (shapes[i] != array.shape or
-                                       shapes[i + len(arrays)] != array.strides):
-                        descriptor.sizes[:] = array.shape
-                        itemsize = array.itemsize
-                        descriptor.strides[:] = [s // itemsize for s in array.strides]
-                        shapes[i], shapes[i + len(arrays)] = array.shape, array.strides
-                self._entry(packed)
+                raise TypeError(
+                    f"{self.name}: an argument exports no strided buffer of its "
+                    f"rank; expected C-contiguous numpy arrays of ranks {ranks}")
             if results is None:
                 return []
             if self._single_result:

@@ -371,9 +371,9 @@ def test_argument_shapes_alternating_between_calls():
 
 
 def test_fast_argument_path_and_its_fallbacks():
-    """Arguments matching the compiled signature exactly take a short check
-    and have their address read through the buffer protocol; read-only,
-    Fortran-ordered and empty arguments take the full path, and
+    """Arguments matching the compiled signature exactly take a short check;
+    Fortran-ordered arguments take the full one (and are copied), read-only
+    and empty ones work too (their buffers go to call_packed like any), and
     wrong ones still raise."""
     f = dlc.jit(lambda a, b: a * 2.0 + b)
     a = np.arange(12, dtype=F32).reshape(3, 4)
