@@ -266,6 +266,10 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
     // Integer powers become functions, which outlining copies into the
     // gpu.module of each kernel that calls them (NVVM has no ipowi).
     pm.addPass(createConvertMathToFuncs());
+    // Constants (hoisted out of the launches by canonicalization) and index
+    // computations go back in: outlined, they would be kernel parameters
+    // instead of immediates, and loop bounds would be unknown to NVPTX.
+    pm.addPass(createGpuLaunchSinkIndexComputationsPass());
     pm.addPass(createGpuKernelOutliningPass());
   }
   if (options.to == "gpu")

@@ -20,6 +20,9 @@
 // GPU-LABEL: func.func @mlp_layer
 // GPU-NOT: scf.parallel
 // GPU: gpu.launch_func  @[[K0:[a-z_0-9]+]]::@{{[a-z_0-9]+}} blocks in (%c1, %c8, %c1) threads in (%c16, %c8, %c1)
+// Constants and index computations stay in the kernel (immediates, known
+// loop bounds): its only parameter is the buffer it writes.
+// GPU-SAME: args(%{{[a-z_0-9]+}} : memref<64x16xf32>){{$}}
 // GPU: gpu.launch_func
 // GPU: gpu.launch_func
 // GPU: gpu.module @[[K0]]
