@@ -24,9 +24,16 @@
 // values live in spill buffers. Blocks run on dlc's thread pool
 // when the CPU pipeline lowers the scf.parallel.
 //
+// A warp-wide nvgpu.mma.sync (tensor cores; m16n8k16 with 16-bit float
+// inputs and f32 accumulators) ends a run like a barrier: in one thread
+// loop every lane stores its fragments of A and B into its warp's 16 x 16
+// and 16 x 8 matrices (per block, f32), in the next each lane computes its
+// fragment of D = A * B + C, kept per thread.
+//
 // Refused, with a diagnostic naming the op: gpu ops other than the ids,
-// dimensions and barrier (shuffles, subgroup ops, ...), a barrier inside any
-// op but scf.for, loop bounds around a barrier that depend on the thread,
+// dimensions and barrier (shuffles, subgroup ops, ...), nvgpu ops other than
+// that mma.sync, an mma.sync in a block whose size is not a constant
+// multiple of 32, a barrier or mma.sync inside any op but scf.for, loop bounds around a barrier that depend on the thread,
 // private memory attributions, async launches, clusters, dynamic shared
 // memory, kernels without a body (already serialized) and un-outlined
 // gpu.launch ops.
@@ -38,7 +45,9 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -57,13 +66,17 @@ using Dim3 = std::array<Value, 3>;
 
 unsigned dimIndex(gpu::Dimension dim) { return static_cast<unsigned>(dim); }
 
-bool holdsBarrier(Operation *op) {
-  bool found = false;
-  op->walk([&](gpu::BarrierOp) {
-    found = true;
-    return WalkResult::interrupt();
-  });
-  return found;
+/// Whether all threads of the block must reach `op` before any goes on:
+/// a barrier, or a warp-wide mma.sync (run here as a barrier of the block).
+bool isSyncPoint(Operation *op) {
+  return isa<gpu::BarrierOp, nvgpu::MmaSyncOp>(op);
+}
+
+bool holdsSyncPoint(Operation *op) {
+  return op->walk([&](Operation *nested) {
+             return isSyncPoint(nested) ? WalkResult::interrupt()
+                                        : WalkResult::advance();
+           }).wasInterrupted();
 }
 
 /// The type with a gpu address space dropped (workgroup memory becomes
@@ -119,6 +132,8 @@ private:
                         OpBuilder &b);
   LogicalResult emitBarrierLoop(scf::ForOp loop, const IRMapping &uniform,
                                 OpBuilder &b);
+  LogicalResult emitMma(nvgpu::MmaSyncOp mma, const IRMapping &uniform,
+                        OpBuilder &b);
   /// Thread loops around `body` (which gets the thread ids).
   void emitThreadLoops(OpBuilder &b,
                        function_ref<void(OpBuilder &, const Dim3 &)> body);
@@ -142,6 +157,8 @@ private:
   Block *blockBody = nullptr;  // the scf.parallel body (per GPU block)
   SmallVector<Value> toFree;   // buffers freed at the end of each block
   DenseMap<Value, Value> spills;
+  // Per block, for mma.sync: the A and B of each warp as f32 matrices.
+  Value mmaA, mmaB;
 };
 
 LogicalResult LaunchEmitter::emit() {
@@ -160,6 +177,25 @@ LogicalResult LaunchEmitter::emit() {
   if (!kernel.getBody().hasOneBlock())
     return kernel.emitError("dl-gpu-to-cpu: kernels with more than one block "
                             "(unstructured control flow) are not supported");
+
+  // mma.sync is warp-wide: every warp of the block must be whole.
+  bool hasMma = false;
+  kernel.walk([&](nvgpu::MmaSyncOp) { hasMma = true; });
+  if (hasMma) {
+    auto sizes = launch.getBlockSizeOperandValues();
+    int64_t threads = 1;
+    for (Value size : {sizes.x, sizes.y, sizes.z}) {
+      std::optional<int64_t> constant = getConstantIntValue(size);
+      threads = constant ? threads * *constant : -1;
+      if (!constant)
+        break;
+    }
+    if (threads <= 0 || threads % 32 != 0)
+      return launch.emitError("dl-gpu-to-cpu: kernel @")
+             << kernel.getName()
+             << " uses nvgpu.mma.sync, which needs whole warps: the block "
+                "size must be a constant multiple of 32 threads";
+  }
 
   OpBuilder b(launch);
   auto g = launch.getGridSizeOperandValues();
@@ -207,7 +243,7 @@ LogicalResult LaunchEmitter::emit() {
           arg.setType(withoutGPUAddressSpace(arg.getType()));
   });
   WalkResult leftover = parallel.walk([&](Operation *op) {
-    if (isa<gpu::GPUDialect>(op->getDialect())) {
+    if (isa<gpu::GPUDialect, nvgpu::NVGPUDialect>(op->getDialect())) {
       op->emitError("dl-gpu-to-cpu: cannot run '")
           << op->getName() << "' on the CPU (in kernel @"
           << kernel.getName() << ")";
@@ -237,13 +273,19 @@ LogicalResult LaunchEmitter::emitBlock(Block &block, IRMapping uniform,
         return failure();
       continue;
     }
-    if (!holdsBarrier(&op)) {
+    if (auto mma = dyn_cast<nvgpu::MmaSyncOp>(op)) {
+      if (failed(flush()) || failed(emitMma(mma, uniform, b)))
+        return failure();
+      continue;
+    }
+    if (!holdsSyncPoint(&op)) {
       run.push_back(&op);
       continue;
     }
     auto loop = dyn_cast<scf::ForOp>(op);
     if (!loop)
-      return op.emitError("dl-gpu-to-cpu: a gpu.barrier inside '")
+      return op.emitError("dl-gpu-to-cpu: a gpu.barrier or nvgpu.mma.sync "
+                          "inside '")
              << op.getName() << "' is not supported (only inside scf.for)";
     if (failed(flush()) || failed(emitBarrierLoop(loop, uniform, b)))
       return failure();
@@ -485,6 +527,153 @@ LogicalResult LaunchEmitter::emitBarrierLoop(scf::ForOp loop,
   for (auto [result, buffer] : llvm::zip_equal(loop.getResults(), buffers))
     spills[result] = buffer;
   return success();
+}
+
+/// Where value `i` of a lane's fragment lies in the warp's matrix, for
+/// mma.m16n8k16 with 16-bit inputs, as the PTX ISA's tables give it
+/// ("Matrix Fragments for mma.m16n8k16 with floating point type";
+/// nvgpu's vector<Rx2> operands hold value i at [i / 2][i % 2]):
+///   group = lane / 4, t = lane % 4
+///   A (16 x 16), a0..a7: row = group + 8 * (i / 2 % 2),
+///                        col = 2 * t + i % 2 + 8 * (i / 4)
+///   B (16 x 8),  b0..b3: row = 2 * t + i % 2 + 8 * (i / 2), col = group
+///   C (16 x 8),  c0..c3: row = group + 8 * (i / 2), col = 2 * t + i % 2
+/// Written from the PTX tables, independently of the kernel builder
+/// (which takes upstream's nvgpu layout), so that running a kernel here
+/// checks the two against each other.
+std::pair<Value, Value> mmaFragmentCoord(OpBuilder &b, Location loc,
+                                         char operand, int64_t i, Value lane) {
+  auto index = [&](int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto plus = [&](Value x, int64_t v) -> Value {
+    return v ? arith::AddIOp::create(b, loc, x, index(v)).getResult() : x;
+  };
+  Value group = arith::DivUIOp::create(b, loc, lane, index(4));
+  Value pair = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, lane, index(4)), index(2));
+  switch (operand) {
+  case 'A':
+    return {plus(group, 8 * (i / 2 % 2)), plus(pair, i % 2 + 8 * (i / 4))};
+  case 'B':
+    return {plus(pair, i % 2 + 8 * (i / 2)), group};
+  default:
+    return {plus(group, 8 * (i / 2)), plus(pair, i % 2)};
+  }
+}
+
+LogicalResult LaunchEmitter::emitMma(nvgpu::MmaSyncOp mma,
+                                     const IRMapping &uniform, OpBuilder &b) {
+  VectorType aType = mma.getMatrixA().getType();
+  VectorType bType = mma.getMatrixB().getType();
+  VectorType cType = mma.getMatrixC().getType();
+  Type input = aType.getElementType();
+  if (mma.getMmaShapeAsArray() != std::array<int64_t, 3>{16, 8, 16} ||
+      !(input.isF16() || input.isBF16()) ||
+      bType.getElementType() != input || !cType.getElementType().isF32() ||
+      mma.getTf32Enabled())
+    return mma.emitError("dl-gpu-to-cpu: cannot run this nvgpu.mma.sync on "
+                         "the CPU (supported: m16n8k16 with f16 or bf16 A "
+                         "and B and an f32 accumulator)");
+
+  // Per block: each warp's A (16 x 16) and B (16 x 8), as f32 (exact for
+  // 16-bit floats, whose products the tensor cores also form exactly).
+  auto f32 = Float32Type::get(mma.getContext());
+  if (!mmaA) {
+    OpBuilder ab = OpBuilder::atBlockBegin(blockBody);
+    Value threads = arith::MulIOp::create(
+        ab, loc, arith::MulIOp::create(ab, loc, blockDim[0], blockDim[1]),
+        blockDim[2]);
+    Value warps = arith::DivUIOp::create(
+        ab, loc, threads, arith::ConstantIndexOp::create(ab, loc, 32));
+    mmaA = memref::AllocOp::create(
+        ab, loc, MemRefType::get({ShapedType::kDynamic, 16, 16}, f32), warps);
+    mmaB = memref::AllocOp::create(
+        ab, loc, MemRefType::get({ShapedType::kDynamic, 16, 8}, f32), warps);
+    toFree.push_back(mmaA);
+    toFree.push_back(mmaB);
+  }
+  auto warpAndLane = [&](OpBuilder &tb, const Dim3 &tid) {
+    Value linear = arith::AddIOp::create(
+        tb, loc, tid[0],
+        arith::MulIOp::create(
+            tb, loc, blockDim[0],
+            arith::AddIOp::create(
+                tb, loc, tid[1],
+                arith::MulIOp::create(tb, loc, blockDim[1], tid[2]))));
+    Value size = arith::ConstantIndexOp::create(tb, loc, 32);
+    return std::pair<Value, Value>{
+        arith::DivUIOp::create(tb, loc, linear, size),
+        arith::RemUIOp::create(tb, loc, linear, size)};
+  };
+  auto element = [&](OpBuilder &tb, Value vector, int64_t i) -> Value {
+    return vector::ExtractOp::create(tb, loc, vector,
+                                     ArrayRef<int64_t>{i / 2, i % 2});
+  };
+
+  // Every lane writes its values of A and B where they lie in its warp's
+  // matrices...
+  LogicalResult status = success();
+  emitThreadLoops(b, [&](OpBuilder &tb, const Dim3 &tid) {
+    IRMapping local;
+    FailureOr<Value> a = threadValue(mma.getMatrixA(), local, uniform, tid, tb);
+    if (failed(a)) {
+      status = failure();
+      return;
+    }
+    FailureOr<Value> bValue =
+        threadValue(mma.getMatrixB(), local, uniform, tid, tb);
+    if (failed(bValue)) {
+      status = failure();
+      return;
+    }
+    auto [warp, lane] = warpAndLane(tb, tid);
+    for (auto [operand, value, buffer, count] :
+         {std::tuple<char, Value, Value, int64_t>{'A', *a, mmaA, 8},
+          {'B', *bValue, mmaB, 4}})
+      for (int64_t i = 0; i < count; ++i) {
+        auto [row, col] = mmaFragmentCoord(tb, loc, operand, i, lane);
+        Value wide = arith::ExtFOp::create(tb, loc, f32, element(tb, value, i));
+        memref::StoreOp::create(tb, loc, wide, buffer,
+                                ValueRange{warp, row, col});
+      }
+  });
+  if (failed(status))
+    return failure();
+
+  // ... then (all lanes done: a barrier) each computes its values of
+  // D = A * B + C, kept per thread like any value used after a barrier.
+  Value result = spillBuffer(cType);
+  spills[mma.getResult()] = result;
+  emitThreadLoops(b, [&](OpBuilder &tb, const Dim3 &tid) {
+    IRMapping local;
+    FailureOr<Value> c = threadValue(mma.getMatrixC(), local, uniform, tid, tb);
+    if (failed(c)) {
+      status = failure();
+      return;
+    }
+    auto [warp, lane] = warpAndLane(tb, tid);
+    Value d = *c;
+    for (int64_t i = 0; i < 4; ++i) {
+      auto [row, col] = mmaFragmentCoord(tb, loc, 'C', i, lane);
+      auto loop = scf::ForOp::create(
+          tb, loc, arith::ConstantIndexOp::create(tb, loc, 0),
+          arith::ConstantIndexOp::create(tb, loc, 16),
+          arith::ConstantIndexOp::create(tb, loc, 1),
+          ValueRange{element(tb, *c, i)});
+      OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+      Value k = loop.getInductionVar();
+      Value x = memref::LoadOp::create(lb, loc, mmaA, ValueRange{warp, row, k});
+      Value y = memref::LoadOp::create(lb, loc, mmaB, ValueRange{warp, k, col});
+      Value sum = arith::AddFOp::create(lb, loc, loop.getRegionIterArgs()[0],
+                                        arith::MulFOp::create(lb, loc, x, y));
+      scf::YieldOp::create(lb, loc, sum);
+      d = vector::InsertOp::create(tb, loc, loop.getResult(0), d,
+                                   ArrayRef<int64_t>{i / 2, i % 2});
+    }
+    storeSpill(tb, loc, d, result, ValueRange{tid[2], tid[1], tid[0]});
+  });
+  return status;
 }
 
 struct DLGPUToCPU : public dl::impl::DLGPUToCPUBase<DLGPUToCPU> {

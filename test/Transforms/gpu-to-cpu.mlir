@@ -123,7 +123,7 @@ module attributes {gpu.container_module} {
       %tx = gpu.thread_id x
       %c16 = arith.constant 16 : index
       %low = arith.cmpi ult, %tx, %c16 : index
-      // expected-error @below {{dl-gpu-to-cpu: a gpu.barrier inside 'scf.if' is not supported (only inside scf.for)}}
+      // expected-error @below {{dl-gpu-to-cpu: a gpu.barrier or nvgpu.mma.sync inside 'scf.if' is not supported (only inside scf.for)}}
       scf.if %low {
         gpu.barrier
       }
@@ -296,6 +296,157 @@ module attributes {gpu.container_module} {
     // expected-error @below {{dl-gpu-to-cpu: no gpu.func @kernels::@k to run (kernels serialized to a gpu.binary cannot be emulated)}}
     gpu.launch_func @kernels::@k blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
         args(%out : memref<32xf32>)
+    return
+  }
+}
+
+// -----
+
+// A warp-wide mma.sync runs like a barrier: in one thread loop each lane
+// stores its fragments of A (8 values) and B (4 values) as f32 into its
+// warp's 16 x 16 and 16 x 8 matrices (per block, one per warp); in the next
+// each lane computes its 4 values of D = A * B + C over k = 0..15, kept per
+// thread for the store after it.
+// CHECK-LABEL: func.func @mma
+// CHECK: scf.parallel
+// CHECK-DAG: %[[WARPS:.*]] = arith.divui %{{.*}}, %c32{{.*}} : index
+// CHECK-DAG: %[[MA:.*]] = memref.alloc(%[[WARPS]]) : memref<?x16x16xf32>
+// CHECK-DAG: %[[MB:.*]] = memref.alloc(%[[WARPS]]) : memref<?x16x8xf32>
+// CHECK-DAG: %[[D:.*]] = memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x?x?xvector<2x2xf32>>
+// The fragments are built in the first run, kept per thread...
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: vector.from_elements
+// CHECK: memref.store %{{.*}}, %{{.*}} : memref<?x?x?xvector<4x2xf16>>
+// ... stored into the warp's matrices...
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: memref.load %{{.*}} : memref<?x?x?xvector<4x2xf16>>
+// CHECK-COUNT-8: memref.store %{{.*}}, %[[MA]]
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[MB]]
+// ... and multiplied.
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for %{{.*}} = %c0{{.*}} to %c16{{.*}} step %c1{{.*}} iter_args
+// CHECK: memref.load %[[MA]]
+// CHECK: memref.load %[[MB]]
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: memref.store %{{.*}}, %[[D]]
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: memref.load %[[D]]
+// CHECK: vector.store
+// CHECK-NOT: nvgpu.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @mma(%a: memref<64x8xf16>, %b: memref<64x4xf16>, %out: memref<64x4xf32>) kernel {
+      %tx = gpu.thread_id x
+      %c0 = arith.constant 0 : index
+      %c1 = arith.constant 1 : index
+      %c2 = arith.constant 2 : index
+      %c3 = arith.constant 3 : index
+      %a0 = vector.load %a[%tx, %c0] : memref<64x8xf16>, vector<2xf16>
+      %a1 = vector.load %a[%tx, %c2] : memref<64x8xf16>, vector<2xf16>
+      %a2 = arith.constant dense<1.0> : vector<2xf16>
+      %e0 = memref.load %a[%tx, %c3] : memref<64x8xf16>
+      %e1 = memref.load %a[%tx, %c1] : memref<64x8xf16>
+      %a3 = vector.from_elements %e0, %e1 : vector<2xf16>
+      %z = arith.constant dense<0.0> : vector<4x2xf16>
+      %va0 = vector.insert %a0, %z [0] : vector<2xf16> into vector<4x2xf16>
+      %va1 = vector.insert %a1, %va0 [1] : vector<2xf16> into vector<4x2xf16>
+      %va2 = vector.insert %a2, %va1 [2] : vector<2xf16> into vector<4x2xf16>
+      %va = vector.insert %a3, %va2 [3] : vector<2xf16> into vector<4x2xf16>
+      %b0 = vector.load %b[%tx, %c0] : memref<64x4xf16>, vector<2xf16>
+      %b1 = vector.load %b[%tx, %c2] : memref<64x4xf16>, vector<2xf16>
+      %zb = arith.constant dense<0.0> : vector<2x2xf16>
+      %vb0 = vector.insert %b0, %zb [0] : vector<2xf16> into vector<2x2xf16>
+      %vb = vector.insert %b1, %vb0 [1] : vector<2xf16> into vector<2x2xf16>
+      %vc = arith.constant dense<0.5> : vector<2x2xf32>
+      %d = nvgpu.mma.sync (%va, %vb, %vc) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+      %d0 = vector.extract %d[0] : vector<2xf32> from vector<2x2xf32>
+      %d1 = vector.extract %d[1] : vector<2xf32> from vector<2x2xf32>
+      vector.store %d0, %out[%tx, %c0] : memref<64x4xf32>, vector<2xf32>
+      vector.store %d1, %out[%tx, %c2] : memref<64x4xf32>, vector<2xf32>
+      gpu.return
+    }
+  }
+  func.func @mma(%a: memref<64x8xf16>, %b: memref<64x4xf16>, %out: memref<64x4xf32>) {
+    %c1 = arith.constant 1 : index
+    %c64 = arith.constant 64 : index
+    gpu.launch_func @kernels::@mma blocks in (%c1, %c1, %c1) threads in (%c64, %c1, %c1)
+        args(%a : memref<64x8xf16>, %b : memref<64x4xf16>, %out : memref<64x4xf32>)
+    return
+  }
+}
+
+// -----
+
+// mma.sync needs whole warps: 48 threads are one and a half.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @mma48(%out: memref<48x4xf32>) kernel {
+      %va = arith.constant dense<1.0> : vector<4x2xf16>
+      %vb = arith.constant dense<1.0> : vector<2x2xf16>
+      %vc = arith.constant dense<0.0> : vector<2x2xf32>
+      %d = nvgpu.mma.sync (%va, %vb, %vc) {mmaShape = [16, 8, 16]} : (vector<4x2xf16>, vector<2x2xf16>, vector<2x2xf32>) -> vector<2x2xf32>
+      gpu.return
+    }
+  }
+  func.func @mma_partial_warp(%out: memref<48x4xf32>) {
+    %c1 = arith.constant 1 : index
+    %c48 = arith.constant 48 : index
+    // expected-error @below {{dl-gpu-to-cpu: kernel @mma48 uses nvgpu.mma.sync, which needs whole warps: the block size must be a constant multiple of 32 threads}}
+    gpu.launch_func @kernels::@mma48 blocks in (%c1, %c1, %c1) threads in (%c48, %c1, %c1)
+        args(%out : memref<48x4xf32>)
+    return
+  }
+}
+
+// -----
+
+// Only m16n8k16 with 16-bit float inputs and an f32 accumulator is run:
+// not tf32 m16n8k8.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @tf32() kernel {
+      %va = arith.constant dense<1.0> : vector<4x1xf32>
+      %vb = arith.constant dense<1.0> : vector<2x1xf32>
+      %vc = arith.constant dense<0.0> : vector<2x2xf32>
+      // expected-error @below {{dl-gpu-to-cpu: cannot run this nvgpu.mma.sync on the CPU (supported: m16n8k16 with f16 or bf16 A and B and an f32 accumulator)}}
+      %d = nvgpu.mma.sync (%va, %vb, %vc) {mmaShape = [16, 8, 8], tf32Enabled} : (vector<4x1xf32>, vector<2x1xf32>, vector<2x2xf32>) -> vector<2x2xf32>
+      gpu.return
+    }
+  }
+  func.func @mma_tf32() {
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    gpu.launch_func @kernels::@tf32 blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1)
+    return
+  }
+}
+
+// -----
+
+// Other nvgpu ops (warp-wide loads among them) are not run.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @ldmatrix(%m: memref<16x16xf16, #gpu.address_space<workgroup>>) kernel {
+      %c0 = arith.constant 0 : index
+      // expected-error @below {{dl-gpu-to-cpu: cannot run 'nvgpu.ldmatrix' on the CPU (in kernel @ldmatrix)}}
+      %r = nvgpu.ldmatrix %m[%c0, %c0] {numTiles = 4 : i32, transpose = false} : memref<16x16xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
+      gpu.return
+    }
+  }
+  func.func @ldmatrix(%m: memref<16x16xf16, #gpu.address_space<workgroup>>) {
+    %c1 = arith.constant 1 : index
+    %c32 = arith.constant 32 : index
+    gpu.launch_func @kernels::@ldmatrix blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1)
+        args(%m : memref<16x16xf16, #gpu.address_space<workgroup>>)
     return
   }
 }
