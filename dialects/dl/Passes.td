@@ -298,6 +298,53 @@ def DLGPUSharedMatmul : Pass<"dl-gpu-shared-matmul", "::mlir::func::FuncOp"> {
   ];
 }
 
+def DLGPUMmaMatmul : Pass<"dl-gpu-mma-matmul", "::mlir::func::FuncOp"> {
+  let summary = "f16/bf16 matmuls on memrefs as tensor-core (mma.sync) GPU kernels";
+  let description = [{
+    Replaces each `linalg.matmul` and `linalg.batch_matmul` on memrefs with
+    f16 or bf16 A and B and an f32 C (default indexing maps) by a
+    `gpu.launch` of 128 threads per block (4 warps) computing a 64 x 64
+    tile of C: tiles of A (64 x 32) and B (32 x 64) are staged in workgroup
+    memory between `gpu.barrier`s (by 16-byte vector loads where a flag
+    computed on the host says K and N are multiples of 8 and A and B are
+    16-byte aligned, else element by element), and each warp accumulates a
+    32 x 32 tile in registers with `nvgpu.mma.sync` m16n8k16 (2 x 4 mma
+    tiles per warp), then adds it to C inside its bounds. Fragments follow upstream's
+    `nvgpu` layout of the PTX mma.m16n8k16 operands. Needs sm_80 or newer;
+    dl-gpu-pipeline runs it where the chip has it. Other matmuls are left
+    alone (`report`: a remark with the reason).
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark for each matmul left alone, with the reason">,
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
+def DLGPUBF16MmaToNVVM : Pass<"dl-gpu-bf16-mma-to-nvvm"> {
+  let summary = "nvgpu.mma.sync on bf16 operands as nvvm.mma.sync";
+  let description = [{
+    Upstream's `convert-nvgpu-to-nvvm` has no PTX type for bf16 operands of
+    `nvgpu.mma.sync`; this pass rewrites those (bf16 A and B, f32
+    accumulator) into `nvvm.mma.sync` (`mma.sync.aligned.m16n8k16.row.col.
+    f32.bf16.bf16.f32` in PTX, sm_80 and newer), each 32-bit register of the
+    A and B fragments passed as an i32. Other mma ops are left to upstream.
+  }];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 def DLGPUDeviceMemory : Pass<"dl-gpu-device-memory", "::mlir::ModuleOp"> {
   let summary = "Host buffers of GPU kernels in memory the device can reach";
   let description = [{

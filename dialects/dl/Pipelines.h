@@ -189,6 +189,13 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
                                             "of matmul kernels (tile x tile "
                                             "threads per block, 1..32)"),
                              llvm::cl::init(16)};
+  Option<bool> tensorCores{*this, "tensor-cores",
+                           llvm::cl::desc("f16/bf16 matmuls (f32 accumulator) "
+                                          "on tensor cores with mma.sync "
+                                          "(dl-gpu-mma-matmul), where the "
+                                          "chip has m16n8k16 (sm_80 and "
+                                          "newer)"),
+                           llvm::cl::init(true)};
   Option<std::string> format{*this, "format",
                              llvm::cl::desc("What gpu-module-to-binary "
                                             "produces: isa (PTX text, no GPU "

@@ -21,9 +21,10 @@
 // host, on device buffers). `to=cpu` runs the outlined kernels on the CPU
 // instead (dl-gpu-to-cpu, then the CPU pipeline's llvm stage), so that they
 // can be checked without a GPU. Matmuls get shared-memory tiles and
-// barriers (dl-gpu-shared-matmul). For to=binary, the host's buffers are
-// CUDA managed memory (dl-gpu-device-memory). Not yet: shared memory for
-// convolutions, tensor cores.
+// barriers (dl-gpu-shared-matmul); f16 and bf16 ones run on tensor cores
+// where the chip has mma.sync m16n8k16 (dl-gpu-mma-matmul, sm_80 and newer;
+// bf16 lowered by dl-gpu-bf16-mma-to-nvvm). For to=binary, the host's
+// buffers are CUDA managed memory (dl-gpu-device-memory).
 //
 //===----------------------------------------------------------------------===//
 
@@ -252,6 +253,9 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
     buildCPUPipeline(pm, front);
 
     OpPassManager &func = pm.nest<func::FuncOp>();
+    // mma.sync m16n8k16 on f16 and bf16 needs sm_80.
+    if (options.tensorCores && StringRef(options.chip) >= "sm_80")
+      func.addPass(createDLGPUMmaMatmul());
     DLGPUSharedMatmulOptions sharedMatmul;
     sharedMatmul.tile = options.matmulTile;
     func.addPass(createDLGPUSharedMatmul(sharedMatmul));
@@ -285,6 +289,8 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
   }
   // Host buffers the kernels use in managed memory.
   pm.addPass(createDLGPUDeviceMemory());
+  // bf16 tensor-core ops, which upstream's convert-nvgpu-to-nvvm leaves.
+  pm.addPass(createDLGPUBF16MmaToNVVM());
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = options.chip;
   nvvm.cubinFeatures = "+ptx80";

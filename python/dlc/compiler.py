@@ -81,6 +81,8 @@ class CompileOptions:
     block_size: int = 256
     #: for target="cuda": edge of the shared-memory tiles of matmul kernels
     matmul_tile: int = 16
+    #: for target="cuda": f16/bf16 matmuls on tensor cores (chips sm_80 on)
+    tensor_cores: bool = True
 
     @property
     def stages(self):
@@ -97,7 +99,9 @@ class CompileOptions:
 
     def gpu_pipeline_options(self):
         return (f"chip={self.chip} block-size={self.block_size} "
-                f"matmul-tile={self.matmul_tile} {self._graph_pass_options()}")
+                f"matmul-tile={self.matmul_tile} "
+                f"tensor-cores={'true' if self.tensor_cores else 'false'} "
+                f"{self._graph_pass_options()}")
 
     def pipeline_options(self):
         min_work = ("" if self.parallel_min_work is None

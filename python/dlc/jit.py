@@ -88,7 +88,7 @@ class JitFunction:
     def __init__(self, fn, dynamic_batch=False, vector_width=8, tile_size=0,
                  constants=False, parallel=True, disable=(), target="cpu",
                  emulate=False, chip="sm_90", block_size=256, matmul_tile=16,
-                 parallel_min_work=None):
+                 tensor_cores=True, parallel_min_work=None):
         if not callable(fn):
             raise TypeError(f"dlc.jit expects a function, but got {fn!r}")
         functools.update_wrapper(self, fn)
@@ -110,7 +110,8 @@ class JitFunction:
                                                 disable=compiler.check_disable(disable),
                                                 target=target, emulate=bool(emulate),
                                                 chip=chip, block_size=block_size,
-                                                matmul_tile=matmul_tile)
+                                                matmul_tile=matmul_tile,
+                                                tensor_cores=bool(tensor_cores))
         self._dynamic_batch = dynamic_batch
         self._cache = {}
         # Fast path of calls with positional numpy arrays only: the compiled
@@ -523,7 +524,7 @@ class Compiled:
 
 def jit(fn=None, *, dynamic_batch=False, vector_width=8, tile_size=0, constants=False,
         parallel=True, disable=(), target="cpu", emulate=False, chip="sm_90",
-        block_size=256, matmul_tile=16, parallel_min_work=None):
+        block_size=256, matmul_tile=16, tensor_cores=True, parallel_min_work=None):
     """Compiles `fn` with dlc on first call per argument signature.
 
     Usable as ``@dlc.jit``, ``@dlc.jit(dynamic_batch=True)`` or
@@ -579,6 +580,11 @@ def jit(fn=None, *, dynamic_batch=False, vector_width=8, tile_size=0, constants=
       matmul_tile: with ``target="cuda"``, matmul kernels stage
         ``matmul_tile`` x ``matmul_tile`` tiles of their operands in shared
         memory, one thread per output element (1..32).
+      tensor_cores: with ``target="cuda"`` and a chip from ``"sm_80"`` on,
+        float16 and bfloat16 matmuls (f32 accumulation) run on tensor cores
+        (``mma.sync`` m16n8k16, 4 warps per 64 x 64 tile of the result);
+        ``False`` gives them the kernels of other matmuls. float32 matmuls
+        never use them (TF32 would round their inputs).
     """
     def wrap(function):
         return JitFunction(function, dynamic_batch=dynamic_batch,
@@ -586,5 +592,6 @@ def jit(fn=None, *, dynamic_batch=False, vector_width=8, tile_size=0, constants=
                            constants=constants, parallel=parallel, disable=disable,
                            target=target, emulate=emulate, chip=chip,
                            block_size=block_size, matmul_tile=matmul_tile,
+                           tensor_cores=tensor_cores,
                            parallel_min_work=parallel_min_work)
     return wrap(fn) if fn is not None else wrap

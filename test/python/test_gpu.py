@@ -218,3 +218,110 @@ def test_convolutions_reach_the_shared_memory_matmul(rng):
     gpu = dlc.jit(conv, target="cuda", emulate=True)
     assert "workgroup(" in gpu.lower(x, w).as_text("gpu")
     np.testing.assert_allclose(gpu(x, w), dlc.jit(conv)(x, w), rtol=1e-4, atol=1e-4)
+
+
+def _half_matmul_reference(a, b):
+    return np.matmul(a.astype(np.float64), b.astype(np.float64))
+
+
+def _check_half_matmul(result, a, b, dtype):
+    """The tensor-core result is the f32 sum rounded once to `dtype`: within
+    one unit in the last place of `dtype` (plus the f32 sum's rounding)."""
+    assert result.dtype == np.dtype(dtype)
+    expected = _half_matmul_reference(a, b)
+    scale = np.matmul(np.abs(a.astype(np.float64)), np.abs(b.astype(np.float64)))
+    eps = float(np.finfo(dtype).eps) if dtype is np.float16 else 2.0 ** -7
+    error = np.abs(result.astype(np.float64) - expected)
+    assert np.all(error <= eps * np.abs(expected) + 1e-5 * scale + 1e-30), error.max()
+
+
+@pytest.mark.parametrize("dtype", [np.float16, dlc.bfloat16], ids=["f16", "bf16"])
+@pytest.mark.parametrize("shapes", [((37, 53), (53, 29)), ((64, 64), (64, 64)),
+                                    ((1, 16), (16, 1)), ((130, 5), (5, 129)),
+                                    ((3, 20, 33), (3, 33, 17)), ((70, 96), (96, 40)),
+                                    ((2, 9, 48), (2, 48, 72))])
+@pytest.mark.parametrize("misaligned", [False, True])
+def test_tensor_core_matmuls(shapes, dtype, misaligned, rng):
+    """float16/bfloat16 matmuls (f32 accumulation) run as tensor-core
+    kernels (nvgpu.mma.sync m16n8k16, 4 warps per 64 x 64 tile): emulated
+    warp by warp with the PTX fragment layout, at sizes no tile divides
+    (K = 5 and 33 are not multiples of 16, M = 130 and N = 129 leave a
+    partial block), batched too. Where K and N are multiples of 8 the tiles
+    are staged by 16-byte vectors, unless A and B start off a 16-byte
+    boundary (views one element into a buffer: decided at run time)."""
+    def place(shape):
+        values = rng.standard_normal(shape).astype(dtype)
+        if not misaligned:
+            return values
+        base = np.empty(values.size + 1, dtype)[1:]
+        base[:] = values.ravel()
+        return base.reshape(shape)
+
+    a, b = place(shapes[0]), place(shapes[1])
+    f = dlc.jit(lambda x, y: x @ y, target="cuda", emulate=True)
+    lowered = f.lower(a, b)
+    gpu = lowered.as_text("gpu")
+    assert gpu.count("nvgpu.mma.sync") == 16
+    assert "threads in (%c128, %c1, %c1)" in gpu
+    # The vector staging is there unless K or N rules it out at compile time.
+    k, n = shapes[1][-2:]
+    assert ("vector<8x" in gpu) == (k % 8 == 0 and n % 8 == 0)
+    _check_half_matmul(lowered.compile()(a, b), a, b, dtype)
+
+
+@pytest.mark.parametrize("options", [dict(tensor_cores=False), dict(chip="sm_75")],
+                         ids=["off", "sm_75"])
+def test_tensor_cores_off_or_missing(options, rng):
+    """tensor_cores=False, or a chip without mma.sync m16n8k16: the same
+    matmul as plain kernels, same results."""
+    a = rng.standard_normal((21, 40)).astype(np.float16)
+    b = rng.standard_normal((40, 9)).astype(np.float16)
+    f = dlc.jit(lambda x, y: x @ y, target="cuda", emulate=True, **options)
+    lowered = f.lower(a, b)
+    assert "nvgpu.mma.sync" not in lowered.as_text("gpu")
+    _check_half_matmul(lowered.compile()(a, b), a, b, np.float16)
+
+
+def test_float32_matmuls_stay_off_tensor_cores(rng):
+    a = rng.standard_normal((64, 64)).astype(np.float32)
+    gpu = dlc.jit(lambda x, y: x @ y, target="cuda").lower(a, a).as_text("gpu")
+    assert "nvgpu.mma.sync" not in gpu and "gpu.barrier" in gpu
+
+
+def test_tensor_core_layer_with_a_dynamic_batch(rng):
+    """A float16 layer (matmul on tensor cores, bias and activation after
+    it) with a dynamic batch: the grid follows the batch at run time."""
+    def layer(x, w, bias):
+        return dlc.relu(x @ w + bias)
+    w = rng.standard_normal((48, 24)).astype(np.float16)
+    bias = rng.standard_normal(24).astype(np.float16)
+    f = dlc.jit(layer, target="cuda", emulate=True, dynamic_batch=(0,))
+    for batch in (1, 7, 65):
+        x = rng.standard_normal((batch, 48)).astype(np.float16)
+        product = (x.astype(np.float32) @ w.astype(np.float32)).astype(np.float16)
+        expected = np.maximum(product + bias, 0)
+        np.testing.assert_allclose(f(x, w, bias).astype(np.float32),
+                                   expected.astype(np.float32), rtol=2e-3, atol=2e-3)
+    assert f.cache_size() == 1
+    assert "nvgpu.mma.sync" in f.lower(x, w, bias).as_text("gpu")
+
+
+@pytest.mark.parametrize("dtype,ptx_type", [(np.float16, "f16"), (dlc.bfloat16, "bf16")],
+                         ids=["f16", "bf16"])
+def test_tensor_core_ptx(dtype, ptx_type, rng, tmp_path):
+    """The PTX of the tensor-core kernel holds mma.sync m16n8k16 of its type
+    and, where ptxas is on PATH, assembles for sm_80 and sm_90."""
+    a = rng.standard_normal((2, 70, 40)).astype(dtype)
+    b = rng.standard_normal((2, 40, 33)).astype(dtype)
+    for chip in ("sm_80", "sm_90"):
+        ptx = dlc.jit(lambda x, y: x @ y, target="cuda", chip=chip).lower(a, b).as_text("ptx")
+        instruction = f"mma.sync.aligned.m16n8k16.row.col.f32.{ptx_type}.{ptx_type}.f32"
+        assert ptx.count(instruction) == 16
+        if PTXAS:
+            modules = re.split(r"^// ---- gpu\.binary @\w+ ----$", ptx, flags=re.M)[1:]
+            for i, text in enumerate(modules):
+                path = tmp_path / f"{chip}_{i}.ptx"
+                path.write_text(text)
+                result = subprocess.run([PTXAS, f"-arch={chip}", str(path), "-o", os.devnull],
+                                        capture_output=True, text=True)
+                assert result.returncode == 0, result.stderr
