@@ -469,7 +469,8 @@ def DLSelectStrategies : Pass<"dl-select-strategies"> {
            /*default=*/"0",
            "Largest filter (bytes) for which an NHWC f32 convolution runs as a "
            "register-tiled direct convolution rather than im2col + GEMM (0: "
-           "half of this machine's L2; -1: never)">,
+           "half of this machine's L2; -1: never, and f16/bf16 convolutions "
+           "are im2col + GEMM too)">,
   ];
 }
 

@@ -69,7 +69,8 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       *this, "max-direct-filter-bytes",
       llvm::cl::desc("Largest filter (bytes) of an NHWC f32 convolution run "
                      "as a direct convolution rather than im2col + GEMM (0: "
-                     "half of this machine's L2; -1: never)"),
+                     "half of this machine's L2; -1: never, and f16/bf16 "
+                     "convolutions are im2col + GEMM too)"),
       llvm::cl::init(0)};
   Option<int64_t> nchwMinFilterBytes{
       *this, "nchw-min-filter-bytes",

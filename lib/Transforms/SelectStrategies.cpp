@@ -18,6 +18,9 @@
 //                    "im2col-gemm"          otherwise for groups = 1, f32,
 //                                            static spatial sizes: patches
 //                                            gathered into a matrix, one GEMM
+//                                            (f16 and bf16 too where
+//                                            max-direct-filter-bytes = -1,
+//                                            the GPU pipeline's setting)
 //                    "direct"               depthwise / grouped / f16 /
 //                                            bf16 / dynamic sizes: linalg's
 //                                            convolution ops, as loops
@@ -82,10 +85,13 @@ std::optional<Choice> choose(Operation *op, int64_t maxDirectFilterBytes) {
     auto input = cast<ShapedType>(conv.getInput().getType());
     if (conv.getGroups() != 1)
       return Choice{"direct", "grouped or depthwise: no GEMM to share"};
-    if (!input.getElementType().isF32())
-      return Choice{"direct", "not f32: linalg's convolution accumulating in f32"};
     if (!staticDims(input, 1))
       return Choice{"direct", "dynamic spatial sizes"};
+    // f16/bf16: linalg's convolution accumulating in f32, unless every
+    // convolution is to be a GEMM (the GPU pipeline: its GEMM kernels, on
+    // tensor cores for 16-bit inputs).
+    if (!input.getElementType().isF32() && maxDirectFilterBytes >= 0)
+      return Choice{"direct", "not f32: linalg's convolution accumulating in f32"};
     auto filter = cast<ShapedType>(conv.getFilter().getType());
     int64_t filterBytes = filter.hasStaticShape() ? filter.getNumElements() * 4 : -1;
     int64_t limit = maxDirectFilterBytes != 0 ? maxDirectFilterBytes
@@ -97,8 +103,10 @@ std::optional<Choice> choose(Operation *op, int64_t maxDirectFilterBytes) {
                         std::to_string(limit / 1024) +
                         (maxDirectFilterBytes != 0 ? " KiB" : " KiB, half of L2") +
                         "): register-tiled direct convolution, no patch matrix"};
+    std::string type;
+    llvm::raw_string_ostream(type) << input.getElementType();
     return Choice{"im2col-gemm",
-                  "groups = 1, f32, static spatial sizes" +
+                  "groups = 1, " + type + ", static spatial sizes" +
                       std::string(conv.getLayout() == "NHWC"
                                       ? ", a filter larger than the direct "
                                         "convolution's limit"

@@ -56,3 +56,22 @@ func.func @nhwc(%x: tensor<1x6x6x8xf32>, %w: tensor<3x3x8x8xf32>, %y: tensor<1x6
   %1 = dl.conv2d %y, %v strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NHWC" : (tensor<1x6x6x128xf32>, tensor<3x3x128x64xf32>) -> tensor<1x6x6x64xf32>
   return %0, %1 : tensor<1x6x6x8xf32>, tensor<1x6x6x64xf32>
 }
+
+// -----
+
+// f16 and bf16 convolutions keep linalg's convolution (accumulating in f32),
+// unless every convolution is to be a GEMM (max-direct-filter-bytes=-1, as
+// in dl-gpu-pipeline, where 16-bit GEMMs run on tensor cores).
+// CHECK-LABEL: func @half
+// CHECK: dl.conv2d {{.*}} {dl.strategy = "direct"}
+// CHECK: dl.conv2d {{.*}} {dl.strategy = "direct"}
+// EXPLAIN: remark: dl.conv2d: strategy direct (not f32: linalg's convolution accumulating in f32)
+// NEVER-LABEL: func @half
+// NEVER: dl.conv2d {{.*}} {dl.strategy = "im2col-gemm"}
+// NEVER: dl.conv2d {{.*}} {dl.strategy = "im2col-gemm"}
+func.func @half(%x: tensor<1x8x6x6xf16>, %w: tensor<8x8x3x3xf16>, %y: tensor<1x6x6x8xbf16>, %v: tensor<3x3x8x8xbf16>)
+    -> (tensor<1x8x6x6xf16>, tensor<1x6x6x8xbf16>) {
+  %0 = dl.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<1x8x6x6xf16>, tensor<8x8x3x3xf16>) -> tensor<1x8x6x6xf16>
+  %1 = dl.conv2d %y, %v strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NHWC" : (tensor<1x6x6x8xbf16>, tensor<3x3x8x8xbf16>) -> tensor<1x6x6x8xbf16>
+  return %0, %1 : tensor<1x8x6x6xf16>, tensor<1x6x6x8xbf16>
+}

@@ -325,3 +325,28 @@ def test_tensor_core_ptx(dtype, ptx_type, rng, tmp_path):
                 result = subprocess.run([PTXAS, f"-arch={chip}", str(path), "-o", os.devnull],
                                         capture_output=True, text=True)
                 assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("dtype", [np.float16, dlc.bfloat16], ids=["f16", "bf16"])
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_half_convolutions_reach_the_tensor_cores(dtype, layout, rng):
+    """On the GPU every dense convolution is im2col + GEMM, 16-bit ones too,
+    so float16/bfloat16 convolutions run their GEMM on tensor cores; the
+    emulated result is the float32 convolution of the same inputs, rounded
+    (stride 2 and a bias: odd sizes everywhere)."""
+    nchw = layout == "NCHW"
+    x = rng.standard_normal((2, 12, 9, 7) if nchw else (2, 9, 7, 12)).astype(dtype)
+    w = rng.standard_normal((20, 12, 3, 3) if nchw else (3, 3, 12, 20)).astype(dtype)
+    bias = rng.standard_normal(20).astype(dtype)
+
+    def conv(a, b, c):
+        return dlc.conv2d(a, b, c, stride=2, padding=1, layout=layout)
+    f = dlc.jit(conv, target="cuda", emulate=True)
+    assert "nvgpu.mma.sync" in f.lower(x, w, bias).as_text("gpu")
+    as32 = [np.asarray(v, np.float32) for v in (x, w, bias)]
+    expected = np.asarray(dlc.jit(conv)(*as32), np.float64)
+    result = f(x, w, bias)
+    assert result.dtype == np.dtype(dtype)
+    eps = float(np.finfo(np.float16).eps) if dtype is np.float16 else 2.0 ** -7
+    np.testing.assert_allclose(result.astype(np.float64), expected,
+                               rtol=2 * eps, atol=2 * eps * np.abs(expected).max())
