@@ -35,6 +35,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dl/GPUUtils.h"
 #include "dl/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -147,31 +148,9 @@ void buildKernel(linalg::LinalgOp op, bool batched) {
   Value batch = batched ? dim(a, 0) : one;
   Value gridX = arith::CeilDivUIOp::create(b, loc, n, index(b, kBlockN));
   Value gridY = arith::CeilDivUIOp::create(b, loc, m, index(b, kBlockM));
-  // Whether every row of A and B is whole 16-byte vectors (K and N multiples
-  // of 8, bases 16-byte aligned): decided on the host, staged by vectors
-  // then. Null where A or B has a layout other than the identity.
-  Value vectorized;
-  auto identity = [](Value v) {
-    return cast<MemRefType>(v.getType()).getLayout().isIdentity();
-  };
-  if (identity(a) && identity(bMat)) {
-    Value zero = index(b, 0);
-    auto divides = [&](Value x, int64_t by) -> Value {
-      return arith::CmpIOp::create(
-          b, loc, arith::CmpIPredicate::eq,
-          arith::RemUIOp::create(b, loc, x, index(b, by)), zero);
-    };
-    auto aligned = [&](Value memref) {
-      return divides(
-          memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref),
-          kVectorBytes);
-    };
-    vectorized = arith::AndIOp::create(
-        b, loc,
-        arith::AndIOp::create(b, loc, divides(k, kVectorLanes),
-                              divides(n, kVectorLanes)),
-        arith::AndIOp::create(b, loc, aligned(a), aligned(bMat)));
-  }
+  // Null where A or B has a layout other than the identity: no vectors.
+  Value vectorized =
+      dl::wholeAlignedVectorRows(b, loc, a, bMat, k, n, kVectorLanes);
   auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
   auto sharedA = MemRefType::get({kBlockM, kBlockK + kPad}, element,
                                  MemRefLayoutAttrInterface(), workgroup);
@@ -210,66 +189,45 @@ void buildKernel(linalg::LinalgOp op, bool batched) {
   Value rowBase = mul(kb, bid.y, kBlockM);
   Value colBase = mul(kb, bid.x, kBlockN);
 
-  // Stages the rows x cols tile of `src` at (i0, j0) into `dst`: 0 outside
-  // (iEnd, jEnd). Each thread copies every kThreads-th element.
-  auto stage = [&](OpBuilder &sb, Value src, Value dst, int64_t rows,
-                   int64_t cols, Value i0, Value iEnd, Value j0, Value jEnd) {
-    auto loop = scf::ForOp::create(sb, loc, index(sb, 0),
-                                   index(sb, rows * cols / kThreads),
-                                   index(sb, 1));
-    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
-    Value linear = add(lb, mul(lb, loop.getInductionVar(), kThreads), thread);
-    Value r = arith::DivUIOp::create(lb, loc, linear, index(lb, cols));
-    Value col = arith::RemUIOp::create(lb, loc, linear, index(lb, cols));
-    Value i = add(lb, i0, r), j = add(lb, j0, col);
-    Value inside = arith::AndIOp::create(lb, loc, lessThan(lb, i, iEnd),
-                                         lessThan(lb, j, jEnd));
-    auto ifOp = scf::IfOp::create(lb, loc, TypeRange{element}, inside,
-                                  /*withElseRegion=*/true);
-    OpBuilder tb = ifOp.getThenBodyBuilder();
-    scf::YieldOp::create(
-        tb, loc, ValueRange{memref::LoadOp::create(tb, loc, src, indices(i, j))});
-    OpBuilder eb = ifOp.getElseBodyBuilder();
-    scf::YieldOp::create(eb, loc,
-                         ValueRange{arith::ConstantOp::create(
-                             eb, loc, eb.getZeroAttr(element))});
-    memref::StoreOp::create(lb, loc, ifOp.getResult(0), dst,
-                            ValueRange{r, col});
-  };
-
-  // The same, a 16-byte vector per thread and step: rows are whole vectors
-  // there, so a vector lies inside (iEnd, jEnd) or wholly outside it.
-  auto stageVectors = [&](OpBuilder &sb, Value src, Value dst, int64_t rows,
-                          int64_t cols, Value i0, Value iEnd, Value j0,
-                          Value jEnd) {
-    int64_t perRow = cols / kVectorLanes;
-    auto vectorType = VectorType::get({kVectorLanes}, element);
+  // Stages the rows x cols tile of `src` at (i0, j0) into `dst`, 0 outside
+  // (iEnd, jEnd): each thread copies every kThreads-th group of `lanes`
+  // elements of a row, one element or one 16-byte vector at a time (rows
+  // are whole vectors then, so a vector lies inside or wholly outside).
+  auto stage = [&](OpBuilder &sb, int64_t lanes, Value src, Value dst,
+                   int64_t rows, int64_t cols, Value i0, Value iEnd, Value j0,
+                   Value jEnd) {
+    int64_t perRow = cols / lanes;
+    Type type = lanes == 1 ? element : VectorType::get({lanes}, element);
     auto loop = scf::ForOp::create(sb, loc, index(sb, 0),
                                    index(sb, rows * perRow / kThreads),
                                    index(sb, 1));
     OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
     Value linear = add(lb, mul(lb, loop.getInductionVar(), kThreads), thread);
     Value r = arith::DivUIOp::create(lb, loc, linear, index(lb, perRow));
-    Value col = mul(lb, arith::RemUIOp::create(lb, loc, linear, index(lb, perRow)),
-                    kVectorLanes);
+    Value col = arith::RemUIOp::create(lb, loc, linear, index(lb, perRow));
+    if (lanes != 1)
+      col = mul(lb, col, lanes);
     Value i = add(lb, i0, r), j = add(lb, j0, col);
     Value inside = arith::AndIOp::create(lb, loc, lessThan(lb, i, iEnd),
                                          lessThan(lb, j, jEnd));
-    auto ifOp = scf::IfOp::create(lb, loc, TypeRange{vectorType}, inside,
+    auto ifOp = scf::IfOp::create(lb, loc, TypeRange{type}, inside,
                                   /*withElseRegion=*/true);
     OpBuilder tb = ifOp.getThenBodyBuilder();
-    scf::YieldOp::create(
-        tb, loc,
-        ValueRange{vector::LoadOp::create(tb, loc, vectorType, src,
-                                          indices(i, j), /*nontemporal=*/false,
-                                          llvm::MaybeAlign(kVectorBytes))});
+    Value loaded =
+        lanes == 1
+            ? memref::LoadOp::create(tb, loc, src, indices(i, j)).getResult()
+            : vector::LoadOp::create(tb, loc, type, src, indices(i, j),
+                                     /*nontemporal=*/false,
+                                     llvm::MaybeAlign(kVectorBytes))
+                  .getResult();
+    scf::YieldOp::create(tb, loc, loaded);
     OpBuilder eb = ifOp.getElseBodyBuilder();
     scf::YieldOp::create(
-        eb, loc,
-        ValueRange{arith::ConstantOp::create(
-            eb, loc,
-            DenseElementsAttr::get(vectorType, eb.getZeroAttr(element)))});
-    vector::StoreOp::create(lb, loc, ifOp.getResult(0), dst, ValueRange{r, col});
+        eb, loc, arith::ConstantOp::create(eb, loc, eb.getZeroAttr(type)).getResult());
+    if (lanes == 1)
+      memref::StoreOp::create(lb, loc, ifOp.getResult(0), dst, ValueRange{r, col});
+    else
+      vector::StoreOp::create(lb, loc, ifOp.getResult(0), dst, ValueRange{r, col});
   };
 
   auto accType = VectorType::get({2, 2}, f32);
@@ -281,18 +239,18 @@ void buildKernel(linalg::LinalgOp op, bool batched) {
   {
     OpBuilder lb = OpBuilder::atBlockBegin(steps.getBody());
     Value k0 = steps.getInductionVar();
-    auto stageBoth = [&](OpBuilder &sb, auto &&how) {
-      how(sb, a, as, kBlockM, kBlockK, rowBase, m, k0, k);
-      how(sb, bMat, bs, kBlockK, kBlockN, k0, k, colBase, n);
+    auto stageBoth = [&](OpBuilder &sb, int64_t lanes) {
+      stage(sb, lanes, a, as, kBlockM, kBlockK, rowBase, m, k0, k);
+      stage(sb, lanes, bMat, bs, kBlockK, kBlockN, k0, k, colBase, n);
     };
     if (!vectorized) {
-      stageBoth(lb, stage);
+      stageBoth(lb, 1);
     } else {
       auto branch = scf::IfOp::create(lb, loc, vectorized, /*withElse=*/true);
       OpBuilder vb = branch.getThenBodyBuilder();
-      stageBoth(vb, stageVectors);
+      stageBoth(vb, kVectorLanes);
       OpBuilder sb = branch.getElseBodyBuilder();
-      stageBoth(sb, stage);
+      stageBoth(sb, 1);
     }
     gpu::BarrierOp::create(lb, loc);
 

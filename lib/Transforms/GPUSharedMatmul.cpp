@@ -30,6 +30,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dl/GPUUtils.h"
 #include "dl/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -89,29 +90,8 @@ void buildKernel(linalg::LinalgOp op, bool batched, int64_t tile) {
   // The flag of the vectorized staging (null: tiles of a width 4 does not
   // divide, or A/B with a layout other than the identity).
   Value vectorized;
-  auto identity = [](Value v) {
-    return cast<MemRefType>(v.getType()).getLayout().isIdentity();
-  };
-  if (tile % 4 == 0 && identity(a) && identity(bMat)) {
-    int64_t bytes = 4 * element.getIntOrFloatBitWidth() / 8;
-    Value four = arith::ConstantIndexOp::create(b, loc, 4);
-    Value zeroIndex = arith::ConstantIndexOp::create(b, loc, 0);
-    Value alignment = arith::ConstantIndexOp::create(b, loc, bytes);
-    auto divides = [&](Value x, Value by) -> Value {
-      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                   arith::RemUIOp::create(b, loc, x, by),
-                                   zeroIndex);
-    };
-    auto aligned = [&](Value memref) {
-      Value address =
-          memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-      return divides(address, alignment);
-    };
-    vectorized = arith::AndIOp::create(
-        b, loc,
-        arith::AndIOp::create(b, loc, divides(k, four), divides(n, four)),
-        arith::AndIOp::create(b, loc, aligned(a), aligned(bMat)));
-  }
+  if (tile % 4 == 0)
+    vectorized = dl::wholeAlignedVectorRows(b, loc, a, bMat, k, n, 4);
   auto launch = gpu::LaunchOp::create(
       b, loc, gridX, gridY, batch, t, t, one,
       /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,

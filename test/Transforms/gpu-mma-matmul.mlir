@@ -15,10 +15,11 @@
 // CHECK: %[[GY:.*]] = arith.ceildivui %[[M]], %c64
 // The host decides whether rows are whole 16-byte vectors: A and B aligned
 // to 16 bytes, K and N multiples of 8 (false at run time for these sizes).
-// CHECK: memref.extract_aligned_pointer_as_index %arg1
-// CHECK: memref.extract_aligned_pointer_as_index %arg0
-// CHECK: arith.remui %[[N]], %c8
-// CHECK: arith.remui %[[K]], %c8
+// CHECK-DAG: memref.extract_aligned_pointer_as_index %arg1
+// CHECK-DAG: memref.extract_aligned_pointer_as_index %arg0
+// CHECK-DAG: arith.remui %[[N]], %c8
+// CHECK-DAG: arith.remui %[[K]], %c8
+// CHECK: arith.andi
 // CHECK: arith.andi
 // CHECK: %[[VEC:.*]] = arith.andi
 // CHECK: gpu.launch blocks(%[[BX:[a-z0-9_]+]], %[[BY:[a-z0-9_]+]], %{{[a-z0-9_]+}}) in (%{{[a-z0-9_]+}} = %[[GX]], %{{[a-z0-9_]+}} = %[[GY]], %{{[a-z0-9_]+}} = %c1) threads(%[[TX:[a-z0-9_]+]], %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) in (%{{[a-z0-9_]+}} = %c128, %{{[a-z0-9_]+}} = %c1, %{{[a-z0-9_]+}} = %c1)

@@ -42,6 +42,20 @@ def _inputs(case, shapes, dtype, rng):
     return inputs
 
 
+def _assemble(ptx, chip, tmp_path):
+    """Splits as_text("ptx") into its modules and, where ptxas is on PATH,
+    assembles each for `chip` (failing on any error); returns the modules."""
+    modules = re.split(r"^// ---- gpu\.binary @\w+ ----$", ptx, flags=re.M)[1:]
+    if PTXAS:
+        for i, text in enumerate(modules):
+            path = tmp_path / f"{chip}_{i}.ptx"
+            path.write_text(text)
+            result = subprocess.run([PTXAS, f"-arch={chip}", str(path), "-o", os.devnull],
+                                    capture_output=True, text=True)
+            assert result.returncode == 0, result.stderr
+    return modules
+
+
 @pytest.mark.parametrize("case,shapes", list(_params()))
 def test_emulated_kernels_match_numpy(case, shapes, rng):
     dtype = case.dtypes[0]
@@ -65,15 +79,7 @@ def test_ptx_of_every_op(case, rng, tmp_path):
         empty = any(np.asarray(r).size == 0 for r in
                     (results if isinstance(results, (list, tuple)) else [results]))
         assert kernels >= 1 or empty
-        modules = re.split(r"^// ---- gpu\.binary @\w+ ----$", ptx, flags=re.M)[1:]
-        assert len(modules) == kernels
-        if PTXAS:
-            for i, text in enumerate(modules):
-                path = tmp_path / f"{chip}_{i}.ptx"
-                path.write_text(text)
-                result = subprocess.run([PTXAS, f"-arch={chip}", str(path), "-o", os.devnull],
-                                        capture_output=True, text=True)
-                assert result.returncode == 0, result.stderr
+        assert len(_assemble(ptx, chip, tmp_path)) == kernels
 
 
 def test_emulation_with_a_dynamic_batch(rng):
@@ -317,14 +323,7 @@ def test_tensor_core_ptx(dtype, ptx_type, rng, tmp_path):
         ptx = dlc.jit(lambda x, y: x @ y, target="cuda", chip=chip).lower(a, b).as_text("ptx")
         instruction = f"mma.sync.aligned.m16n8k16.row.col.f32.{ptx_type}.{ptx_type}.f32"
         assert ptx.count(instruction) == 16
-        if PTXAS:
-            modules = re.split(r"^// ---- gpu\.binary @\w+ ----$", ptx, flags=re.M)[1:]
-            for i, text in enumerate(modules):
-                path = tmp_path / f"{chip}_{i}.ptx"
-                path.write_text(text)
-                result = subprocess.run([PTXAS, f"-arch={chip}", str(path), "-o", os.devnull],
-                                        capture_output=True, text=True)
-                assert result.returncode == 0, result.stderr
+        _assemble(ptx, chip, tmp_path)
 
 
 @pytest.mark.parametrize("dtype", [np.float16, dlc.bfloat16], ids=["f16", "bf16"])

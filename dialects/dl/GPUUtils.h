@@ -1,0 +1,45 @@
+//===- GPUUtils.h - helpers shared by the dl-gpu-* kernel builders -*- C++ -*-===//
+
+#ifndef DL_GPUUTILS_H
+#define DL_GPUUTILS_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+namespace mlir::dl {
+
+/// On the host, before a matmul kernel's launch: whether every row of A
+/// (M x K) and B (K x N) is made of whole, aligned vectors of `lanes`
+/// elements (K and N multiples of `lanes`, both bases aligned to a vector's
+/// bytes), so that the kernel may stage its tiles by vector loads. Null
+/// where A or B has a layout other than the identity (its rows may start
+/// anywhere).
+inline Value wholeAlignedVectorRows(OpBuilder &b, Location loc, Value a,
+                                    Value bMat, Value k, Value n,
+                                    int64_t lanes) {
+  auto type = [](Value v) { return cast<MemRefType>(v.getType()); };
+  if (!type(a).getLayout().isIdentity() || !type(bMat).getLayout().isIdentity())
+    return Value();
+  int64_t bytes = lanes * type(a).getElementTypeBitWidth() / 8;
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  auto divides = [&](Value x, int64_t by) -> Value {
+    Value rest = arith::RemUIOp::create(
+        b, loc, x, arith::ConstantIndexOp::create(b, loc, by));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rest, zero);
+  };
+  auto aligned = [&](Value memref) {
+    return divides(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref),
+                   bytes);
+  };
+  Value kWhole = divides(k, lanes);
+  Value nWhole = divides(n, lanes);
+  Value aAligned = aligned(a);
+  Value bAligned = aligned(bMat);
+  return arith::AndIOp::create(
+      b, loc, arith::AndIOp::create(b, loc, kWhole, nWhole),
+      arith::AndIOp::create(b, loc, aAligned, bAligned));
+}
+
+} // namespace mlir::dl
+
+#endif // DL_GPUUTILS_H
