@@ -298,6 +298,26 @@ def DLGPUSharedMatmul : Pass<"dl-gpu-shared-matmul", "::mlir::func::FuncOp"> {
   ];
 }
 
+def DLCollapseBatchMatmul : Pass<"dl-collapse-batch-matmul", "::mlir::func::FuncOp"> {
+  let summary = "Batched matmul contractions on memrefs as named matmuls over collapsed views";
+  let description = [{
+    A `linalg.generic` matmul (out += a * b, inputs possibly widened) with
+    several batch dimensions shared by A, B and C becomes a
+    `linalg.batch_matmul` over `memref.collapse_shape` views merging the
+    batch dimensions; one whose B has no batch (`[b..., M, K] x [K, N]`)
+    becomes a `linalg.matmul` with the batch merged into the rows of A and
+    C. Only on float memrefs with the identity layout (contiguous batch
+    dimensions) and the plain maps (batch..., m, k), (batch..., k, n),
+    (batch..., m, n): broadcast batch dimensions, transposed operands and
+    strided views are left alone. dl-gpu-pipeline runs it so that such
+    products reach its matmul kernels.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
 def DLGPUMmaMatmul : Pass<"dl-gpu-mma-matmul", "::mlir::func::FuncOp"> {
   let summary = "f16/bf16 matmuls on memrefs as tensor-core (mma.sync) GPU kernels";
   let description = [{

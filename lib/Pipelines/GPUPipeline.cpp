@@ -3,7 +3,9 @@
 // dl to NVIDIA GPU kernels, built from upstream passes:
 //
 //   dl ─(dl-cpu-pipeline up to `bufferized`: graph passes, linalg, buffers)─>
-//   linalg on memrefs ─dl-gpu-shared-matmul (ours: matmuls as kernels with
+//   linalg on memrefs ─dl-collapse-batch-matmul (ours: batched contractions
+//   as named matmuls)─dl-gpu-mma-matmul (ours: f16/bf16 matmuls on tensor
+//   cores)─dl-gpu-shared-matmul (ours: matmuls as kernels with
 //   shared-memory tiles and barriers)─(ours: copies as linalg.copy, rank-0 ops in a
 //   one-iteration loop)─convert-linalg-to-parallel-loops─> scf.parallel
 //   ─tiled and mapped (ours, below: up to block-size threads over the
@@ -253,6 +255,9 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
     buildCPUPipeline(pm, front);
 
     OpPassManager &func = pm.nest<func::FuncOp>();
+    // Matmuls with several batch dimensions (attention) or a 2-D B reach
+    // the matmul kernels as named ops.
+    func.addPass(createDLCollapseBatchMatmul());
     // mma.sync m16n8k16 on f16 and bf16 needs sm_80.
     if (options.tensorCores && StringRef(options.chip) >= "sm_80")
       func.addPass(createDLGPUMmaMatmul());

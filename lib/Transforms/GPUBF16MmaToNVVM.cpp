@@ -77,9 +77,10 @@ struct DLGPUBF16MmaToNVVM
       auto resultType = LLVM::LLVMStructType::getLiteral(
           b.getContext(), SmallVector<Type>(operandC.size(), b.getF32Type()));
       std::array<int64_t, 3> shape = mma.getMmaShapeAsArray();
+      SmallVector<Value> operandA = registersOf(b, loc, mma.getMatrixA());
+      SmallVector<Value> operandB = registersOf(b, loc, mma.getMatrixB());
       Value result = NVVM::MmaOp::create(
-          b, loc, resultType, registersOf(b, loc, mma.getMatrixA()),
-          registersOf(b, loc, mma.getMatrixB()), operandC, shape,
+          b, loc, resultType, operandA, operandB, operandC, shape,
           /*b1Op=*/std::nullopt, /*intOverflow=*/std::nullopt,
           std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
                                         NVVM::MMATypes::bf16},

@@ -349,3 +349,28 @@ def test_half_convolutions_reach_the_tensor_cores(dtype, layout, rng):
     eps = float(np.finfo(np.float16).eps) if dtype is np.float16 else 2.0 ** -7
     np.testing.assert_allclose(result.astype(np.float64), expected,
                                rtol=2 * eps, atol=2 * eps * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["f32", "f16"])
+@pytest.mark.parametrize("shapes", [((2, 3, 17, 40), (2, 3, 40, 9)),   # attention-like
+                                    ((4, 17, 40), (40, 9)),             # batch x 2-D
+                                    ((2, 2, 5, 33), (33, 20)),
+                                    ((1, 3, 17, 40), (2, 3, 40, 9))])   # broadcast batch
+def test_batched_matmuls_reach_the_matmul_kernels(shapes, dtype, rng):
+    """Matmuls with several batch dimensions, or a batch against a 2-D B,
+    run as the matmul kernels over views merging the batch
+    (dl-collapse-batch-matmul): shared-memory tiles for float32, tensor
+    cores for float16. A batch dimension that broadcasts stays a plain
+    kernel. Same results every way."""
+    a = rng.standard_normal(shapes[0]).astype(dtype)
+    b = rng.standard_normal(shapes[1]).astype(dtype)
+    f = dlc.jit(lambda x, y: x @ y, target="cuda", emulate=True)
+    gpu = f.lower(a, b).as_text("gpu")
+    broadcast = shapes[0][0] != shapes[1][0] and len(shapes[1]) == len(shapes[0])
+    assert ("workgroup(" in gpu) == (not broadcast)
+    assert ("nvgpu.mma.sync" in gpu) == (not broadcast and dtype == np.float16)
+    result = f(a, b)
+    if dtype == np.float16:
+        _check_half_matmul(result, a, b, dtype)
+    else:
+        np.testing.assert_allclose(result, np.matmul(a.astype(np.float64), b), rtol=1e-4, atol=1e-4)
