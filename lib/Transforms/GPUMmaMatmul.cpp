@@ -185,9 +185,16 @@ void buildKernel(linalg::LinalgOp op, bool batched) {
     return all;
   };
   Value thread = tid.x;
-  Value warp = arith::DivUIOp::create(kb, loc, thread, index(kb, kWarpSize));
   Value rowBase = mul(kb, bid.y, kBlockM);
   Value colBase = mul(kb, bid.x, kBlockN);
+  // This thread's lane, and where its warp's 32 x 32 tile of C lies in the
+  // block's (warps in row-major order over the 2 x 2 grid of warp tiles).
+  Value warp = arith::DivUIOp::create(kb, loc, thread, index(kb, kWarpSize));
+  Value lane = arith::RemUIOp::create(kb, loc, thread, index(kb, kWarpSize));
+  Value warpRow = mul(
+      kb, arith::DivUIOp::create(kb, loc, warp, index(kb, kWarpsN)), kWarpM);
+  Value warpCol = mul(
+      kb, arith::RemUIOp::create(kb, loc, warp, index(kb, kWarpsN)), kWarpN);
 
   // Stages the rows x cols tile of `src` at (i0, j0) into `dst`, 0 outside
   // (iEnd, jEnd): each thread copies every kThreads-th group of `lanes`
@@ -254,13 +261,6 @@ void buildKernel(linalg::LinalgOp op, bool batched) {
     }
     gpu::BarrierOp::create(lb, loc);
 
-    // Where this warp's fragments lie in As and Bs (warps in row-major
-    // order over the 2 x 2 grid of warp tiles).
-    Value lane = arith::RemUIOp::create(lb, loc, thread, index(lb, kWarpSize));
-    Value warpRow = mul(
-        lb, arith::DivUIOp::create(lb, loc, warp, index(lb, kWarpsN)), kWarpM);
-    Value warpCol = mul(
-        lb, arith::RemUIOp::create(lb, loc, warp, index(lb, kWarpsN)), kWarpN);
     auto coord = [&](AffineMap map) -> Value {
       return affine::AffineApplyOp::create(lb, loc, map, ValueRange{lane});
     };
@@ -315,11 +315,6 @@ void buildKernel(linalg::LinalgOp op, bool batched) {
   }
 
   // C += acc, element by element inside C.
-  Value lane = arith::RemUIOp::create(kb, loc, thread, index(kb, kWarpSize));
-  Value warpRow = mul(
-      kb, arith::DivUIOp::create(kb, loc, warp, index(kb, kWarpsN)), kWarpM);
-  Value warpCol = mul(
-      kb, arith::RemUIOp::create(kb, loc, warp, index(kb, kWarpsN)), kWarpN);
   for (int64_t reg = 0; reg < 2; ++reg)
     for (int64_t half = 0; half < 2; ++half) {
       auto [rowMap, colMap] = fragmentCoord(

@@ -79,8 +79,8 @@ func.func @matmul(%a: memref<37x53xf16>, %b: memref<53x29xf16>, %c: memref<37x29
 // CHECK-DAG: #[[GROUP8:.*]] = affine_map<(d0) -> (d0 floordiv 4 + 8)>
 // CHECK-DAG: #[[PAIR8:.*]] = affine_map<(d0) -> ((d0 mod 4) * 2 + 8)>
 // CHECK-LABEL: func.func @layout
-// CHECK: gpu.barrier
 // CHECK: %[[LANE:.*]] = arith.remui %{{.*}}, %c32
+// CHECK: gpu.barrier
 // The first register of A: (group, pair) and (group, pair + 1); the second
 // (group + 8, pair); the third (group, pair + 8).
 // CHECK: affine.apply #[[GROUP]](%[[LANE]])
