@@ -1,4 +1,4 @@
-//===- GPUUtils.h - helpers shared by the dl-gpu-* kernel builders -*- C++ -*-===//
+//===- GPUUtils.h - helpers of the dl-gpu-* kernel builders -*- C++ -*-===//
 
 #ifndef DL_GPUUTILS_H
 #define DL_GPUUTILS_H
@@ -38,6 +38,17 @@ inline Value wholeAlignedVectorRows(OpBuilder &b, Location loc, Value a,
   return arith::AndIOp::create(
       b, loc, arith::AndIOp::create(b, loc, kWhole, nWhole),
       arith::AndIOp::create(b, loc, aAligned, bAligned));
+}
+
+/// The indices of element (i, j) of a matmul operand: (batch, i, j) for a
+/// batch matmul (`batch` non-null), else (i, j).
+inline SmallVector<Value> matmulIndices(Value batch, Value i, Value j) {
+  SmallVector<Value> indices;
+  if (batch)
+    indices.push_back(batch);
+  indices.push_back(i);
+  indices.push_back(j);
+  return indices;
 }
 
 } // namespace mlir::dl

@@ -175,14 +175,9 @@ void buildKernel(linalg::LinalgOp op, bool batched) {
   auto lessThan = [&](OpBuilder &bb, Value x, Value y) -> Value {
     return arith::CmpIOp::create(bb, loc, arith::CmpIPredicate::ult, x, y);
   };
-  SmallVector<Value> batchIndex;
-  if (batched)
-    batchIndex.push_back(bid.z);
+  // A batch matmul's blocks z run its batch.
   auto indices = [&](Value i, Value j) {
-    SmallVector<Value> all(batchIndex);
-    all.push_back(i);
-    all.push_back(j);
-    return all;
+    return dl::matmulIndices(batched ? bid.z : Value(), i, j);
   };
   Value thread = tid.x;
   Value rowBase = mul(kb, bid.y, kBlockM);

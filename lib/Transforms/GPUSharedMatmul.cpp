@@ -111,14 +111,9 @@ void buildKernel(linalg::LinalgOp op, bool batched, int64_t tile) {
   };
   Value row = mulAdd(kb, bid.y, tileSize, tid.y);
   Value col = mulAdd(kb, bid.x, tileSize, tid.x);
-  SmallVector<Value> batchIndex;
-  if (batched)
-    batchIndex.push_back(bid.z);
+  // A batch matmul's blocks z run its batch.
   auto indices = [&](Value i, Value j) {
-    SmallVector<Value> all(batchIndex);
-    all.push_back(i);
-    all.push_back(j);
-    return all;
+    return dl::matmulIndices(batched ? bid.z : Value(), i, j);
   };
   auto inBounds = [&](OpBuilder &bb, Value i, Value iEnd, Value j,
                       Value jEnd) -> Value {
