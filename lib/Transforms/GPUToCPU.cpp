@@ -611,26 +611,30 @@ LogicalResult LaunchEmitter::emitMma(nvgpu::MmaSyncOp mma,
                                      ArrayRef<int64_t>{i / 2, i % 2});
   };
 
+  // An operand of the mma for thread `tid` (null, and `status` failed, if
+  // it cannot be had).
+  LogicalResult status = success();
+  auto operandOf = [&](Value v, IRMapping &local, const Dim3 &tid,
+                       OpBuilder &tb) -> Value {
+    FailureOr<Value> value = threadValue(v, local, uniform, tid, tb);
+    if (succeeded(value))
+      return *value;
+    status = failure();
+    return Value();
+  };
+
   // Every lane writes its values of A and B where they lie in its warp's
   // matrices...
-  LogicalResult status = success();
   emitThreadLoops(b, [&](OpBuilder &tb, const Dim3 &tid) {
     IRMapping local;
-    FailureOr<Value> a = threadValue(mma.getMatrixA(), local, uniform, tid, tb);
-    if (failed(a)) {
-      status = failure();
+    Value a = operandOf(mma.getMatrixA(), local, tid, tb);
+    Value bValue = a ? operandOf(mma.getMatrixB(), local, tid, tb) : Value();
+    if (!bValue)
       return;
-    }
-    FailureOr<Value> bValue =
-        threadValue(mma.getMatrixB(), local, uniform, tid, tb);
-    if (failed(bValue)) {
-      status = failure();
-      return;
-    }
     auto [warp, lane] = warpAndLane(tb, tid);
     for (auto [operand, value, buffer, count] :
-         {std::tuple<char, Value, Value, int64_t>{'A', *a, mmaA, 8},
-          {'B', *bValue, mmaB, 4}})
+         {std::tuple<char, Value, Value, int64_t>{'A', a, mmaA, 8},
+          {'B', bValue, mmaB, 4}})
       for (int64_t i = 0; i < count; ++i) {
         auto [row, col] = mmaFragmentCoord(tb, loc, operand, i, lane);
         Value wide = arith::ExtFOp::create(tb, loc, f32, element(tb, value, i));
@@ -647,20 +651,18 @@ LogicalResult LaunchEmitter::emitMma(nvgpu::MmaSyncOp mma,
   spills[mma.getResult()] = result;
   emitThreadLoops(b, [&](OpBuilder &tb, const Dim3 &tid) {
     IRMapping local;
-    FailureOr<Value> c = threadValue(mma.getMatrixC(), local, uniform, tid, tb);
-    if (failed(c)) {
-      status = failure();
+    Value c = operandOf(mma.getMatrixC(), local, tid, tb);
+    if (!c)
       return;
-    }
     auto [warp, lane] = warpAndLane(tb, tid);
-    Value d = *c;
+    Value d = c;
     for (int64_t i = 0; i < 4; ++i) {
       auto [row, col] = mmaFragmentCoord(tb, loc, 'C', i, lane);
       auto loop = scf::ForOp::create(
           tb, loc, arith::ConstantIndexOp::create(tb, loc, 0),
           arith::ConstantIndexOp::create(tb, loc, 16),
           arith::ConstantIndexOp::create(tb, loc, 1),
-          ValueRange{element(tb, *c, i)});
+          ValueRange{element(tb, c, i)});
       OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
       Value k = loop.getInductionVar();
       Value x = memref::LoadOp::create(lb, loc, mmaA, ValueRange{warp, row, k});
