@@ -14,8 +14,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dl/Pipelines.h"
-#include "dl/Passes.h"
+#include "dl/Codegen/CPU/Passes.h"
+#include "dl/Codegen/Common/Passes.h"
+#include "dl/Conversion/Passes.h"
+#include "dl/Pipelines/Pipelines.h"
+#include "dl/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Affine/Transforms/Passes.h"

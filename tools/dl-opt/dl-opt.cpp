@@ -5,9 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dl/DLDialect.h"
-#include "dl/Passes.h"
-#include "dl/Pipelines.h"
+#include "dl/IR/DLDialect.h"
+#include "dl/InitAllPasses.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -18,8 +17,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
-  mlir::dl::registerDLPasses();
-  mlir::dl::registerPipelines();
+  mlir::dl::registerAllDLPasses();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);

@@ -12,8 +12,8 @@
 #ifndef DL_CONVERSION_DLTOLINALG_COMMON_H
 #define DL_CONVERSION_DLTOLINALG_COMMON_H
 
-#include "dl/DLOps.h"
-#include "dl/Passes.h"
+#include "dl/IR/DLOps.h"
+#include "dl/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"

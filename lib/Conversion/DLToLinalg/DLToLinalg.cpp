@@ -21,7 +21,7 @@
 
 namespace mlir::dl {
 #define GEN_PASS_DEF_CONVERTDLTOLINALG
-#include "dl/Passes.h.inc"
+#include "dl/Conversion/Passes.h.inc"
 } // namespace mlir::dl
 
 using namespace mlir;

@@ -3,5 +3,5 @@
 // under dialects/.
 #ifndef PYTHON_BINDINGS_DL_OPS
 #define PYTHON_BINDINGS_DL_OPS
-include "dl/DLOps.td"
+include "dl/IR/DLOps.td"
 #endif

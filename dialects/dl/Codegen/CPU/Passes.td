@@ -1,0 +1,250 @@
+//===- Passes.td - CPU code generation ---------------------*- tablegen -*-===//
+//
+// Registration and constructors are generated from this file
+// (`-gen-pass-decls`).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DL_CODEGEN_CPU_PASSES_TD
+#define DL_CODEGEN_CPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def DLAffineInterchange : Pass<"dl-affine-interchange", "::mlir::func::FuncOp"> {
+  let summary = "Reorder perfect affine loop nests for locality, where legal";
+  let description = [{
+    For every perfect affine loop nest (up to 6 loops, rectangular bounds,
+    affine memory accesses only), computes the direction vectors of all its
+    dependences, and among the permutations that keep them lexicographically
+    non-negative picks the one of least locality cost: loops whose iterations
+    reuse an address innermost, then unit-stride walks along the innermost
+    memref dimension, then strided walks; ties favour parallel loops
+    outermost, then the original order. A matmul's (i, j, k) nest becomes
+    (i, k, j). When the cheapest permutation is illegal, a remark names the
+    dependence that rules it out and the order used instead.
+  }];
+}
+
+def DLAffineRegisterTile : Pass<"dl-affine-register-tile", "::mlir::func::FuncOp"> {
+  let summary = "Register-blocked micro-kernels for affine accumulation nests";
+  let description = [{
+    Rewrites a perfect affine nest that accumulates into one output (a
+    matmul, a batched matmul, a direct convolution after
+    `convert-linalg-to-affine-loops` and `dl-affine-interchange`) into a
+    register-blocked micro-kernel: the output tile of `rows` x (`vectors` x
+    vector width) elements lives in vector registers (loop-carried
+    `iter_args`) for the whole of the reduction loops, which move inside the
+    tile loops; the innermost output loop is vectorized and both tile loops
+    are unrolled and jammed. Columns and the outermost reduction loop are
+    blocked for the cache around the tile loops (a block of the input indexed
+    by them is reused by every row tile), and that block is packed into a
+    contiguous buffer when the input's last two indices are exactly those
+    loops (B of a matmul). This is unroll-and-jam, scalar replacement of the
+    accumulator and vectorization in one step; legality is structural (the
+    only write is to the output, at an address that names every non-reduction
+    loop, and the output is a fresh allocation no input aliases). Rows and
+    columns that do not fill a tile run in the original loop nest, restricted
+    to the remainder.
+
+    Requirements, else the nest is left alone: the output is written by one
+    affine.store and read by one affine.load at the same address; its indices
+    are loop variables; the innermost loop indexes the output's last
+    dimension and has a static trip count of at least one vector; every input
+    is either invariant in or contiguous along that loop; the body is
+    otherwise elementwise arithmetic; no other memory effect; the output is a
+    memref.alloc (or a view of one); there is at least one reduction loop.
+
+    Epilogue fusion (`epilogue`, on by default): when the next nest with
+    memory effects is elementwise over the output's index space and reads
+    the output C only at [i, j] (D[i, j] = f(C[i, j], bias[j], R[i, j], ...):
+    bias, activation, residual add), it is computed on each tile in
+    registers after the last reduction step and stored to D, so C's final
+    sums never go through memory; loads of other inputs are vector loads
+    (contiguous along the columns) or broadcast scalars. With the reduction
+    blocked for the cache, only the last block applies it (the others store
+    partial sums to C). Copies of the nest cover the remainder rows and
+    columns. The tile loops get `dl.fused_epilogue = [op names]`. Not fused
+    (the nest stays as it is): C read at another index or used after the
+    epilogue, D or another input that may overlap C, D that may overlap an
+    input of the accumulation, loads neither invariant in nor contiguous
+    along the columns, uses of loop indices as values, non-elementwise ops.
+  }];
+  let options = [
+    Option<"rows", "rows", "int64_t", /*default=*/"8",
+           "Output rows per micro-kernel (unrolled)">,
+    Option<"vectors", "vectors", "int64_t", /*default=*/"2",
+           "Vectors per output row in the micro-kernel">,
+    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
+           "Width of a vector register in bits (512 for AVX-512)">,
+    Option<"columnBlock", "column-block", "int64_t", /*default=*/"0",
+           "Output columns per cache block, a multiple of the tile width "
+           "(0: from the cache model)">,
+    Option<"reductionBlock", "reduction-block", "int64_t", /*default=*/"0",
+           "Iterations of the outermost reduction loop per cache block (0: "
+           "from the cache model, and only where the shared panel of the "
+           "input exceeds a quarter of L2)">,
+    Option<"l1Bytes", "l1-bytes", "int64_t", /*default=*/"0",
+           "L1 data cache size in bytes (0: read from this machine)">,
+    Option<"l2Bytes", "l2-bytes", "int64_t", /*default=*/"0",
+           "L2 cache size in bytes (0: read from this machine)">,
+    Option<"threads", "threads", "int64_t", /*default=*/"0",
+           "Threads to size the column blocks for: at least one block per "
+           "thread where there are enough columns, so that "
+           "dl-affine-parallelize runs the blocks with one fork/join per GEMM "
+           "(0: this machine's hardware threads)">,
+    Option<"pack", "pack", "bool", /*default=*/"true",
+           "Copy each cache block of the input indexed by (reduction, column) "
+           "into a contiguous buffer">,
+    Option<"epilogue", "epilogue", "bool", /*default=*/"true",
+           "Fuse the elementwise nest that follows the accumulation (bias, "
+           "activation, residual add) into the tiles">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark for each elementwise nest after an accumulation "
+           "that is not fused, with the reason">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def DLAffineTile : Pass<"dl-affine-tile", "::mlir::func::FuncOp"> {
+  let summary = "Two-level cache tiling of affine loop bands, sized by a cache model";
+  let description = [{
+    Tiles each perfect band of affine loops with constant bounds twice: L2
+    tiles, and L1 tiles inside them, each the largest power-of-two size whose
+    data footprint (per memref, the span of the tile's loops in each
+    dimension) fits half of that cache level. Cache sizes are read from the
+    machine unless given. Only fully permutable bands are tiled (every
+    dependence component non-negative on every band loop); bands whose data fit in L1, bands
+    with carried values, non-constant bounds or non-affine memory accesses
+    are left alone. With `only-strided` (what dl-cpu-pipeline uses) only
+    bands whose innermost loop strides some access by a cache line or more
+    are tiled: transposes and other permuting copies. `tile-size` fixes the
+    size of both levels instead. With `explain`, a remark per band says
+    what was done or why not.
+  }];
+  let options = [
+    Option<"l1Bytes", "l1-bytes", "int64_t", /*default=*/"0",
+           "L1 data cache size in bytes (0: read from this machine)">,
+    Option<"l2Bytes", "l2-bytes", "int64_t", /*default=*/"0",
+           "L2 cache size in bytes (0: read from this machine)">,
+    Option<"tileSize", "tile-size", "int64_t", /*default=*/"0",
+           "Fixed tile size for every loop (0: from the cache model)">,
+    Option<"onlyStrided", "only-strided", "bool", /*default=*/"false",
+           "Tile only bands with an access strided along the innermost loop">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark per band">,
+  ];
+}
+
+def DLAffineVectorize : Pass<"dl-affine-vectorize", "::mlir::func::FuncOp"> {
+  let summary = "Vectorize parallel affine loops along their contiguous accesses";
+  let description = [{
+    Upstream's affine super-vectorizer, fed with a stricter set of candidate
+    loops: a loop is a candidate only if affine dependence analysis proves it
+    parallel (reductions carried in `iter_args` included) AND each of its
+    stores writes a different element in each iteration. Upstream's own
+    candidate set admits loops that store to one element in every iteration
+    (a 0-d accumulator, or a single-iteration loop around an accumulation, as
+    `convert-linalg-to-affine-loops` produces for reductions) and turns them
+    into invalid `vector.transfer_write`s; such loops stay scalar here. So do
+    loops that would need a masked tail within a static extent: a candidate
+    starts at 0 and either has a trip count the width divides, or ends at the
+    dynamic size of the memref dimension it walks (the transfers mask only at
+    the memref's end; upstream vectorizes intra-tile loops after tiling anyway
+    and clobbers the next tile). Static tails are left to LLVM's vectorizer:
+    masked tails in small constant loop nests made LLVM's instruction selector
+    take seconds. Loops the vectorizer cannot handle stay scalar too.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"8",
+           "Number of lanes of the vectors (> 0)">,
+  ];
+  let dependentDialects = ["::mlir::vector::VectorDialect"];
+}
+
+def DLAffineParallelize : Pass<"dl-affine-parallelize", "::mlir::func::FuncOp"> {
+  let summary = "Run the outermost parallel loop of each affine nest on threads";
+  let description = [{
+    In each affine loop nest, turns into an `affine.parallel` the outermost
+    loop that affine dependence analysis proves parallel (no dependence
+    carried between its iterations, no values carried in `iter_args`) and
+    whose estimated work, by constant trip counts, reaches `min-work`
+    operations; loops inside it stay sequential. Buffers allocated inside the
+    loop are private to an iteration; a non-affine access may read memory the
+    loop does not write, and any other memory effect (a call, a non-affine
+    write to shared memory) keeps the loop sequential, as does a dependence
+    the analysis cannot rule out. `dl-outline-parallel` then runs the
+    `scf.parallel` this lowers to on dlc's thread pool.
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"65536",
+           "Least estimated number of operations a loop must run to be "
+           "worth running on several threads (a fork/join on dlc's "
+           "thread pool costs a few us; below some 2^16 vector operations "
+           "the work saved is less)">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark for each nest: the loop chosen, or why none was">,
+  ];
+  let dependentDialects = ["::mlir::affine::AffineDialect"];
+}
+
+def DLOutlineParallel : Pass<"dl-outline-parallel", "::mlir::ModuleOp"> {
+  let summary = "Outline outermost scf.parallel loops for dlc's thread pool";
+  let description = [{
+    Outlines the body of each outermost `scf.parallel` without reductions
+    into a private function `@<f>_parallel_<k>(begin, end, captures...)`
+    (attribute `dl.parallel_body`) that runs iterations [begin, end) of the
+    first dimension (the other dimensions stay an `scf.parallel` inside),
+    and replaces the loop by a call of a launch stub
+    `@<f>_parallel_<k>_launch(lb, ub, step, threads, captures...)`
+    (attribute `dl.parallel_launch`). `threads` is read at run time from
+    the public global `@dlc_num_threads` (an i64 the caller may set; 0 or
+    less means every core). Constants are cloned into the body, not
+    captured. After the conversion to the llvm dialect,
+    `dl-lower-parallel-launch` turns each stub call into a call of
+    `dlc_parallel_for` in `libdlc_runtime` (a spinning fork/join pool).
+    Upstream's `async-parallel-for` fixes its sharding at compile time, and
+    its async runtime cost about 60 us per fork/join here: that is why this
+    pass and the runtime are ours.
+  }];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
+def DLLowerParallelLaunch
+    : Pass<"dl-lower-parallel-launch", "::mlir::ModuleOp"> {
+  let summary = "Lower dl-outline-parallel's launch stubs to dlc_parallel_for calls";
+  let description = [{
+    Runs on the llvm dialect. For each call of a `dl.parallel_launch` stub:
+    stores the captured operands into a stack frame (one `llvm.alloca` in the
+    caller's entry block), and calls
+    `dlc_parallel_for(@<body>_entry, frame, lb, ub, step, threads)`; the
+    trampoline `@<body>_entry(frame, begin, end)` loads them and calls the
+    body. Refuses (error) a stub whose captures do not match its body's
+    parameters, or whose body was not converted.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def DLMathApproximation : Pass<"dl-math-approximation"> {
+  let summary = "Polynomial approximations of f32 tanh, erf, exp, log and kin";
+  let description = [{
+    Rewrites f32 `math` ops named in `functions` (scalars and vectors) into
+    upstream MLIR's polynomial approximations, made of arith ops that
+    vectorize (a few ulp from the correctly rounded result), instead of one
+    libm call per lane. Other element types are left to libm.
+  }];
+  let options = [
+    ListOption<"functions", "functions", "std::string",
+               "The math functions to approximate (tanh, erf, exp, expm1, "
+               "log, log1p, log2); all of them by default">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+#endif // DL_CODEGEN_CPU_PASSES_TD

@@ -1,0 +1,23 @@
+//===- Passes.h - linalg-level code generation ------------------*- C++ -*-===//
+#ifndef DL_CODEGEN_COMMON_PASSES_H
+#define DL_CODEGEN_COMMON_PASSES_H
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::dl {
+
+#define GEN_PASS_DECL
+#include "dl/Codegen/Common/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "dl/Codegen/Common/Passes.h.inc"
+
+} // namespace mlir::dl
+
+#endif // DL_CODEGEN_COMMON_PASSES_H

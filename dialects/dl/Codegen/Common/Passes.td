@@ -1,0 +1,92 @@
+//===- Passes.td - linalg level, CPU and GPU ---------------*- tablegen -*-===//
+//
+// Registration and constructors are generated from this file
+// (`-gen-pass-decls`).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DL_CODEGEN_COMMON_PASSES_TD
+#define DL_CODEGEN_COMMON_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def DLLinalgFuse : Pass<"dl-linalg-fuse"> {
+  let summary = "Fuse elementwise linalg producers where nothing is recomputed";
+  let description = [{
+    Upstream's elementwise fusion on tensors (producer into consumer, reshape
+    folding by expansion, constant folding of linalg ops) with a stricter
+    control: a producer is fused only into a consumer that reads each of its
+    elements once (a permutation indexing map), and reshapes are folded only
+    into consumers without reductions. Upstream fuses any single-use
+    producer: an im2col gather into the GEMM that consumes it (undoing the
+    im2col), an activation into a matmul operand (recomputed K*N times).
+  }];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def DLCollapseBatchMatmul : Pass<"dl-collapse-batch-matmul", "::mlir::func::FuncOp"> {
+  let summary = "Batched matmul contractions on memrefs as named matmuls over collapsed views";
+  let description = [{
+    A `linalg.generic` matmul (out += a * b, inputs possibly widened) with
+    several batch dimensions shared by A, B and C becomes a
+    `linalg.batch_matmul` over `memref.collapse_shape` views merging the
+    batch dimensions; one whose B has no batch (`[b..., M, K] x [K, N]`)
+    becomes a `linalg.matmul` with the batch merged into the rows of A and
+    C. Only on float memrefs with the identity layout (contiguous batch
+    dimensions) and the plain maps (batch..., m, k), (batch..., k, n),
+    (batch..., m, n): broadcast batch dimensions, transposed operands and
+    strided views are left alone. dl-gpu-pipeline runs it so that such
+    products reach its matmul kernels.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
+def DLMemRefCopyToLinalg : Pass<"dl-memref-copy-to-linalg", "::mlir::func::FuncOp"> {
+  let summary = "Turn copies between non-contiguous buffers into linalg.copy";
+  let description = [{
+    Bufferization copies padded inputs and inserted slices with memref.copy;
+    between buffers that are not both contiguous the LLVM lowering calls the
+    runtime's generic element-by-element `memrefCopy`. As linalg.copy the
+    copy becomes an affine nest like any other (vectorized, parallelized).
+    Copies between contiguous buffers are left to become memcpy, unless
+    `all` is set (the GPU pipeline: every copy must be a kernel, since the
+    host must not touch device buffers).
+  }];
+  let options = [
+    Option<"all", "all", "bool", /*default=*/"false",
+           "Every memref.copy, contiguous ones too">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def DLPlanMemory : Pass<"dl-plan-memory", "::mlir::func::FuncOp"> {
+  let summary = "Share memory between temporary buffers whose lifetimes do not overlap";
+  let description = [{
+    After bufferization: the statically shaped temporary buffers of the
+    function's entry block (not returned, not passed to calls) are placed in
+    one 64-byte aligned arena by first fit, largest first; buffers live at
+    the same time never share. Each alloc becomes a memref.view of the arena.
+    The function gets `dl.memory_plan = {buffers, peak_bytes,
+    unplanned_peak_bytes}`; `report` also emits them as a remark.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark with the planned and unplanned peak bytes">,
+    Option<"apply", "apply", "bool", /*default=*/"true",
+           "Rewrite the buffers into the arena (false: only analyze and "
+           "record dl.memory_plan, with peak_bytes = unplanned_peak_bytes)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
+#endif // DL_CODEGEN_COMMON_PASSES_TD

@@ -1,0 +1,147 @@
+//===- Passes.td - GPU code generation ---------------------*- tablegen -*-===//
+//
+// Registration and constructors are generated from this file
+// (`-gen-pass-decls`).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DL_CODEGEN_GPU_PASSES_TD
+#define DL_CODEGEN_GPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def DLGPUSharedMatmul : Pass<"dl-gpu-shared-matmul", "::mlir::func::FuncOp"> {
+  let summary = "Matmuls on memrefs as GPU kernels with shared-memory tiles";
+  let description = [{
+    Replaces each `linalg.matmul` and `linalg.batch_matmul` on memrefs whose
+    operands share one float element type (and whose indexing maps are the
+    default ones) by a `gpu.launch` of tile x tile threads per block: each
+    block stages a tile of A and of B in workgroup memory, synchronizes with
+    `gpu.barrier`, and accumulates; each thread computes one element of C
+    (C += A * B). Other matmuls are left to the parallel-loop path.
+    Where the tile edge is a multiple of 4 and A and B have the identity
+    layout, a flag computed on the host (K and N multiples of 4, A and B
+    aligned to 4 elements) selects vectorized staging: the first T*T/4
+    threads each copy 4 consecutive elements with one aligned vector load
+    (16 bytes for f32: `ld.global.v4.f32`), element by element at the
+    matrix's edges.
+  }];
+  let options = [
+    Option<"tile", "tile", "int64_t", /*default=*/"16",
+           "Tile edge: a block has tile x tile threads (1..32)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
+def DLGPUMmaMatmul : Pass<"dl-gpu-mma-matmul", "::mlir::func::FuncOp"> {
+  let summary = "f16/bf16 matmuls on memrefs as tensor-core (mma.sync) GPU kernels";
+  let description = [{
+    Replaces each `linalg.matmul` and `linalg.batch_matmul` on memrefs with
+    f16 or bf16 A and B and an f32 C (default indexing maps) by a
+    `gpu.launch` of 128 threads per block (4 warps) computing a 64 x 64
+    tile of C: tiles of A (64 x 32) and B (32 x 64) are staged in workgroup
+    memory between `gpu.barrier`s (by 16-byte vector loads where a flag
+    computed on the host says K and N are multiples of 8 and A and B are
+    16-byte aligned, else element by element), and each warp accumulates a
+    32 x 32 tile in registers with `nvgpu.mma.sync` m16n8k16 (2 x 4 mma
+    tiles per warp), then adds it to C inside its bounds. Fragments follow upstream's
+    `nvgpu` layout of the PTX mma.m16n8k16 operands. Needs sm_80 or newer;
+    dl-gpu-pipeline runs it where the chip has it. Other matmuls are left
+    alone (`report`: a remark with the reason).
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark for each matmul left alone, with the reason">,
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
+def DLGPUBF16MmaToNVVM : Pass<"dl-gpu-bf16-mma-to-nvvm"> {
+  let summary = "nvgpu.mma.sync on bf16 operands as nvvm.mma.sync";
+  let description = [{
+    Upstream's `convert-nvgpu-to-nvvm` has no PTX type for bf16 operands of
+    `nvgpu.mma.sync`; this pass rewrites those (bf16 A and B, f32
+    accumulator) into `nvvm.mma.sync` (`mma.sync.aligned.m16n8k16.row.col.
+    f32.bf16.bf16.f32` in PTX, sm_80 and newer), each 32-bit register of the
+    A and B fragments passed as an i32. Other mma ops are left to upstream.
+  }];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
+def DLGPUDeviceMemory : Pass<"dl-gpu-device-memory", "::mlir::ModuleOp"> {
+  let summary = "Host buffers of GPU kernels in memory the device can reach";
+  let description = [{
+    In the host functions: `memref.alloc` becomes `gpu.alloc host_shared`
+    (CUDA managed memory, reachable from host and device), `memref.dealloc`
+    becomes `gpu.dealloc`, and each `memref.get_global` is copied into a
+    `gpu.alloc host_shared` buffer freed before the return. The caller passes
+    arguments in device-reachable memory and frees returned buffers with
+    cuMemFree. Refuses `memref.alloca` in host functions.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
+def DLGPUScalarKernels : Pass<"dl-gpu-scalar-kernels", "::mlir::func::FuncOp"> {
+  let summary = "Put linalg ops without loops in a one-iteration scf.parallel";
+  let description = [{
+    A linalg op on rank-0 buffers has no loop to map to threads; in a
+    one-iteration `scf.parallel` it becomes a kernel of one thread, so that
+    the host never computes on device buffers. (Copies become kernels
+    through `dl-memref-copy-to-linalg{all=true}`.)
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
+def DLGPUTileForBlocks : Pass<"dl-gpu-tile-for-blocks", "::mlir::func::FuncOp"> {
+  let summary = "Tile parallel loops into GPU blocks and threads, and map them";
+  let description = [{
+    Makes nested `scf.parallel` loops sequential, then tiles every (now
+    outermost) `scf.parallel` into blocks of at most `block-size` threads
+    spread over its innermost dimensions (innermost first: a dimension of
+    known extent takes the power of two covering it, the next ones what is
+    left), with constant inner bounds and a guard (no min/max bounds:
+    `convert-parallel-loops-to-gpu` needs launch sizes it can compute), and
+    maps the innermost dimension to x, the next to y and z, blocks and
+    threads alike, so that consecutive threads of a warp touch consecutive
+    elements. Other dimensions, and y/z block counts beyond the hardware's
+    65535, loop inside the kernel. Upstream's `scf-parallel-loop-tiling`
+    takes one list of sizes for loops of every rank.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block (1..1024)">,
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
+def DLGPUCheckMapped : Pass<"dl-gpu-check-mapped", "::mlir::func::FuncOp"> {
+  let summary = "Fail on a parallel loop that did not become a GPU kernel";
+  let description = [{
+    After `convert-parallel-loops-to-gpu`, an `scf.parallel` left in a
+    function would run on the host, on device buffers: an error names it.
+  }];
+}
+
+#endif // DL_CODEGEN_GPU_PASSES_TD

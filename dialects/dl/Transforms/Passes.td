@@ -1,0 +1,87 @@
+//===- Passes.td - Graph-level passes on `dl` --------------*- tablegen -*-===//
+//
+// Registration and constructors are generated from this file
+// (`-gen-pass-decls`).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DL_TRANSFORMS_PASSES_TD
+#define DL_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def DLFoldBatchNorm : Pass<"dl-fold-batchnorm"> {
+  let summary = "Fold inference batch norms into the conv2d or matmul before them";
+  let description = [{
+    `batch_norm(conv2d(x, w, b))` over the output channels becomes
+    `conv2d(x, w * s, (b - mean) * s + beta)` with `s = gamma / sqrt(var +
+    eps)`; a batch norm over the features of `x @ w (+ b)` becomes
+    `x @ (w * s) + ((b - mean) * s + beta)`. The new weights are dl ops, which
+    the folders turn into constants when the parameters are constants. A
+    producer with other users, another axis, mixed element types or a bias
+    that is not `[F]` leave the batch norm alone.
+  }];
+}
+
+def DLLayout : Pass<"dl-layout", "::mlir::func::FuncOp"> {
+  let summary = "Run convolutions and poolings in NHWC, converting only at the graph's edges";
+  let description = [{
+    Each NCHW `dl.conv2d`, `dl.max_pool2d` and `dl.avg_pool2d` runs in NHWC
+    (dlc's fastest layout on CPUs) between marked `dl.transpose`
+    conversions; the conversions then sink through elementwise ops (unary,
+    and broadcasting binary ops, whose other operand is transposed back)
+    and cancel pairwise, so that inside a network of convolutions the data
+    stays in NHWC. A function where something was converted gets
+    `dl.layout_conversions`, the number of activation conversions left;
+    `report` emits it as a remark.
+
+    An f32 NCHW convolution (groups = 1, static spatial sizes) whose filter
+    is larger than `nchw-min-filter-bytes` stays in NCHW: its im2col GEMM
+    reads the OIHW filter as it lies (packed by transposing squares in
+    registers), where in NHWC each call would first rewrite the whole
+    filter to HWIO (9.4 MB for 512x512x3x3: about 0.9 ms here, as long as
+    the GEMM), and such layers' activations are small.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark with the conversions left">,
+    Option<"nchwMinFilterBytes", "nchw-min-filter-bytes", "int64_t",
+           /*default=*/"0",
+           "An f32 NCHW convolution whose filter has more bytes stays NCHW "
+           "(0: half of this machine's L2, the direct convolution's limit; "
+           "-1: none stays)">,
+  ];
+}
+
+def DLSelectStrategies : Pass<"dl-select-strategies"> {
+  let summary = "Choose and record the code-generation strategy of each dl op";
+  let description = [{
+    Annotates matmuls (`register-tiled-gemm` or `loops`), convolutions
+    (`im2col-gemm` or `direct`) and reductions (`vectorized-reduction`) with a
+    `dl.strategy` attribute, which convert-dl-to-linalg follows. An op that
+    already has one keeps it, so a strategy can be forced in the IR.
+  }];
+  let options = [
+    Option<"maxDirectFilterBytes", "max-direct-filter-bytes", "int64_t",
+           /*default=*/"0",
+           "Largest filter (bytes) for which an NHWC f32 convolution runs as a "
+           "register-tiled direct convolution rather than im2col + GEMM (0: "
+           "half of this machine's L2; -1: never, and f16/bf16 convolutions "
+           "are im2col + GEMM too)">,
+  ];
+}
+
+def DLExplain : Pass<"dl-explain"> {
+  let summary = "Report the strategy chosen for each dl op";
+  let description = [{
+    Chooses strategies as dl-select-strategies does (recording them) and
+    emits one remark per op naming its strategy and the reason:
+    `dl-opt --dl-explain model.mlir`.
+  }];
+  let options = [
+    Option<"maxDirectFilterBytes", "max-direct-filter-bytes", "int64_t",
+           /*default=*/"0", "As in dl-select-strategies">,
+  ];
+}
+
+#endif // DL_TRANSFORMS_PASSES_TD

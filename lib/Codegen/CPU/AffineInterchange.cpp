@@ -1,0 +1,289 @@
+//===- AffineInterchange.cpp - dl-affine-interchange ----------------------===//
+//
+// Reorders the loops of each perfect affine loop nest for locality. Ours:
+// upstream has no interchange pass driven by a cost model (only the
+// sinkSequentialLoops utility and the legality check).
+//
+// 1. Legality, from affine dependence analysis: the direction vector of every
+//    dependence between the nest's loads and stores is computed once; a
+//    permutation is legal when it keeps every permuted vector
+//    lexicographically non-negative.
+// 2. Cost, per loop, of placing it innermost: for every access, 0 if the loop
+//    does not change the address (reuse in a register), 1 if consecutive
+//    iterations stay within a cache line (by the memref's static strides;
+//    unit stride along the innermost dimension when they are dynamic), 8
+//    otherwise (a new cache line per iteration). Permutations compare by the cost of
+//    their innermost loop, then of the next one out, and so on; ties go to
+//    the permutation with more parallel loops outermost, then to the
+//    original order.
+// The legal permutation of least cost is applied. When the cheapest
+// permutation of all is illegal, a remark says which dependence kept it out.
+// Nests with non-affine memory effects (calls, memref.store, ...) or loop
+// bounds that depend on other loops of the nest are left alone.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dl/Codegen/CPU/AffineUtils.h"
+#include "dl/Codegen/CPU/Passes.h"
+
+#include "mlir/Analysis/FlatLinearValueConstraints.h"
+#include "mlir/Dialect/Affine/Analysis/AffineAnalysis.h"
+#include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/IR/AffineValueMap.h"
+#include "mlir/Dialect/Affine/LoopUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace mlir::dl {
+#define GEN_PASS_DEF_DLAFFINEINTERCHANGE
+#include "dl/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::dl
+
+using namespace mlir;
+using affine::AffineForOp;
+
+namespace {
+
+constexpr int64_t kContiguousCost = 1;
+constexpr int64_t kStridedCost = 8;
+constexpr unsigned kMaxDepth = 6; // 720 permutations at most
+
+constexpr int64_t kCacheLineBytes = 64;
+
+/// How many elements apart the addresses of consecutive iterations of `iv`
+/// are, when the memref's strides are static.
+std::optional<int64_t> elementStride(const affine::MemRefAccess &access,
+                                     affine::AffineValueMap &map, Value iv) {
+  auto memrefType = dyn_cast<MemRefType>(access.memref.getType());
+  if (!memrefType)
+    return std::nullopt;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(memrefType.getStridesAndOffset(strides, offset)) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return std::nullopt;
+  int64_t total = 0;
+  for (unsigned r = 0; r < map.getNumResults(); ++r) {
+    if (!map.isFunctionOf(r, iv))
+      continue;
+    std::optional<int64_t> coefficient = dl::coefficientOf(map, r, iv);
+    if (!coefficient)
+      return std::nullopt;
+    total += *coefficient * strides[r];
+  }
+  return total;
+}
+
+/// The innermost-placement cost of each loop of `nest` (see the header).
+SmallVector<int64_t> innermostCosts(ArrayRef<AffineForOp> nest) {
+  SmallVector<int64_t> costs(nest.size(), 0);
+  AffineForOp innermost = nest.back();
+  innermost.walk([&](Operation *op) {
+    if (!isa<affine::AffineReadOpInterface, affine::AffineWriteOpInterface>(op))
+      return;
+    affine::MemRefAccess access(op);
+    affine::AffineValueMap map;
+    access.getAccessMap(&map);
+    unsigned lastDim = map.getNumResults() - 1;
+    for (size_t position = 0; position < nest.size(); ++position) {
+      AffineForOp loop = nest[position];
+      Value iv = loop.getInductionVar();
+      bool varies = false;
+      for (unsigned r = 0; r < map.getNumResults(); ++r)
+        varies |= map.isFunctionOf(r, iv);
+      if (!varies)
+        continue;
+      // Contiguous: consecutive iterations stay within a cache line. With
+      // static memref strides, the loop's stride in elements (summed over
+      // the indices it appears in) decides: a loop whose inner loops are
+      // short (the kw of a 3x3 window) still walks memory contiguously.
+      // Otherwise only the last index may vary, with coefficient +-1.
+      std::optional<int64_t> stride = elementStride(access, map, iv);
+      bool contiguous;
+      if (stride) {
+        auto memrefType = cast<MemRefType>(access.memref.getType());
+        int64_t bytes = std::max<int64_t>(
+            memrefType.getElementTypeBitWidth() / 8, 1);
+        contiguous = std::abs(*stride) * bytes < kCacheLineBytes;
+      } else {
+        contiguous = true;
+        for (unsigned r = 0; r < lastDim; ++r)
+          contiguous &= !map.isFunctionOf(r, iv);
+        if (contiguous) {
+          std::optional<int64_t> coefficient = dl::coefficientOf(map, lastDim, iv);
+          contiguous = coefficient && (*coefficient == 1 || *coefficient == -1);
+        }
+      }
+      costs[position] += contiguous ? kContiguousCost : kStridedCost;
+    }
+  });
+  return costs;
+}
+
+/// True if `perm` (loop i goes to position perm[i]) keeps every dependence
+/// vector lexicographically non-negative. Sets `blocking` to the first
+/// dependence it reverses.
+bool isLegal(ArrayRef<unsigned> perm,
+             ArrayRef<SmallVector<affine::DependenceComponent, 2>> deps,
+             int64_t *blocking) {
+  unsigned depth = perm.size();
+  SmallVector<unsigned> loopAt(depth);
+  for (unsigned i = 0; i < depth; ++i)
+    loopAt[perm[i]] = i;
+  for (auto [index, dep] : llvm::enumerate(deps)) {
+    for (unsigned position = 0; position < depth; ++position) {
+      const affine::DependenceComponent &c = dep[loopAt[position]];
+      if (c.lb && *c.lb > 0)
+        break; // carried by this loop, forwards
+      if (c.lb && c.ub && *c.lb == 0 && *c.ub == 0)
+        continue; // not carried here
+      *blocking = index;
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Loops of the nest that no dependence is carried by.
+SmallVector<bool> parallelLoops(
+    unsigned depth, ArrayRef<SmallVector<affine::DependenceComponent, 2>> deps) {
+  SmallVector<bool> parallel(depth, true);
+  for (const auto &dep : deps)
+    for (unsigned i = 0; i < depth; ++i)
+      if (!(dep[i].lb && dep[i].ub && *dep[i].lb == 0 && *dep[i].ub == 0))
+        parallel[i] = false;
+  return parallel;
+}
+
+/// True if the nest can be analyzed and permuted: rectangular bounds, and
+/// every memory effect in the body is an affine load or store.
+bool isPermutable(ArrayRef<AffineForOp> nest) {
+  DenseSet<Value> ivs;
+  for (AffineForOp loop : nest)
+    ivs.insert(loop.getInductionVar());
+  for (AffineForOp loop : nest)
+    for (Value operand : llvm::concat<Value>(loop.getLowerBoundOperands(),
+                                             loop.getUpperBoundOperands()))
+      if (ivs.contains(operand))
+        return false;
+  AffineForOp innermost = nest.back();
+  WalkResult result = innermost.getBody()->walk([](Operation *op) {
+    if (isa<affine::AffineReadOpInterface, affine::AffineWriteOpInterface,
+            AffineForOp, affine::AffineYieldOp>(op))
+      return WalkResult::advance();
+    if (!isMemoryEffectFree(op))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return !result.wasInterrupted();
+}
+
+struct DLAffineInterchangePass
+    : public dl::impl::DLAffineInterchangeBase<DLAffineInterchangePass> {
+  using DLAffineInterchangeBase::DLAffineInterchangeBase;
+
+  void runOnOperation() override {
+    SmallVector<AffineForOp> roots;
+    for (Operation &op : getOperation().getBody().getOps())
+      if (auto loop = dyn_cast<AffineForOp>(op))
+        roots.push_back(loop);
+    getOperation().walk([&](Operation *op) {
+      // Outermost loops nested in non-affine regions too.
+      if (auto loop = dyn_cast<AffineForOp>(op))
+        if (!loop->getParentOfType<AffineForOp>() &&
+            loop->getParentOp() != getOperation())
+          roots.push_back(loop);
+    });
+    for (AffineForOp root : roots)
+      interchange(root);
+  }
+
+  void interchange(AffineForOp root) {
+    SmallVector<AffineForOp> nest;
+    affine::getPerfectlyNestedLoops(nest, root);
+    if (nest.size() < 2 || nest.size() > kMaxDepth || !isPermutable(nest))
+      return;
+    unsigned depth = nest.size();
+    std::vector<SmallVector<affine::DependenceComponent, 2>> deps;
+    affine::getDependenceComponents(root, depth, &deps);
+    SmallVector<int64_t> costs = innermostCosts(nest);
+    SmallVector<bool> parallel = parallelLoops(depth, deps);
+
+    // Score of a permutation: costs from the innermost position outwards,
+    // then minus the number of leading parallel loops (lexicographic).
+    auto score = [&](ArrayRef<unsigned> loopAt) {
+      SmallVector<int64_t> key;
+      for (unsigned position = depth; position-- > 0;)
+        key.push_back(costs[loopAt[position]]);
+      int64_t leadingParallel = 0;
+      while (leadingParallel < depth && parallel[loopAt[leadingParallel]])
+        ++leadingParallel;
+      key.push_back(-leadingParallel);
+      return key;
+    };
+    SmallVector<unsigned> loopAt = llvm::to_vector(llvm::seq<unsigned>(0, depth));
+    SmallVector<unsigned> bestLegal(loopAt), bestOverall(loopAt);
+    SmallVector<int64_t> bestLegalScore = score(loopAt);
+    SmallVector<int64_t> bestOverallScore = bestLegalScore;
+    int64_t blocking = -1;
+    do {
+      SmallVector<int64_t> key = score(loopAt);
+      SmallVector<unsigned> perm(depth);
+      for (unsigned position = 0; position < depth; ++position)
+        perm[loopAt[position]] = position;
+      if (key < bestOverallScore) {
+        bestOverallScore = key;
+        bestOverall = loopAt;
+      }
+      int64_t reversed = -1;
+      if (key < bestLegalScore && isLegal(perm, deps, &reversed)) {
+        bestLegalScore = key;
+        bestLegal = loopAt;
+      }
+    } while (std::next_permutation(loopAt.begin(), loopAt.end()));
+
+    if (bestOverall != bestLegal) {
+      SmallVector<unsigned> perm(depth);
+      for (unsigned position = 0; position < depth; ++position)
+        perm[bestOverall[position]] = position;
+      (void)isLegal(perm, deps, &blocking);
+      root.emitRemark() << "dl-affine-interchange: the cheapest loop order ("
+                        << formatOrder(bestOverall)
+                        << ") would reverse a dependence (direction "
+                        << formatDependence(deps[blocking]) << "); using ("
+                        << formatOrder(bestLegal) << ")";
+    }
+    if (bestLegal == llvm::to_vector(llvm::seq<unsigned>(0, depth)))
+      return;
+    SmallVector<unsigned> perm(depth);
+    for (unsigned position = 0; position < depth; ++position)
+      perm[bestLegal[position]] = position;
+    affine::permuteLoops(nest, perm);
+  }
+
+  static std::string formatOrder(ArrayRef<unsigned> loopAt) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    llvm::interleaveComma(loopAt, os, [&](unsigned loop) { os << "d" << loop; });
+    return text;
+  }
+
+  static std::string
+  formatDependence(ArrayRef<affine::DependenceComponent> components) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "(";
+    llvm::interleaveComma(components, os, [&](const affine::DependenceComponent &c) {
+      if (c.lb && c.ub && *c.lb == *c.ub) {
+        os << *c.lb;
+        return;
+      }
+      os << "[" << (c.lb ? std::to_string(*c.lb) : "-inf") << ", "
+         << (c.ub ? std::to_string(*c.ub) : "inf") << "]";
+    });
+    os << ")";
+    return text;
+  }
+};
+
+} // namespace

@@ -1,0 +1,266 @@
+//===- AffineParallelize.cpp - dl-affine-parallelize ----------------------===//
+//
+// Chooses, in each affine loop nest, the loop that runs on several threads:
+// the outermost loop that affine dependence analysis proves parallel and
+// whose iterations carry enough work to pay for a fork/join. It becomes an
+// `affine.parallel` (upstream's affineParallelize utility); loops nested in
+// it stay sequential. `dl-outline-parallel` later runs it on dlc's thread pool.
+//
+// Ours rather than upstream's `affine-parallelize` because upstream
+//  - refuses a loop whose body frees memory or touches memory through a
+//    non-affine op, which every packed (alloc/dealloc of the pack buffer
+//    inside the loop) or vectorized (vector.transfer_read) nest here has.
+//    Here a buffer allocated inside the loop is private to an iteration, a
+//    non-affine read is fine when nothing in the loop writes that memref, and
+//    only a non-affine write or an unknown effect (a call) forbids;
+//  - parallelizes every parallel loop whatever its size, and a fork/join costs
+//    microseconds: here only one loop per nest is chosen, and only where the
+//    estimated work (operations executed, by constant trip counts) reaches
+//    `min-work`.
+// A loop that carries values (iter_args) is never chosen: its iterations
+// depend on each other. With `explain`, a remark names each loop chosen or
+// refused and why.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dl/Codegen/CPU/Passes.h"
+
+#include "mlir/Dialect/Affine/Analysis/AffineAnalysis.h"
+#include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
+#include "mlir/Dialect/Affine/Analysis/Utils.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/Utils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+namespace mlir::dl {
+#define GEN_PASS_DEF_DLAFFINEPARALLELIZE
+#include "dl/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::dl
+
+using namespace mlir;
+using affine::AffineForOp;
+
+namespace {
+
+/// Trip count assumed for a loop whose bounds are not constant (a dynamic
+/// batch): large enough that such loops are worth running in parallel.
+constexpr double kUnknownTripCount = 64;
+
+/// Whether `value` is a buffer allocated inside `scope` (or a view of one):
+/// each iteration of `scope` then has its own.
+bool isLocal(Value value, Operation *scope) {
+  Operation *def = value.getDefiningOp();
+  if (!def || !scope->isProperAncestor(def))
+    return false;
+  if (hasSingleEffect<MemoryEffects::Allocate>(def, value))
+    return true;
+  auto view = dyn_cast<ViewLikeOpInterface>(def);
+  return view && isLocal(view.getViewSource(), scope);
+}
+
+/// The trip count of `loop`, or a bound on it: a constant count; else, for
+/// bounds over the same operands whose difference is `x mod c` (the
+/// remainder loop after a tile loop over a dynamic size), at most c - 1
+/// iterations; else `kUnknownTripCount`.
+double estimateTrips(AffineForOp loop) {
+  if (std::optional<uint64_t> trips = affine::getConstantTripCount(loop))
+    return static_cast<double>(*trips);
+  AffineMap lower = loop.getLowerBoundMap(), upper = loop.getUpperBoundMap();
+  if (lower.getNumResults() == 1 && upper.getNumResults() == 1 &&
+      lower.getNumDims() == upper.getNumDims() &&
+      lower.getNumSymbols() == upper.getNumSymbols() &&
+      llvm::equal(loop.getLowerBoundOperands(), loop.getUpperBoundOperands())) {
+    AffineExpr span = simplifyAffineExpr(upper.getResult(0) - lower.getResult(0),
+                                         upper.getNumDims(), upper.getNumSymbols());
+    int64_t step = loop.getStepAsInt();
+    if (auto constant = dyn_cast<AffineConstantExpr>(span))
+      return std::max<int64_t>(0, (constant.getValue() + step - 1) / step);
+    if (auto binary = dyn_cast<AffineBinaryOpExpr>(span))
+      if (binary.getKind() == AffineExprKind::Mod)
+        if (auto modulus = dyn_cast<AffineConstantExpr>(binary.getRHS()))
+          return static_cast<double>((modulus.getValue() - 1 + step - 1) / step);
+  }
+  return kUnknownTripCount;
+}
+
+/// Estimated operations run by `loop`: trip count x (operations of its body,
+/// each nested loop counted by its own estimate).
+double estimateWork(AffineForOp loop) {
+  double count = estimateTrips(loop);
+  double body = 0;
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (auto inner = dyn_cast<AffineForOp>(op))
+      body += estimateWork(inner);
+    else if (op.getNumRegions() == 0)
+      body += 1;
+    else
+      op.walk([&](Operation *nested) {
+        if (auto inner = dyn_cast<AffineForOp>(nested))
+          body += estimateWork(inner);
+        else
+          body += 1;
+        return isa<AffineForOp>(nested) ? WalkResult::skip()
+                                        : WalkResult::advance();
+      });
+  }
+  return count * std::max(body, 1.0);
+}
+
+/// Whether the iterations of `loop` are independent; if not, `why` says what
+/// ties them. (Analyzes `loop` as it is; see isParallel.)
+bool isParallelAsIs(AffineForOp loop, std::string &why) {
+  if (loop.getNumIterOperands() != 0) {
+    why = "it carries values from one iteration to the next (iter_args)";
+    return false;
+  }
+  SmallVector<Operation *> accesses;
+  DenseSet<Value> written;
+  SmallVector<std::pair<Operation *, Value>> otherReads;
+  WalkResult result = loop.walk([&](Operation *op) -> WalkResult {
+    if (auto read = dyn_cast<affine::AffineReadOpInterface>(op)) {
+      if (!isLocal(read.getMemRef(), loop))
+        accesses.push_back(op);
+      return WalkResult::advance();
+    }
+    if (auto write = dyn_cast<affine::AffineWriteOpInterface>(op)) {
+      if (!isLocal(write.getMemRef(), loop)) {
+        accesses.push_back(op);
+        written.insert(write.getMemRef());
+      }
+      return WalkResult::advance();
+    }
+    if (isa<AffineForOp, affine::AffineYieldOp, affine::AffineIfOp>(op) ||
+        isMemoryEffectFree(op))
+      return WalkResult::advance();
+    auto effecting = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effecting) {
+      why = "'" + op->getName().getStringRef().str() +
+            "' has unknown memory effects";
+      return WalkResult::interrupt();
+    }
+    SmallVector<MemoryEffects::EffectInstance> effects;
+    effecting.getEffects(effects);
+    for (const MemoryEffects::EffectInstance &effect : effects) {
+      Value value = effect.getValue();
+      if (isa<MemoryEffects::Allocate>(effect.getEffect()))
+        continue;
+      if (value && isLocal(value, loop))
+        continue;
+      if (value && isa<MemoryEffects::Read>(effect.getEffect())) {
+        otherReads.push_back({op, value});
+        continue;
+      }
+      why = "'" + op->getName().getStringRef().str() +
+            "' writes or frees memory shared by the iterations";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (result.wasInterrupted())
+    return false;
+  for (auto [op, value] : otherReads)
+    if (written.contains(value)) {
+      why = "'" + op->getName().getStringRef().str() +
+            "' reads a buffer the loop writes, through a non-affine access";
+      return false;
+    }
+  unsigned depth = affine::getNestingDepth(loop) + 1;
+  for (Operation *source : accesses) {
+    bool sourceWrites = isa<affine::AffineWriteOpInterface>(source);
+    affine::MemRefAccess sourceAccess(source);
+    for (Operation *destination : accesses) {
+      if (!sourceWrites && !isa<affine::AffineWriteOpInterface>(destination))
+        continue;
+      affine::MemRefAccess destinationAccess(destination);
+      affine::DependenceResult dependence = affine::checkMemrefAccessDependence(
+          sourceAccess, destinationAccess, depth);
+      if (dependence.value == affine::DependenceResult::NoDependence)
+        continue;
+      llvm::raw_string_ostream os(why);
+      if (dependence.value == affine::DependenceResult::HasDependence)
+        os << "a dependence between iterations, from '";
+      else
+        os << "a dependence it cannot rule out, from '";
+      os << source->getName() << "' to '" << destination->getName() << "' on "
+         << sourceAccess.memref.getType();
+      return false;
+    }
+  }
+  return true;
+}
+
+/// isParallelAsIs on a copy of `loop` whose loops are normalized (lower
+/// bound 0, step 1, the old induction variable an affine.apply): affine
+/// dependence analysis models a step only over a constant lower bound, so
+/// the column tiles `affine.for %j = %block to %block + 256 step 32` of a
+/// register-tiled GEMM would otherwise seem to reach into the next block
+/// (%j + 16 up to %block + 271), and the column blocks never run in parallel.
+bool isParallel(AffineForOp loop, std::string &why) {
+  OpBuilder builder(loop);
+  auto copy = cast<AffineForOp>(builder.clone(*loop));
+  copy.walk([](AffineForOp inner) { (void)affine::normalizeAffineFor(inner); });
+  bool parallel = isParallelAsIs(copy, why);
+  copy.erase();
+  return parallel;
+}
+
+struct DLAffineParallelizePass
+    : public dl::impl::DLAffineParallelizeBase<DLAffineParallelizePass> {
+  using DLAffineParallelizeBase::DLAffineParallelizeBase;
+
+  void runOnOperation() override {
+    if (minWork < 0) {
+      getOperation().emitError()
+          << "dl-affine-parallelize: min-work must be non-negative, but got "
+          << static_cast<int64_t>(minWork);
+      return signalPassFailure();
+    }
+    SmallVector<AffineForOp> roots;
+    for (Block &block : getOperation().getBody())
+      for (Operation &op : block)
+        if (auto loop = dyn_cast<AffineForOp>(op))
+          roots.push_back(loop);
+    for (AffineForOp root : roots)
+      choose(root);
+  }
+
+  /// Parallelizes `loop` if it qualifies, else looks inside it.
+  void choose(AffineForOp loop) {
+    double work = estimateWork(loop);
+    if (work < static_cast<double>(minWork)) {
+      if (explain && loop->getParentOfType<AffineForOp>() == nullptr)
+        loop.emitRemark() << "dl-affine-parallelize: nest left sequential: "
+                             "about "
+                          << static_cast<int64_t>(work)
+                          << " operations, under min-work = "
+                          << static_cast<int64_t>(minWork);
+      return;
+    }
+    std::string why;
+    if (estimateTrips(loop) < 2) {
+      why = "it runs once";
+    } else if (isParallel(loop, why)) {
+      affine::AffineParallelOp parallel;
+      if (succeeded(affine::affineParallelize(loop, {}, &parallel))) {
+        if (explain)
+          parallel.emitRemark() << "dl-affine-parallelize: loop runs on "
+                                   "several threads (about "
+                                << static_cast<int64_t>(work) << " operations)";
+        return;
+      }
+      why = "its bounds cannot be expressed by affine.parallel";
+    }
+    if (explain)
+      loop.emitRemark() << "dl-affine-parallelize: loop stays sequential: "
+                        << why;
+    SmallVector<AffineForOp> inner;
+    for (Operation &op : loop.getBody()->without_terminator())
+      if (auto nested = dyn_cast<AffineForOp>(op))
+        inner.push_back(nested);
+    for (AffineForOp nested : inner)
+      choose(nested);
+  }
+};
+
+} // namespace

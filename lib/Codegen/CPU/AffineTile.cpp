@@ -1,0 +1,285 @@
+//===- AffineTile.cpp - dl-affine-tile ------------------------------------===//
+//
+// Two-level (L2, then L1) tiling of perfect affine loop bands, with tile
+// sizes from a cache model of the machine: the largest power-of-two tile
+// whose data footprint fits half of each cache level. The register level of
+// the hierarchy is dl-affine-register-tile's (accumulation nests); this pass
+// serves the other nests, whose loops cannot all walk memory contiguously:
+// transposes and permuting copies, where one of the accesses is strided
+// whatever the loop order.
+//
+// Legality: a band is tiled only if it is fully permutable (no dependence
+// has a negative component on any loop of the band; see isFullyPermutable
+// for why not upstream's isTilingValid). The footprint of a tile is, per memref, the product over its
+// dimensions of the range the tile's loops span there (coefficients times
+// tile extents), in bytes. Ours: upstream's affine-loop-tile sizes tiles for
+// one cache level only and ignores strides; here the band gets an L2 and an
+// L1 level from the sizes read from /sys (or the l1-bytes/l2-bytes
+// options), and with `only-strided` only bands that need it are touched.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dl/Target/CacheModel.h"
+#include "dl/Codegen/CPU/AffineUtils.h"
+#include "dl/Codegen/CPU/Passes.h"
+
+#include "mlir/Analysis/FlatLinearValueConstraints.h"
+#include "mlir/Dialect/Affine/Analysis/AffineAnalysis.h"
+#include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
+#include "mlir/Dialect/Affine/Analysis/Utils.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/IR/AffineValueMap.h"
+#include "mlir/Dialect/Affine/LoopUtils.h"
+
+namespace mlir::dl {
+#define GEN_PASS_DEF_DLAFFINETILE
+#include "dl/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::dl
+
+using namespace mlir;
+using affine::AffineForOp;
+
+namespace {
+
+constexpr int64_t kCacheLine = 64;
+
+struct Access {
+  Operation *op;
+  affine::AffineValueMap map;
+  MemRefType type;
+};
+
+/// The band's affine accesses; fails on anything else touching memory.
+LogicalResult collectAccesses(AffineForOp root, SmallVectorImpl<Access> &out) {
+  WalkResult result = root.walk([&](Operation *op) {
+    if (isa<affine::AffineReadOpInterface, affine::AffineWriteOpInterface>(op)) {
+      affine::MemRefAccess access(op);
+      auto type = dyn_cast<MemRefType>(access.memref.getType());
+      if (!type || !type.hasStaticShape())
+        return WalkResult::interrupt();
+      Access entry{op, {}, type};
+      access.getAccessMap(&entry.map);
+      out.push_back(std::move(entry));
+      return WalkResult::advance();
+    }
+    if (isa<AffineForOp, affine::AffineYieldOp>(op) || isMemoryEffectFree(op))
+      return WalkResult::advance();
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
+/// Bytes touched by one tile of `sizes` (one per band loop).
+int64_t footprint(ArrayRef<AffineForOp> band, ArrayRef<int64_t> sizes,
+                  ArrayRef<Access> accesses) {
+  // Per memref: the widest span of any access, per dimension.
+  llvm::MapVector<Value, SmallVector<int64_t>> spans;
+  for (const Access &access : accesses) {
+    Value memref = affine::MemRefAccess(access.op).memref;
+    auto &span = spans[memref];
+    span.resize(access.type.getRank(), 1);
+    for (unsigned r = 0; r < access.map.getNumResults(); ++r) {
+      int64_t extent = 1;
+      for (auto [index, size] : llvm::enumerate(sizes)) {
+        AffineForOp loop = band[index];
+        auto &map = const_cast<affine::AffineValueMap &>(access.map);
+        std::optional<int64_t> c = dl::coefficientOf(map, r, loop.getInductionVar());
+        extent += std::abs(c.value_or(1)) * (size - 1);
+      }
+      span[r] = std::max(span[r], std::min(extent, access.type.getDimSize(r)));
+    }
+  }
+  int64_t bytes = 0;
+  for (auto &[memref, span] : spans) {
+    int64_t elements = 1;
+    for (int64_t extent : span)
+      elements *= extent;
+    bytes += elements *
+             std::max<int64_t>(cast<MemRefType>(memref.getType())
+                                       .getElementTypeBitWidth() / 8, 1);
+  }
+  return bytes;
+}
+
+/// Whether some access moves a cache line or more per iteration of the
+/// innermost loop (so that no order walks all memory contiguously).
+bool hasStridedInnermostAccess(AffineForOp innermost, ArrayRef<Access> accesses) {
+  Value iv = innermost.getInductionVar();
+  for (const Access &access : accesses) {
+    SmallVector<int64_t> strides;
+    int64_t offset;
+    if (failed(access.type.getStridesAndOffset(strides, offset)))
+      continue;
+    int64_t stride = 0;
+    auto &map = const_cast<affine::AffineValueMap &>(access.map);
+    for (unsigned r = 0; r < map.getNumResults(); ++r)
+      stride += dl::coefficientOf(map, r, iv).value_or(0) * strides[r];
+    int64_t bytes = std::max<int64_t>(access.type.getElementTypeBitWidth() / 8, 1);
+    if (std::abs(stride) * bytes >= kCacheLine)
+      return true;
+  }
+  return false;
+}
+
+/// Whether tiling `band` is legal: it is fully permutable, i.e. every
+/// dependence between its accesses has a non-negative component on every
+/// loop of the band (a rectangular tile then never runs an iteration before
+/// one it depends on). Upstream's isTilingValid only rejects components
+/// whose whole range is negative with lb < ub, so it lets a constant
+/// distance of -1 through; this check does not. `why` names the dependence.
+bool isFullyPermutable(ArrayRef<AffineForOp> band, std::string &why) {
+  SmallVector<Operation *> accesses;
+  band.front()->walk([&](Operation *op) {
+    if (isa<affine::AffineReadOpInterface, affine::AffineWriteOpInterface>(op))
+      accesses.push_back(op);
+  });
+  unsigned depth = affine::getNestingDepth(band.front());
+  for (Operation *source : accesses) {
+    for (Operation *destination : accesses) {
+      if (!isa<affine::AffineWriteOpInterface>(source) &&
+          !isa<affine::AffineWriteOpInterface>(destination))
+        continue;
+      affine::MemRefAccess sourceAccess(source), destinationAccess(destination);
+      for (unsigned d = depth + 1; d <= depth + band.size() + 1; ++d) {
+        SmallVector<affine::DependenceComponent, 2> components;
+        affine::DependenceResult result = affine::checkMemrefAccessDependence(
+            sourceAccess, destinationAccess, d, nullptr, &components);
+        if (result.value == affine::DependenceResult::NoDependence)
+          continue;
+        if (result.value == affine::DependenceResult::Failure) {
+          why = "a dependence the analysis cannot describe";
+          return false;
+        }
+        for (unsigned k = depth; k < depth + band.size() && k < components.size();
+             ++k) {
+          const affine::DependenceComponent &c = components[k];
+          if (c.lb && *c.lb >= 0)
+            continue;
+          llvm::raw_string_ostream os(why);
+          os << "a dependence from '" << source->getName() << "' to '"
+             << destination->getName() << "' on " << sourceAccess.memref.getType()
+             << " goes backwards along loop " << (k - depth) << " of the band";
+          if (c.lb && c.ub && *c.lb == *c.ub)
+            os << " (distance " << *c.lb << ")";
+          return false;
+        }
+      }
+    }
+  }
+  return true;
+}
+
+struct DLAffineTilePass : public dl::impl::DLAffineTileBase<DLAffineTilePass> {
+  using DLAffineTileBase::DLAffineTileBase;
+
+  void runOnOperation() override {
+    dl::CacheSizes host = dl::hostCacheSizes();
+    l1 = dl::cacheBytes(l1Bytes, host.l1);
+    l2 = dl::cacheBytes(l2Bytes, host.l2);
+    SmallVector<AffineForOp> roots;
+    for (Block &block : getOperation().getBody())
+      for (Operation &op : block)
+        if (auto loop = dyn_cast<AffineForOp>(op))
+          roots.push_back(loop);
+    for (AffineForOp root : roots)
+      tile(root);
+  }
+
+  int64_t l1 = 0, l2 = 0;
+
+  void remark(AffineForOp root, const Twine &message) {
+    if (explain)
+      root.emitRemark() << "dl-affine-tile: " << message;
+  }
+
+  /// The largest power-of-two tile (capped by each trip count) whose
+  /// footprint fits `budget`; all-trip-counts when the whole band fits.
+  SmallVector<int64_t> sizesFor(ArrayRef<AffineForOp> band,
+                                ArrayRef<int64_t> trips,
+                                ArrayRef<Access> accesses, int64_t budget) {
+    SmallVector<int64_t> sizes(trips);
+    if (footprint(band, sizes, accesses) <= budget)
+      return sizes;
+    int64_t size = 2;
+    auto capped = [&](int64_t s) {
+      SmallVector<int64_t> result;
+      for (int64_t trip : trips)
+        result.push_back(std::min(s, trip));
+      return result;
+    };
+    while (size * 2 <= *llvm::max_element(trips) &&
+           footprint(band, capped(size * 2), accesses) <= budget)
+      size *= 2;
+    return capped(size);
+  }
+
+  void tile(AffineForOp root) {
+    SmallVector<AffineForOp> band;
+    affine::getPerfectlyNestedLoops(band, root);
+    if (band.size() < 2)
+      return;
+    SmallVector<int64_t> trips;
+    for (AffineForOp loop : band) {
+      std::optional<uint64_t> trip = affine::getConstantTripCount(loop);
+      if (!trip || loop.getNumIterOperands() != 0 || !loop.hasConstantBounds())
+        return remark(root, "band left alone: loops with non-constant bounds "
+                            "or carried values");
+      trips.push_back(static_cast<int64_t>(*trip));
+    }
+    SmallVector<Access> accesses;
+    if (failed(collectAccesses(root, accesses)))
+      return remark(root, "band left alone: a memory access that is not "
+                          "affine, or a memref without static shape");
+    if (onlyStrided && !hasStridedInnermostAccess(band.back(), accesses))
+      return; // every access walks memory contiguously already
+    SmallVector<int64_t> l2Sizes, l1Sizes;
+    if (tileSize > 0) {
+      for (int64_t trip : trips)
+        l2Sizes.push_back(std::min<int64_t>(tileSize, trip));
+      l1Sizes = l2Sizes;
+    } else {
+      l2Sizes = sizesFor(band, trips, accesses, l2 / 2);
+      l1Sizes = sizesFor(band, l2Sizes, accesses, l1 / 2);
+    }
+    if (l2Sizes == SmallVector<int64_t>(trips) && l1Sizes == l2Sizes)
+      return remark(root, "band left alone: its data fits in L1");
+    std::string why;
+    if (!isFullyPermutable(band, why))
+      return remark(root, "band left alone: not fully permutable: " + why);
+
+    auto unsignedSizes = [](ArrayRef<int64_t> sizes) {
+      return SmallVector<unsigned>(sizes.begin(), sizes.end());
+    };
+    SmallVector<AffineForOp> tiled;
+    bool tiledL2 = l2Sizes != SmallVector<int64_t>(trips);
+    if (tiledL2 && failed(affine::tilePerfectlyNested(
+                       band, unsignedSizes(l2Sizes), &tiled)))
+      return remark(root, "band left alone: upstream tiling failed");
+    std::string sizes;
+    llvm::raw_string_ostream os(sizes);
+    if (tiledL2) {
+      os << "L2 tiles ";
+      llvm::interleave(l2Sizes, os, "x");
+    }
+    AffineForOp outermost = tiledL2 ? tiled.front() : AffineForOp();
+    if (l1Sizes != l2Sizes) {
+      // The L1 level inside each L2 tile: the intra-tile loops, tiled again.
+      SmallVector<AffineForOp> intra =
+          tiledL2 ? SmallVector<AffineForOp>(
+                        ArrayRef<AffineForOp>(tiled).drop_front(band.size()))
+                  : band;
+      SmallVector<AffineForOp> inner;
+      if (succeeded(affine::tilePerfectlyNested(intra, unsignedSizes(l1Sizes),
+                                                &inner))) {
+        os << (tiledL2 ? ", " : "") << "L1 tiles ";
+        llvm::interleave(l1Sizes, os, "x");
+        if (!outermost)
+          outermost = inner.front();
+      }
+    }
+    if (outermost)
+      remark(outermost, "tiled (" + sizes + ")");
+  }
+};
+
+} // namespace

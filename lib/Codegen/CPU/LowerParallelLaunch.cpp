@@ -1,0 +1,161 @@
+//===- LowerParallelLaunch.cpp - dl-lower-parallel-launch -----------------===//
+//
+// The second half of dl-outline-parallel, on the llvm dialect (after the
+// conversion, when every captured memref is a flat list of scalars in both
+// the body's signature and the launch call): each call of a launch stub
+// stores its captured operands into a stack struct and calls
+//   dlc_parallel_for(@f_parallel_0_entry, %ctx, %lb, %ub, %s, %n)
+// where the trampoline @f_parallel_0_entry(ctx, begin, end) loads them back
+// and calls the body. Ours, with the pass before it and the runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ParallelLaunch.h"
+#include "dl/Codegen/CPU/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::dl {
+#define GEN_PASS_DEF_DLLOWERPARALLELLAUNCH
+#include "dl/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::dl
+
+using namespace mlir;
+using namespace mlir::dl;
+
+namespace {
+
+/// @<body>_entry(ctx, begin, end): loads the captures, calls the body.
+LLVM::LLVMFuncOp buildTrampoline(OpBuilder &moduleBuilder, Location loc,
+                                 LLVM::LLVMFuncOp body,
+                                 LLVM::LLVMStructType frame,
+                                 SymbolTable &symbols) {
+  MLIRContext *ctx = body.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(ctx);
+  Type i64 = IntegerType::get(ctx, 64);
+  auto type = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                          {ptr, i64, i64});
+  auto entry = LLVM::LLVMFuncOp::create(moduleBuilder, loc,
+                                        (body.getName() + "_entry").str(), type);
+  entry.setLinkage(LLVM::Linkage::Internal);
+  symbols.insert(entry);
+  Block *block = entry.addEntryBlock(moduleBuilder);
+  OpBuilder b = OpBuilder::atBlockBegin(block);
+  SmallVector<Value> args = {block->getArgument(1), block->getArgument(2)};
+  for (auto [i, field] : llvm::enumerate(frame.getBody())) {
+    Value address = LLVM::GEPOp::create(
+        b, loc, ptr, frame, block->getArgument(0),
+        ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
+    args.push_back(LLVM::LoadOp::create(b, loc, field, address));
+  }
+  LLVM::CallOp::create(b, loc, body, args);
+  LLVM::ReturnOp::create(b, loc, ValueRange{});
+  return entry;
+}
+
+struct DLLowerParallelLaunchPass
+    : public dl::impl::DLLowerParallelLaunchBase<DLLowerParallelLaunchPass> {
+  using DLLowerParallelLaunchBase::DLLowerParallelLaunchBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    MLIRContext *ctx = module.getContext();
+    SymbolTable symbols(module);
+    Type ptr = LLVM::LLVMPointerType::get(ctx);
+    Type i64 = IntegerType::get(ctx, 64);
+
+    SmallVector<LLVM::LLVMFuncOp> stubs;
+    for (auto func : module.getOps<LLVM::LLVMFuncOp>())
+      if (func->hasAttr(kLaunchAttr))
+        stubs.push_back(func);
+    if (stubs.empty())
+      return;
+
+    auto runtime = symbols.lookup<LLVM::LLVMFuncOp>(kRuntimeEntry);
+    if (!runtime) {
+      OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+      runtime = LLVM::LLVMFuncOp::create(
+          b, module.getLoc(), kRuntimeEntry,
+          LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx),
+                                      {ptr, ptr, i64, i64, i64, i64}));
+      symbols.insert(runtime);
+    }
+
+    for (LLVM::LLVMFuncOp stub : stubs) {
+      auto bodyName = stub->getAttrOfType<FlatSymbolRefAttr>(kLaunchAttr);
+      auto body = bodyName ? symbols.lookup<LLVM::LLVMFuncOp>(bodyName.getValue())
+                           : LLVM::LLVMFuncOp();
+      if (!body || body.isExternal()) {
+        stub.emitError("dl-lower-parallel-launch: the parallel body ")
+            << bodyName << " of this launch is not an llvm.func with a body "
+            << "(run it after the conversion to the llvm dialect)";
+        return signalPassFailure();
+      }
+      ArrayRef<Type> stubInputs = stub.getFunctionType().getParams();
+      ArrayRef<Type> bodyInputs = body.getFunctionType().getParams();
+      if (stubInputs.size() < 4 || bodyInputs.size() < 2 ||
+          stubInputs.drop_front(4) != bodyInputs.drop_front(2) ||
+          llvm::any_of(stubInputs.take_front(4),
+                       [&](Type t) { return t != i64; })) {
+        stub.emitError("dl-lower-parallel-launch: the launch's operands "
+                       "(lb, ub, step, threads, captures...) do not match "
+                       "the body's parameters (begin, end, captures...) of ")
+            << bodyName;
+        return signalPassFailure();
+      }
+      auto frame = LLVM::LLVMStructType::getLiteral(
+          ctx, llvm::to_vector(stubInputs.drop_front(4)));
+      // Only the trampoline calls the body, only through dlc_parallel_for:
+      // both internal (LLVM may then inline the body into the trampoline).
+      body.setLinkage(LLVM::Linkage::Internal);
+      body->removeAttr(SymbolTable::getVisibilityAttrName());
+      OpBuilder moduleBuilder(body);
+      moduleBuilder.setInsertionPointAfter(body);
+      LLVM::LLVMFuncOp entry =
+          buildTrampoline(moduleBuilder, stub.getLoc(), body, frame, symbols);
+
+      std::optional<SymbolTable::UseRange> uses = stub.getSymbolUses(module);
+      SmallVector<LLVM::CallOp> calls;
+      for (const SymbolTable::SymbolUse &use : *uses) {
+        auto call = dyn_cast<LLVM::CallOp>(use.getUser());
+        if (!call) {
+          use.getUser()->emitError("dl-lower-parallel-launch: a parallel "
+                                   "launch stub may only be called");
+          return signalPassFailure();
+        }
+        calls.push_back(call);
+      }
+      for (LLVM::CallOp call : calls) {
+        Location loc = call.getLoc();
+        auto caller = call->getParentOfType<LLVM::LLVMFuncOp>();
+        // The frame lives in the caller's entry block: one slot per launch,
+        // however often the launch runs.
+        OpBuilder entryBuilder =
+            OpBuilder::atBlockBegin(&caller.getBody().front());
+        Value one = LLVM::ConstantOp::create(entryBuilder, loc, i64,
+                                             entryBuilder.getI64IntegerAttr(1));
+        // No explicit alignment: the frame's own (a vector field needs 32
+        // bytes, and its loads and stores assume it).
+        Value slot = LLVM::AllocaOp::create(entryBuilder, loc, ptr, frame, one,
+                                            /*alignment=*/0);
+        OpBuilder b(call);
+        ValueRange operands = call.getArgOperands();
+        for (auto [i, value] : llvm::enumerate(operands.drop_front(4))) {
+          Value address = LLVM::GEPOp::create(
+              b, loc, ptr, frame, slot,
+              ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
+          LLVM::StoreOp::create(b, loc, value, address);
+        }
+        Value fn = LLVM::AddressOfOp::create(b, loc, entry);
+        LLVM::CallOp::create(b, loc, runtime,
+                             ValueRange{fn, slot, operands[0], operands[1],
+                                        operands[2], operands[3]});
+        call.erase();
+      }
+      stub.erase();
+    }
+  }
+};
+
+} // namespace

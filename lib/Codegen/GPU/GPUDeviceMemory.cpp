@@ -1,0 +1,107 @@
+//===- GPUDeviceMemory.cpp - dl-gpu-device-memory -------------------------===//
+//
+// Memory the GPU kernels can reach, in the host functions of a
+// gpu.container_module (after kernel outlining):
+//
+//   memref.alloc      -> gpu.alloc host_shared   (CUDA managed memory)
+//   memref.dealloc    -> gpu.dealloc
+//   memref.get_global -> gpu.alloc host_shared + memref.copy from the
+//                        global, freed before each return
+//
+// Managed memory is reachable from the host too, so the host code (views,
+// the few host copies) and the caller (reading results) work unchanged; the
+// caller must pass arguments in memory the device can reach and free results
+// with cuMemFree (dlc's Python runtime does both). Upstream has the gpu.alloc
+// op and its runtime lowering but no pass choosing it for host buffers,
+// hence ours.
+//
+// Refused: memref.alloca in a host function (stack memory the device cannot
+// reach), with a diagnostic naming it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dl/Codegen/GPU/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+namespace mlir::dl {
+#define GEN_PASS_DEF_DLGPUDEVICEMEMORY
+#include "dl/Codegen/GPU/Passes.h.inc"
+} // namespace mlir::dl
+
+using namespace mlir;
+
+namespace {
+
+struct DLGPUDeviceMemory
+    : public dl::impl::DLGPUDeviceMemoryBase<DLGPUDeviceMemory> {
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (failed(convert(func)))
+        return signalPassFailure();
+  }
+
+  LogicalResult convert(func::FuncOp func) {
+    WalkResult stack = func.walk([](memref::AllocaOp alloca) {
+      alloca.emitError("dl-gpu-device-memory: a stack buffer in a host "
+                       "function cannot be reached by GPU kernels");
+      return WalkResult::interrupt();
+    });
+    if (stack.wasInterrupted())
+      return failure();
+
+    SmallVector<memref::AllocOp> allocs;
+    SmallVector<memref::DeallocOp> deallocs;
+    SmallVector<memref::GetGlobalOp> globals;
+    func.walk([&](Operation *op) {
+      if (auto alloc = dyn_cast<memref::AllocOp>(op))
+        allocs.push_back(alloc);
+      else if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
+        deallocs.push_back(dealloc);
+      else if (auto global = dyn_cast<memref::GetGlobalOp>(op))
+        globals.push_back(global);
+    });
+    for (memref::AllocOp alloc : allocs) {
+      OpBuilder b(alloc);
+      auto shared = gpu::AllocOp::create(
+          b, alloc.getLoc(), alloc.getType(), /*asyncToken=*/Type(),
+          /*asyncDependencies=*/ValueRange{}, alloc.getDynamicSizes(),
+          alloc.getSymbolOperands(), /*hostShared=*/true);
+      alloc.replaceAllUsesWith(shared.getMemref());
+      alloc.erase();
+    }
+    for (memref::DeallocOp dealloc : deallocs) {
+      OpBuilder b(dealloc);
+      gpu::DeallocOp::create(b, dealloc.getLoc(), /*asyncToken=*/Type(),
+                             /*asyncDependencies=*/ValueRange{},
+                             dealloc.getMemref());
+      dealloc.erase();
+    }
+    SmallVector<Value> copies;
+    for (memref::GetGlobalOp global : globals) {
+      OpBuilder b(global);
+      b.setInsertionPointAfter(global);
+      auto type = cast<MemRefType>(global.getType());
+      auto shared = gpu::AllocOp::create(
+          b, global.getLoc(), type, Type(), ValueRange{}, ValueRange{},
+          ValueRange{}, /*hostShared=*/true);
+      global.getResult().replaceAllUsesWith(shared.getMemref());
+      memref::CopyOp::create(b, global.getLoc(), global.getResult(),
+                             shared.getMemref());
+      copies.push_back(shared.getMemref());
+    }
+    if (!copies.empty())
+      func.walk([&](func::ReturnOp ret) {
+        OpBuilder b(ret);
+        for (Value copy : copies)
+          if (!llvm::is_contained(ret.getOperands(), copy)) // the caller's
+            gpu::DeallocOp::create(b, ret.getLoc(), Type(), ValueRange{},
+                                   copy);
+      });
+    return success();
+  }
+};
+
+} // namespace

@@ -1,0 +1,46 @@
+//===- GPUScalarKernels.cpp - dl-gpu-scalar-kernels -----------------------===//
+//
+// Every linalg op without loops (on rank-0 buffers) into a one-iteration
+// scf.parallel, a kernel of one thread: on the GPU the host must compute
+// nothing on device buffers. Copies become kernels through
+// dl-memref-copy-to-linalg{all=true}.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dl/Codegen/GPU/Passes.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace mlir::dl {
+#define GEN_PASS_DEF_DLGPUSCALARKERNELS
+#include "dl/Codegen/GPU/Passes.h.inc"
+} // namespace mlir::dl
+
+using namespace mlir;
+
+namespace {
+
+struct DLGPUScalarKernelsPass
+    : public dl::impl::DLGPUScalarKernelsBase<DLGPUScalarKernelsPass> {
+  using DLGPUScalarKernelsBase::DLGPUScalarKernelsBase;
+
+  void runOnOperation() override {
+    SmallVector<linalg::LinalgOp> scalar;
+    getOperation().walk([&](linalg::LinalgOp op) {
+      if (op.getNumLoops() == 0 && !op->getParentOfType<scf::ParallelOp>())
+        scalar.push_back(op);
+    });
+    for (linalg::LinalgOp op : scalar) {
+      OpBuilder b(op);
+      Location loc = op.getLoc();
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      auto loop = scf::ParallelOp::create(b, loc, ValueRange{zero},
+                                          ValueRange{one}, ValueRange{one});
+      op->moveBefore(loop.getBody()->getTerminator());
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,64 @@
+//===- DLDialect.cpp - dl dialect registration and type predicates --------===//
+
+#include "dl/IR/DLDialect.h"
+#include "dl/IR/DLOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+using namespace mlir::dl;
+
+#include "dl/IR/DLOpsDialect.cpp.inc"
+
+void DLDialect::initialize() {
+  addOperations<
+#define GET_OP_LIST
+#include "dl/IR/DLOps.cpp.inc"
+      >();
+}
+
+Operation *DLDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                          Type type, Location loc) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements || elements.getType() != type || !isDLTensor(type))
+    return nullptr;
+  return ConstantOp::create(builder, loc, elements);
+}
+
+static bool isDLElementType(Type type) {
+  return isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(type) ||
+         type.isSignlessInteger(1) || type.isSignlessInteger(8) ||
+         type.isSignlessInteger(16) || type.isSignlessInteger(32) ||
+         type.isSignlessInteger(64);
+}
+
+bool mlir::dl::isDLTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || tensor.getEncoding() ||
+      !isDLElementType(tensor.getElementType()))
+    return false;
+  for (int64_t dim = 1; dim < tensor.getRank(); ++dim)
+    if (tensor.isDynamicDim(dim))
+      return false;
+  return true;
+}
+
+bool mlir::dl::isDLNumericTensor(Type type) {
+  return isDLTensor(type) &&
+         !cast<RankedTensorType>(type).getElementType().isInteger(1);
+}
+
+bool mlir::dl::isDLFloatTensor(Type type) {
+  return isDLTensor(type) &&
+         isa<FloatType>(cast<RankedTensorType>(type).getElementType());
+}
+
+bool mlir::dl::isDLTensorOfIntegers(Type type, ArrayRef<unsigned> widths) {
+  if (!isDLTensor(type))
+    return false;
+  Type element = cast<RankedTensorType>(type).getElementType();
+  return llvm::any_of(widths, [&](unsigned width) {
+    return element.isSignlessInteger(width);
+  });
+}

@@ -1,0 +1,852 @@
+//===- DLFolds.cpp - dl constant folding and algebraic identities ---------===//
+//
+// The ODS folders of the dl ops, run by the canonicalizer (and so by the
+// first passes of dl-cpu-pipeline):
+//
+// - Constant folding of every elementwise op (with numpy broadcasting), cast,
+//   where, the reductions, transpose, reshape, broadcast_to, slice, concat and
+//   pad when all tensor operands are constants. Values are computed in double
+//   (floats) or int64 with wrap-around at the element width (integers), then
+//   rounded to the element type; for + - * / and sqrt that is the correctly
+//   rounded f32/f16/bf16 result, and for the transcendental functions it is as
+//   close as the runtime's own wide-float evaluation. A splat stays a splat;
+//   folds that would materialize more than kMaxFoldedElements elements are not
+//   done (the op computes them at run time instead). Integer division by zero
+//   and float-to-integer casts of out-of-range values are left to run time.
+// - Identities that return an operand: x+0, 0+x, x-0, x*1, 1*x, x/1, x**1,
+//   max(x,x), min(x,x), -(-x), abs(abs x), relu(relu x), identity transposes,
+//   reshapes, broadcasts and casts; and x-x = 0, x*0 = 0 on integers only (on
+//   floats they are wrong for NaN and infinities). An identity is applied only
+//   when the result type equals the operand's type: x + zeros(4) with x of
+//   shape [1] broadcasts, so it is not x.
+// - Compositions folded in place: transpose(transpose x) is one transpose
+//   (or x when the permutations cancel).
+//
+// Canonicalization patterns (reshape of reshape, transposed operands of a
+// matmul) are in DLCanonicalize.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dl/IR/DLOps.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/APInt.h"
+#include "llvm/ADT/SmallBitVector.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::dl;
+
+namespace {
+
+/// Folds that would create more elements than this are not done.
+constexpr int64_t kMaxFoldedElements = int64_t(1) << 24;
+
+/// A constant tensor read out of its attribute: floats as double, integers
+/// as int64 (sign-extended; bool as 0/1). A splat holds one value.
+struct Values {
+  RankedTensorType type;
+  bool isFloat = false;
+  bool splat = false;
+  std::vector<double> f;
+  std::vector<int64_t> i;
+
+  int64_t size() const { return splat ? 1 : (isFloat ? f.size() : i.size()); }
+  double fAt(int64_t index) const { return f[splat ? 0 : index]; }
+  int64_t iAt(int64_t index) const { return i[splat ? 0 : index]; }
+};
+
+double toDouble(APFloat value) {
+  bool losesInfo;
+  value.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &losesInfo);
+  return value.convertToDouble();
+}
+
+int64_t readInt(const APInt &value) {
+  return value.getBitWidth() == 1 ? int64_t(value.getZExtValue())
+                                  : value.getSExtValue();
+}
+
+std::optional<Values> read(Attribute attribute) {
+  auto dense = dyn_cast_if_present<DenseElementsAttr>(attribute);
+  if (!dense)
+    return std::nullopt;
+  auto type = dyn_cast<RankedTensorType>(dense.getType());
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  Values values;
+  values.type = type;
+  values.isFloat = isa<FloatType>(type.getElementType());
+  values.splat = dense.isSplat();
+  if (!values.splat && type.getNumElements() > kMaxFoldedElements)
+    return std::nullopt;
+  if (values.isFloat) {
+    if (values.splat)
+      values.f.push_back(toDouble(dense.getSplatValue<APFloat>()));
+    else
+      for (APFloat value : dense.getValues<APFloat>())
+        values.f.push_back(toDouble(value));
+  } else {
+    if (values.splat)
+      values.i.push_back(readInt(dense.getSplatValue<APInt>()));
+    else
+      for (APInt value : dense.getValues<APInt>())
+        values.i.push_back(readInt(value));
+  }
+  return values;
+}
+
+/// Wraps `value` to a signed integer of `width` bits (bool: 0 or 1).
+int64_t wrap(int64_t value, unsigned width) {
+  if (width == 1)
+    return value & 1;
+  if (width >= 64)
+    return value;
+  uint64_t bits = uint64_t(value) & ((uint64_t(1) << width) - 1);
+  if (bits >> (width - 1))
+    bits |= ~((uint64_t(1) << width) - 1);
+  return int64_t(bits);
+}
+
+APFloat toElement(double value, FloatType type) {
+  APFloat result(value);
+  bool losesInfo;
+  result.convert(type.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                 &losesInfo);
+  return result;
+}
+
+APInt toElement(int64_t value, unsigned width) {
+  return APInt(width, uint64_t(value), /*isSigned=*/width > 1,
+               /*implicitTrunc=*/true);
+}
+
+/// Builds the attribute of `type` from results computed as doubles or int64
+/// (`splat`: one value for every element).
+Attribute buildAttr(RankedTensorType type, bool splat, ArrayRef<double> f,
+                ArrayRef<int64_t> i) {
+  Type element = type.getElementType();
+  if (auto floatType = dyn_cast<FloatType>(element)) {
+    if (splat)
+      return DenseElementsAttr::get(type, toElement(f[0], floatType));
+    SmallVector<APFloat> values;
+    values.reserve(f.size());
+    for (double value : f)
+      values.push_back(toElement(value, floatType));
+    return DenseElementsAttr::get(type, values);
+  }
+  unsigned width = element.getIntOrFloatBitWidth();
+  if (splat)
+    return DenseElementsAttr::get(type, toElement(i[0], width));
+  SmallVector<APInt> values;
+  values.reserve(i.size());
+  for (int64_t value : i)
+    values.push_back(toElement(value, width));
+  return DenseElementsAttr::get(type, values);
+}
+
+bool foldable(Type resultType) {
+  auto type = dyn_cast<RankedTensorType>(resultType);
+  return type && type.hasStaticShape() &&
+         type.getNumElements() <= kMaxFoldedElements;
+}
+
+/// Row-major strides of `shape`.
+SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = int64_t(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+/// For each element of `result` (row-major), the index of the element of an
+/// operand of shape `operand` that numpy broadcasting reads (0 for a splat).
+std::vector<int64_t> broadcastIndices(ArrayRef<int64_t> result,
+                                      const Values &operand) {
+  int64_t count = 1;
+  for (int64_t d : result)
+    count *= d;
+  std::vector<int64_t> indices(count, 0);
+  if (operand.splat)
+    return indices;
+  ArrayRef<int64_t> shape = operand.type.getShape();
+  SmallVector<int64_t> operandStrides = stridesOf(shape);
+  size_t rank = result.size(), offset = rank - shape.size();
+  SmallVector<int64_t> strides(rank, 0);
+  for (size_t d = offset; d < rank; ++d)
+    if (shape[d - offset] != 1)
+      strides[d] = operandStrides[d - offset];
+  SmallVector<int64_t> position(rank, 0);
+  int64_t index = 0;
+  for (int64_t n = 0; n < count; ++n) {
+    indices[n] = index;
+    for (int64_t d = int64_t(rank) - 1; d >= 0; --d) {
+      index += strides[d];
+      if (++position[d] < result[d])
+        break;
+      index -= strides[d] * result[d];
+      position[d] = 0;
+    }
+  }
+  return indices;
+}
+
+bool isSplatOf(Attribute attribute, double value) {
+  auto values = read(attribute);
+  if (!values)
+    return false;
+  if (!values->splat) {
+    // A non-splat constant still counts when every element is `value`.
+    for (int64_t n = 0, e = values->size(); n < e; ++n)
+      if (values->isFloat ? values->fAt(n) != value
+                          : values->iAt(n) != int64_t(value))
+        return false;
+    return true;
+  }
+  return values->isFloat ? values->fAt(0) == value
+                         : values->iAt(0) == int64_t(value);
+}
+
+/// Returns `x` when the op's result has x's type (no broadcasting grew it).
+OpFoldResult sameTypeOrNull(Value x, Type resultType) {
+  return x.getType() == resultType ? OpFoldResult(x) : OpFoldResult();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise evaluation
+//===----------------------------------------------------------------------===//
+
+using FloatFn = std::function<std::optional<double>(ArrayRef<double>)>;
+using IntFn = std::function<std::optional<int64_t>(ArrayRef<int64_t>)>;
+
+/// Evaluates an elementwise op over broadcast constant operands: `floatFn` on
+/// float operands, `intFn` on integer ones (either may be null: not folded).
+/// `floatToInt`: float operands, integer (bool) result, as comparisons.
+Attribute evaluate(RankedTensorType resultType, ArrayRef<Attribute> operands,
+                   FloatFn floatFn, IntFn intFn, bool floatToInt = false) {
+  if (!foldable(resultType))
+    return {};
+  SmallVector<Values> values;
+  for (Attribute operand : operands) {
+    auto read_ = read(operand);
+    if (!read_)
+      return {};
+    values.push_back(std::move(*read_));
+  }
+  // The operands that decide float or integer evaluation: the last one (the
+  // condition of `where` is bool whatever the others are).
+  bool isFloat = values.back().isFloat;
+  if ((isFloat && !floatFn) || (!isFloat && !intFn))
+    return {};
+  bool splat = llvm::all_of(values, [](const Values &v) { return v.splat; });
+  ArrayRef<int64_t> shape = resultType.getShape();
+  SmallVector<std::vector<int64_t>> indices;
+  if (!splat)
+    for (const Values &value : values)
+      indices.push_back(broadcastIndices(shape, value));
+  int64_t count = splat ? 1 : resultType.getNumElements();
+  Type element = resultType.getElementType();
+  bool resultIsFloat = isa<FloatType>(element);
+  unsigned width = resultIsFloat ? 0 : element.getIntOrFloatBitWidth();
+  std::vector<double> f;
+  std::vector<int64_t> i;
+  SmallVector<double> fArgs(values.size());
+  SmallVector<int64_t> iArgs(values.size());
+  for (int64_t n = 0; n < count; ++n) {
+    for (auto [k, value] : llvm::enumerate(values)) {
+      int64_t index = splat ? 0 : indices[k][n];
+      if (value.isFloat)
+        fArgs[k] = value.fAt(index);
+      else
+        iArgs[k] = value.iAt(index);
+      // A bool condition next to float operands: pass it as 0.0 / 1.0.
+      if (!value.isFloat && isFloat)
+        fArgs[k] = double(value.iAt(index));
+    }
+    if (isFloat) {
+      std::optional<double> result = floatFn(fArgs);
+      if (!result)
+        return {};
+      if (resultIsFloat)
+        f.push_back(*result);
+      else
+        i.push_back(wrap(int64_t(*result), width));
+    } else {
+      std::optional<int64_t> result = intFn(iArgs);
+      if (!result)
+        return {};
+      if (resultIsFloat)
+        f.push_back(double(*result));
+      else
+        i.push_back(wrap(*result, width));
+    }
+  }
+  (void)floatToInt;
+  return buildAttr(resultType, splat, f, i);
+}
+
+template <typename F>
+FloatFn unaryF(F fn) {
+  return [fn](ArrayRef<double> a) -> std::optional<double> { return fn(a[0]); };
+}
+template <typename F>
+FloatFn binaryF(F fn) {
+  return [fn](ArrayRef<double> a) -> std::optional<double> {
+    return fn(a[0], a[1]);
+  };
+}
+
+double nanMax(double x, double y) {
+  return std::isnan(x) || std::isnan(y) ? std::numeric_limits<double>::quiet_NaN()
+                                        : std::max(x, y);
+}
+double nanMin(double x, double y) {
+  return std::isnan(x) || std::isnan(y) ? std::numeric_limits<double>::quiet_NaN()
+                                        : std::min(x, y);
+}
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+int64_t integerPower(int64_t base, int64_t exponent, unsigned width) {
+  if (exponent < 0)
+    return base == 1 ? 1 : base == -1 ? (exponent % 2 ? -1 : 1) : 0;
+  uint64_t result = 1, factor = uint64_t(base);
+  for (uint64_t e = uint64_t(exponent); e; e >>= 1) {
+    if (e & 1)
+      result = uint64_t(wrap(int64_t(result * factor), width));
+    factor = uint64_t(wrap(int64_t(factor * factor), width));
+  }
+  return wrap(int64_t(result), width);
+}
+
+unsigned widthOf(Type tensorType) {
+  Type element = cast<ShapedType>(tensorType).getElementType();
+  return element.isIntOrIndex() ? element.getIntOrFloatBitWidth() : 0;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Binary ops
+//===----------------------------------------------------------------------===//
+
+OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
+  if (isSplatOf(adaptor.getRhs(), 0))
+    if (OpFoldResult x = sameTypeOrNull(getLhs(), getType()))
+      return x;
+  if (isSplatOf(adaptor.getLhs(), 0))
+    if (OpFoldResult x = sameTypeOrNull(getRhs(), getType()))
+      return x;
+  unsigned width = widthOf(getType());
+  return evaluate(getType(), adaptor.getOperands(),
+                  binaryF([](double x, double y) { return x + y; }),
+                  [width](ArrayRef<int64_t> a) -> std::optional<int64_t> {
+                    return wrap(int64_t(uint64_t(a[0]) + uint64_t(a[1])), width);
+                  });
+}
+
+OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
+  if (isSplatOf(adaptor.getRhs(), 0))
+    if (OpFoldResult x = sameTypeOrNull(getLhs(), getType()))
+      return x;
+  unsigned width = widthOf(getType());
+  auto type = cast<RankedTensorType>(getType());
+  if (getLhs() == getRhs() && width && type.hasStaticShape())
+    return DenseElementsAttr::get(type, toElement(int64_t(0), width));
+  return evaluate(getType(), adaptor.getOperands(),
+                  binaryF([](double x, double y) { return x - y; }),
+                  [width](ArrayRef<int64_t> a) -> std::optional<int64_t> {
+                    return wrap(int64_t(uint64_t(a[0]) - uint64_t(a[1])), width);
+                  });
+}
+
+OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
+  if (isSplatOf(adaptor.getRhs(), 1))
+    if (OpFoldResult x = sameTypeOrNull(getLhs(), getType()))
+      return x;
+  if (isSplatOf(adaptor.getLhs(), 1))
+    if (OpFoldResult x = sameTypeOrNull(getRhs(), getType()))
+      return x;
+  unsigned width = widthOf(getType());
+  auto type = cast<RankedTensorType>(getType());
+  if (width && type.hasStaticShape() &&
+      (isSplatOf(adaptor.getLhs(), 0) || isSplatOf(adaptor.getRhs(), 0)))
+    return DenseElementsAttr::get(type, toElement(int64_t(0), width));
+  return evaluate(getType(), adaptor.getOperands(),
+                  binaryF([](double x, double y) { return x * y; }),
+                  [width](ArrayRef<int64_t> a) -> std::optional<int64_t> {
+                    return wrap(int64_t(uint64_t(a[0]) * uint64_t(a[1])), width);
+                  });
+}
+
+OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
+  if (isSplatOf(adaptor.getRhs(), 1))
+    if (OpFoldResult x = sameTypeOrNull(getLhs(), getType()))
+      return x;
+  unsigned width = widthOf(getType());
+  return evaluate(getType(), adaptor.getOperands(),
+                  binaryF([](double x, double y) { return x / y; }),
+                  [width](ArrayRef<int64_t> a) -> std::optional<int64_t> {
+                    if (a[1] == 0)
+                      return std::nullopt; // left to run time
+                    if (a[1] == -1)
+                      return wrap(int64_t(0 - uint64_t(a[0])), width);
+                    return a[0] / a[1];
+                  });
+}
+
+OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
+  if (isSplatOf(adaptor.getRhs(), 1))
+    if (OpFoldResult x = sameTypeOrNull(getLhs(), getType()))
+      return x;
+  unsigned width = widthOf(getType());
+  return evaluate(getType(), adaptor.getOperands(),
+                  binaryF([](double x, double y) { return std::pow(x, y); }),
+                  [width](ArrayRef<int64_t> a) -> std::optional<int64_t> {
+                    return integerPower(a[0], a[1], width);
+                  });
+}
+
+OpFoldResult MaximumOp::fold(FoldAdaptor adaptor) {
+  if (getLhs() == getRhs())
+    return getLhs();
+  return evaluate(getType(), adaptor.getOperands(), binaryF(nanMax),
+                  [](ArrayRef<int64_t> a) -> std::optional<int64_t> {
+                    return std::max(a[0], a[1]);
+                  });
+}
+
+OpFoldResult MinimumOp::fold(FoldAdaptor adaptor) {
+  if (getLhs() == getRhs())
+    return getLhs();
+  return evaluate(getType(), adaptor.getOperands(), binaryF(nanMin),
+                  [](ArrayRef<int64_t> a) -> std::optional<int64_t> {
+                    return std::min(a[0], a[1]);
+                  });
+}
+
+// Comparisons: ordered on floats (false with a NaN) except !=, like numpy.
+#define DL_COMPARE_FOLD(OpTy, expression)                                      \
+  OpFoldResult OpTy::fold(FoldAdaptor adaptor) {                               \
+    return evaluate(                                                           \
+        getType(), adaptor.getOperands(),                                      \
+        binaryF([](double x, double y) -> double { return (expression); }),    \
+        [](ArrayRef<int64_t> a) -> std::optional<int64_t> {                    \
+          int64_t x = a[0], y = a[1];                                          \
+          return (expression);                                                 \
+        },                                                                     \
+        /*floatToInt=*/true);                                                  \
+  }
+DL_COMPARE_FOLD(EqualOp, x == y)
+DL_COMPARE_FOLD(NotEqualOp, x != y)
+DL_COMPARE_FOLD(LessOp, x < y)
+DL_COMPARE_FOLD(LessEqualOp, x <= y)
+DL_COMPARE_FOLD(GreaterOp, x > y)
+DL_COMPARE_FOLD(GreaterEqualOp, x >= y)
+#undef DL_COMPARE_FOLD
+
+OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
+  if (getLhs() == getRhs())
+    if (OpFoldResult x = sameTypeOrNull(getLhs(), getType()))
+      return x;
+  // A constant condition that is all true (all false) selects lhs (rhs).
+  if (isSplatOf(adaptor.getCondition(), 1))
+    if (OpFoldResult x = sameTypeOrNull(getLhs(), getType()))
+      return x;
+  if (isSplatOf(adaptor.getCondition(), 0))
+    if (OpFoldResult x = sameTypeOrNull(getRhs(), getType()))
+      return x;
+  auto values = read(adaptor.getLhs());
+  if (!values)
+    return {};
+  if (values->isFloat)
+    return evaluate(getType(), adaptor.getOperands(),
+                    [](ArrayRef<double> a) -> std::optional<double> {
+                      return a[0] != 0 ? a[1] : a[2];
+                    },
+                    nullptr);
+  return evaluate(getType(), adaptor.getOperands(), nullptr,
+                  [](ArrayRef<int64_t> a) -> std::optional<int64_t> {
+                    return a[0] != 0 ? a[1] : a[2];
+                  });
+}
+
+//===----------------------------------------------------------------------===//
+// Unary ops
+//===----------------------------------------------------------------------===//
+
+/// f(f(x)) = f(x) for the idempotent ops.
+template <typename OpTy>
+OpFoldResult idempotent(OpTy op) {
+  if (auto inner = op.getInput().template getDefiningOp<OpTy>())
+    return inner.getResult();
+  return {};
+}
+
+#define DL_UNARY_FOLD(OpTy, floatExpr, intExpr, extra)                         \
+  OpFoldResult OpTy::fold(FoldAdaptor adaptor) {                               \
+    extra;                                                                     \
+    [[maybe_unused]] unsigned width = widthOf(getType());                      \
+    FloatFn floatFn = unaryF([](double x) -> double { return (floatExpr); });  \
+    IntFn intFn = nullptr;                                                     \
+    if constexpr (intExpr)                                                     \
+      intFn = [width](ArrayRef<int64_t> a) -> std::optional<int64_t> {         \
+        int64_t x = a[0];                                                      \
+        if constexpr (std::is_same_v<OpTy, NegOp>)                             \
+          return wrap(int64_t(0 - uint64_t(x)), width);                        \
+        if constexpr (std::is_same_v<OpTy, AbsOp>)                             \
+          return wrap(x < 0 ? int64_t(0 - uint64_t(x)) : x, width);            \
+        if constexpr (std::is_same_v<OpTy, ReluOp>)                            \
+          return std::max<int64_t>(x, 0);                                      \
+        return std::min<int64_t>(std::max<int64_t>(x, 0), 6);                  \
+      };                                                                       \
+    return evaluate(getType(), adaptor.getOperands(), floatFn, intFn);         \
+  }
+
+DL_UNARY_FOLD(ReluOp, nanMax(x, 0.0), true, if (auto r = idempotent(*this)) return r)
+DL_UNARY_FOLD(Relu6Op, nanMin(nanMax(x, 0.0), 6.0), true, if (auto r = idempotent(*this)) return r)
+DL_UNARY_FOLD(AbsOp, std::fabs(x), true, if (auto r = idempotent(*this)) return r)
+DL_UNARY_FOLD(NegOp, -x, true,
+              if (auto inner = getInput().getDefiningOp<NegOp>()) return inner.getInput())
+DL_UNARY_FOLD(ExpOp, std::exp(x), false, )
+DL_UNARY_FOLD(LogOp, std::log(x), false, )
+DL_UNARY_FOLD(SqrtOp, std::sqrt(x), false, )
+DL_UNARY_FOLD(RsqrtOp, 1.0 / std::sqrt(x), false, )
+DL_UNARY_FOLD(ErfOp, std::erf(x), false, )
+DL_UNARY_FOLD(TanhOp, std::tanh(x), false, )
+DL_UNARY_FOLD(SigmoidOp, sigmoid(x), false, )
+DL_UNARY_FOLD(SiluOp, x * sigmoid(x), false, )
+DL_UNARY_FOLD(HardswishOp, x * nanMin(nanMax(x + 3.0, 0.0), 6.0) / 6.0, false, )
+#undef DL_UNARY_FOLD
+
+OpFoldResult LeakyReluOp::fold(FoldAdaptor adaptor) {
+  double alpha = getAlpha().convertToDouble();
+  return evaluate(getType(), adaptor.getOperands(),
+                  unaryF([alpha](double x) { return x >= 0 ? x : alpha * x; }),
+                  nullptr);
+}
+
+OpFoldResult GeluOp::fold(FoldAdaptor adaptor) {
+  bool useTanh = getApproximateTanh();
+  return evaluate(getType(), adaptor.getOperands(),
+                  unaryF([useTanh](double x) {
+                    if (useTanh)
+                      return 0.5 * x *
+                             (1.0 + std::tanh(std::sqrt(2.0 / M_PI) *
+                                              (x + 0.044715 * x * x * x)));
+                    return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+                  }),
+                  nullptr);
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  auto values = read(adaptor.getInput());
+  auto type = cast<RankedTensorType>(getType());
+  if (!values || !foldable(type))
+    return {};
+  Type element = type.getElementType();
+  unsigned width = widthOf(type);
+  std::vector<double> f;
+  std::vector<int64_t> i;
+  for (int64_t n = 0, e = values->size(); n < e; ++n) {
+    if (values->isFloat) {
+      double x = values->fAt(n);
+      if (isa<FloatType>(element)) {
+        f.push_back(x);
+      } else if (width == 1) {
+        i.push_back(x != 0);
+      } else {
+        double truncated = std::trunc(x);
+        // Out of range (or NaN) is undefined at run time: not folded.
+        if (!(truncated >= -std::ldexp(1.0, width - 1) &&
+              truncated < std::ldexp(1.0, width - 1)))
+          return {};
+        i.push_back(int64_t(truncated));
+      }
+    } else {
+      int64_t x = values->iAt(n);
+      if (isa<FloatType>(element))
+        f.push_back(double(x));
+      else
+        i.push_back(width == 1 ? int64_t(x != 0) : wrap(x, width));
+    }
+  }
+  return buildAttr(type, values->splat, f, i);
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+enum class Reduction { Sum, Max, Min, Mean };
+
+Attribute reduce(Attribute operand, RankedTensorType resultType,
+                 ArrayRef<int64_t> axes, Reduction kind) {
+  auto values = read(operand);
+  if (!values || !foldable(resultType))
+    return {};
+  ArrayRef<int64_t> shape = values->type.getShape();
+  int64_t inputCount = values->type.getNumElements();
+  if (inputCount > kMaxFoldedElements)
+    return {};
+  // Output index of each input element: drop (or zero) the reduced axes.
+  llvm::SmallBitVector reduced(shape.size());
+  int64_t reducedCount = 1;
+  for (int64_t axis : axes) {
+    reduced.set(axis);
+    reducedCount *= shape[axis];
+  }
+  if (reducedCount == 0)
+    return {}; // an empty max/min has no value; leave it to run time
+  int64_t outputCount = inputCount / reducedCount;
+  SmallVector<int64_t> outShape;
+  for (auto [d, size] : llvm::enumerate(shape))
+    outShape.push_back(reduced.test(d) ? 1 : size);
+  SmallVector<int64_t> outStrides = stridesOf(outShape);
+  for (auto [d, size] : llvm::enumerate(shape))
+    if (reduced.test(d))
+      outStrides[d] = 0;
+  bool isFloat = values->isFloat;
+  unsigned width = widthOf(resultType);
+  std::vector<double> f(isFloat ? outputCount : 0);
+  std::vector<int64_t> i(isFloat ? 0 : outputCount);
+  std::vector<bool> seen(outputCount, false);
+  SmallVector<int64_t> position(shape.size(), 0);
+  int64_t out = 0;
+  for (int64_t n = 0; n < inputCount; ++n) {
+    if (isFloat) {
+      double x = values->fAt(n);
+      double &acc = f[out];
+      if (!seen[out])
+        acc = x;
+      else if (kind == Reduction::Max)
+        acc = nanMax(acc, x);
+      else if (kind == Reduction::Min)
+        acc = nanMin(acc, x);
+      else
+        acc += x;
+    } else {
+      int64_t x = values->iAt(n);
+      int64_t &acc = i[out];
+      if (!seen[out])
+        acc = x;
+      else if (kind == Reduction::Max)
+        acc = std::max(acc, x);
+      else if (kind == Reduction::Min)
+        acc = std::min(acc, x);
+      else
+        acc = wrap(int64_t(uint64_t(acc) + uint64_t(x)), width);
+    }
+    seen[out] = true;
+    for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+      out += outStrides[d];
+      if (++position[d] < shape[d])
+        break;
+      out -= outStrides[d] * shape[d];
+      position[d] = 0;
+    }
+  }
+  if (kind == Reduction::Mean)
+    for (double &acc : f)
+      acc /= double(reducedCount);
+  return buildAttr(resultType, /*splat=*/false, f, i);
+}
+
+} // namespace
+
+OpFoldResult ReduceSumOp::fold(FoldAdaptor adaptor) {
+  return reduce(adaptor.getInput(), getType(), getAxes(), Reduction::Sum);
+}
+OpFoldResult ReduceMaxOp::fold(FoldAdaptor adaptor) {
+  return reduce(adaptor.getInput(), getType(), getAxes(), Reduction::Max);
+}
+OpFoldResult ReduceMinOp::fold(FoldAdaptor adaptor) {
+  return reduce(adaptor.getInput(), getType(), getAxes(), Reduction::Min);
+}
+OpFoldResult ReduceMeanOp::fold(FoldAdaptor adaptor) {
+  return reduce(adaptor.getInput(), getType(), getAxes(), Reduction::Mean);
+}
+
+//===----------------------------------------------------------------------===//
+// Shape ops
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Gathers the constant's elements: element n of the result is element
+/// `source(position)` of `values` (-1: `fill`), over the result's positions.
+Attribute gatherElements(const Values &values, RankedTensorType resultType,
+                         llvm::function_ref<int64_t(ArrayRef<int64_t>)> source,
+                         double fill = 0) {
+  if (!foldable(resultType))
+    return {};
+  ArrayRef<int64_t> shape = resultType.getShape();
+  int64_t count = resultType.getNumElements();
+  std::vector<double> f;
+  std::vector<int64_t> i;
+  SmallVector<int64_t> position(shape.size(), 0);
+  for (int64_t n = 0; n < count; ++n) {
+    int64_t from = source(position);
+    if (values.isFloat)
+      f.push_back(from < 0 ? fill : values.fAt(from));
+    else
+      i.push_back(from < 0 ? int64_t(fill) : values.iAt(from));
+    for (int64_t d = int64_t(shape.size()) - 1; d >= 0; --d) {
+      if (++position[d] < shape[d])
+        break;
+      position[d] = 0;
+    }
+  }
+  return buildAttr(resultType, /*splat=*/false, f, i);
+}
+
+} // namespace
+
+OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
+  ArrayRef<int64_t> perm = getPermutation();
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    return getInput();
+  // transpose(transpose(x, p), q) = transpose(x, p o q), in place.
+  if (auto inner = getInput().getDefiningOp<TransposeOp>()) {
+    ArrayRef<int64_t> innerPerm = inner.getPermutation();
+    SmallVector<int64_t> composed;
+    for (int64_t d : perm)
+      composed.push_back(innerPerm[d]);
+    if (llvm::equal(composed, llvm::seq<int64_t>(0, composed.size())))
+      return inner.getInput();
+    getInputMutable().assign(inner.getInput());
+    setPermutation(composed);
+    return getResult();
+  }
+  auto values = read(adaptor.getInput());
+  auto type = cast<RankedTensorType>(getType());
+  if (!values)
+    return {};
+  if (values->splat)
+    return buildAttr(type, true, values->f, values->i);
+  SmallVector<int64_t> inputStrides = stridesOf(values->type.getShape());
+  return gatherElements(*values, type, [&](ArrayRef<int64_t> position) {
+    int64_t index = 0;
+    for (auto [d, p] : llvm::enumerate(position))
+      index += p * inputStrides[perm[d]];
+    return index;
+  });
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  auto dense = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput());
+  auto type = cast<RankedTensorType>(getType());
+  if (!dense || !type.hasStaticShape())
+    return {};
+  return dense.reshape(type);
+}
+
+OpFoldResult BroadcastToOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  auto values = read(adaptor.getInput());
+  auto type = cast<RankedTensorType>(getType());
+  if (!values || !foldable(type))
+    return {};
+  if (values->splat)
+    return buildAttr(type, true, values->f, values->i);
+  std::vector<int64_t> indices = broadcastIndices(type.getShape(), *values);
+  int64_t n = 0;
+  return gatherElements(*values, type,
+                        [&](ArrayRef<int64_t>) { return indices[n++]; });
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType() &&
+      llvm::all_of(getStarts(), [](int64_t s) { return s == 0; }) &&
+      llvm::all_of(getStrides(), [](int64_t s) { return s == 1; }))
+    return getInput();
+  auto values = read(adaptor.getInput());
+  auto type = cast<RankedTensorType>(getType());
+  if (!values || !foldable(type))
+    return {};
+  if (values->splat)
+    return buildAttr(type, true, values->f, values->i);
+  SmallVector<int64_t> inputStrides = stridesOf(values->type.getShape());
+  ArrayRef<int64_t> starts = getStarts(), strides = getStrides();
+  return gatherElements(*values, type, [&](ArrayRef<int64_t> position) {
+    int64_t index = 0;
+    for (auto [d, p] : llvm::enumerate(position))
+      index += (starts[d] + p * strides[d]) * inputStrides[d];
+    return index;
+  });
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
+  if (getInputs().size() == 1)
+    return sameTypeOrNull(getInputs()[0], getType());
+  auto type = cast<RankedTensorType>(getType());
+  if (!foldable(type))
+    return {};
+  SmallVector<Values> inputs;
+  for (Attribute operand : adaptor.getInputs()) {
+    auto values = read(operand);
+    if (!values)
+      return {};
+    inputs.push_back(std::move(*values));
+  }
+  int64_t axis = getAxis();
+  std::vector<double> f;
+  std::vector<int64_t> i;
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (int64_t o = 0; o < outer; ++o)
+    for (const Values &input : inputs) {
+      int64_t block = 1;
+      for (int64_t d = axis; d < input.type.getRank(); ++d)
+        block *= input.type.getDimSize(d);
+      for (int64_t n = o * block; n < (o + 1) * block; ++n) {
+        if (input.isFloat)
+          f.push_back(input.fAt(n));
+        else
+          i.push_back(input.iAt(n));
+      }
+    }
+  return buildAttr(type, /*splat=*/false, f, i);
+}
+
+OpFoldResult PadOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  auto values = read(adaptor.getInput());
+  auto type = cast<RankedTensorType>(getType());
+  if (!values)
+    return {};
+  ArrayRef<int64_t> low = getLow();
+  ArrayRef<int64_t> inputShape = values->type.getShape();
+  SmallVector<int64_t> inputStrides = stridesOf(inputShape);
+  double fill = getValue().convertToDouble();
+  if (!values->isFloat) {
+    unsigned width = widthOf(type);
+    fill = double(width == 1 ? int64_t(fill != 0) : wrap(int64_t(fill), width));
+  }
+  return gatherElements(
+      *values, type,
+      [&](ArrayRef<int64_t> position) -> int64_t {
+        int64_t index = 0;
+        for (auto [d, p] : llvm::enumerate(position)) {
+          int64_t q = p - low[d];
+          if (q < 0 || q >= inputShape[d])
+            return -1;
+          index += q * inputStrides[d];
+        }
+        return index;
+      },
+      fill);
+}
