@@ -5,7 +5,9 @@
 // holds dlc's passes and pipelines, so Python builds and runs the same
 // pipelines as dl-opt.
 //
-// It also holds the hot part of calling JIT-compiled code (call_packed):
+// It also gives Python what it asks of the C++ side (the target description,
+// the pipelines' stage and chip names: one list each, in C++), and holds the
+// hot part of calling JIT-compiled code (call_packed):
 // filling the memref descriptors of numpy arguments through the buffer
 // protocol and calling the entry point without the GIL. In Python (ctypes
 // field stores, __array_interface__) that took about 14 us per call of the
@@ -18,7 +20,13 @@
 #include "mlir/Bindings/Python/Nanobind.h"
 #include "mlir/Bindings/Python/NanobindAdaptors.h"
 
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace nb = nanobind;
@@ -78,6 +86,39 @@ nb::object callPacked(uintptr_t entry, uintptr_t packed,
   return result;
 }
 
+/// A list of the strings a C API function passes to its callback.
+template <typename F>
+std::vector<std::string> collectStrings(F call) {
+  std::vector<std::string> out;
+  call(
+      [](MlirStringRef text, void *data) {
+        static_cast<std::vector<std::string> *>(data)->emplace_back(
+            text.data, text.length);
+      },
+      &out);
+  return out;
+}
+
+/// The (first, second) pairs a C API function passes to its callback.
+template <typename F>
+std::vector<std::pair<std::string, std::string>> collectPairs(F call) {
+  std::vector<std::pair<std::string, std::string>> out;
+  call(
+      [](MlirStringRef first, MlirStringRef second, void *data) {
+        static_cast<std::vector<std::pair<std::string, std::string>> *>(data)
+            ->emplace_back(std::string(first.data, first.length),
+                           std::string(second.data, second.length));
+      },
+      &out);
+  return out;
+}
+
+MlirAttribute requireTarget(MlirAttribute attribute) {
+  if (!dlcAttributeIsATarget(attribute))
+    throw nb::type_error("expected a #dl.target attribute");
+  return attribute;
+}
+
 } // namespace
 
 NB_MODULE(_site_initialize_0, m) {
@@ -91,4 +132,52 @@ NB_MODULE(_site_initialize_0, m) {
         "Fills the memref descriptors from the arrays' buffers and calls "
         "entry(packed) without the GIL; the arguments' addresses, or None "
         "if an argument has no strided buffer of its rank (nothing called).");
+
+  m.def(
+      "complete_target",
+      [](MlirAttribute target) {
+        return dlcTargetComplete(requireTarget(target));
+      },
+      nb::arg("target"),
+      "The #dl.target `target` completed from its CPU's table or the host.");
+  m.def(
+      "target_fields",
+      [](MlirAttribute target) {
+        return collectPairs([&](DlcPairCallback callback, void *data) {
+          dlcTargetFields(requireTarget(target), callback, data);
+        });
+      },
+      nb::arg("target"), "The fields of a #dl.target: (name, text) pairs.");
+  m.def(
+      "target_features",
+      [](MlirAttribute target) {
+        return collectStrings([&](MlirStringCallback callback, void *data) {
+          dlcTargetFeatures(requireTarget(target), callback, data);
+        });
+      },
+      nb::arg("target"), "Every ISA feature a #dl.target has, sorted.");
+  m.def(
+      "target_register_tile",
+      [](MlirAttribute target) {
+        int64_t rows = 0, vectors = 0;
+        dlcTargetRegisterTile(requireTarget(target), &rows, &vectors);
+        return std::make_pair(rows, vectors);
+      },
+      nb::arg("target"),
+      "(rows, vectors) of the micro-kernel's register tile on the target.");
+  m.def(
+      "known_cpus", [] { return collectStrings(dlcKnownCPUs); },
+      "The CPUs of dlc's table (LLVM names).");
+  m.def(
+      "pipeline_stages",
+      [](bool gpu) {
+        return collectPairs([&](DlcPairCallback callback, void *data) {
+          dlcPipelineStages(gpu, callback, data);
+        });
+      },
+      nb::arg("gpu"),
+      "The stages (name, description) of dl-cpu-pipeline or dl-gpu-pipeline.");
+  m.def(
+      "gpu_chips", [] { return collectStrings(dlcGPUChips); },
+      "The NVIDIA chips dl-gpu-pipeline compiles for.");
 }

@@ -11,7 +11,7 @@ config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.dlc_obj_root, "test")
-config.excludes = ["python", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in"]
+config.excludes = ["python", "Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py.in"]
 
 venv_bin = os.path.dirname(sys.executable)
 path = [config.dlc_tools_dir, venv_bin, config.llvm_tools_dir,
@@ -27,6 +27,9 @@ config.substitutions.append(("FileCheck", filecheck))
 # the MLIR wheel beside the LLVM tools.
 mlir_bin = os.path.join(os.path.dirname(os.path.dirname(config.llvm_tools_dir)), "mlir", "bin")
 config.environment["PATH"] = os.pathsep.join([config.environment["PATH"], mlir_bin])
+
+# Helper scripts of the tests (test/*/Inputs/*.py) run with the venv's Python.
+config.substitutions.append(("%python", sys.executable))
 
 # dlc's Python passes run through `python -m dlc.opt` (the venv's Python).
 config.substitutions.append(("%dlc-opt-py", f"{sys.executable} -m dlc.opt"))

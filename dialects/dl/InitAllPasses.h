@@ -14,11 +14,13 @@
 #include "dl/Codegen/GPUToCPU/Passes.h"
 #include "dl/Conversion/Passes.h"
 #include "dl/Pipelines/Pipelines.h"
+#include "dl/Target/Passes.h"
 #include "dl/Transforms/Passes.h"
 
 namespace mlir::dl {
 
 inline void registerAllDLPasses() {
+  registerDLTargetPasses();
   registerDLGraphPasses();
   registerDLConversionPasses();
   registerDLCommonPasses();

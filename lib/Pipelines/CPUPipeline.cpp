@@ -18,6 +18,7 @@
 #include "dl/Codegen/Common/Passes.h"
 #include "dl/Conversion/Passes.h"
 #include "dl/Pipelines/Pipelines.h"
+#include "dl/Target/Passes.h"
 #include "dl/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -103,18 +104,14 @@ void addBufferizedStage(OpPassManager &pm, const CPUPipelineOptions &options) {
 /// affine-loop-tile with that size instead.
 void addAffineStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createDLMemRefCopyToLinalg());
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToAffineLoopsPass());
+  pm.addNestedPass<func::FuncOp>(createDLLinalgToAffineLoops());
   // Index arithmetic (a convolution's oh + kh) folded into the access maps,
   // where the loop transformations see it.
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
   if (options.interchange)
     pm.addNestedPass<func::FuncOp>(createDLAffineInterchange());
-  if (options.registerTile && options.vectorWidth > 0) {
+  if (options.registerTile && options.vectorize) {
     DLAffineRegisterTileOptions registerTile;
-    registerTile.vectorBits = options.registerBits;
-    registerTile.l1Bytes = options.l1Bytes;
-    registerTile.l2Bytes = options.l2Bytes;
-    registerTile.threads = options.threads;
     registerTile.epilogue = options.epilogue;
     pm.addNestedPass<func::FuncOp>(createDLAffineRegisterTile(registerTile));
   }
@@ -127,8 +124,6 @@ void addAffineStage(OpPassManager &pm, const CPUPipelineOptions &options) {
     pm.addNestedPass<func::FuncOp>(std::move(tiling));
   } else if (options.cacheTile) {
     DLAffineTileOptions tile;
-    tile.l1Bytes = options.l1Bytes;
-    tile.l2Bytes = options.l2Bytes;
     tile.onlyStrided = true;
     pm.addNestedPass<func::FuncOp>(createDLAffineTile(tile));
   }
@@ -141,7 +136,7 @@ void addAffineStage(OpPassManager &pm, const CPUPipelineOptions &options) {
 /// Then the outermost parallel loop of each nest with enough work becomes an
 /// affine.parallel (dl-affine-parallelize).
 void addVectorStage(OpPassManager &pm, const CPUPipelineOptions &options) {
-  if (options.vectorWidth > 0) {
+  if (options.vectorize) {
     DLAffineVectorizeOptions vectorize;
     vectorize.vectorWidth = options.vectorWidth;
     pm.addNestedPass<func::FuncOp>(createDLAffineVectorize(vectorize));
@@ -170,12 +165,10 @@ void addLLVMStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   pm.addPass(createConvertMathToFuncs());
   pm.addNestedPass<func::FuncOp>(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
-  // vector.transpose (the packing of a transposed GEMM input, by 16x16
-  // squares) as AVX-512 shuffles; other shapes as 1-D shuffles.
-  ConvertVectorToLLVMPassOptions vectorToLLVM;
-  vectorToLLVM.vectorTransposeLowering =
-      vector::VectorTransposeLowering::Shuffle16x16;
-  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
+  // vector.transpose (the packing of a transposed GEMM input, by squares)
+  // as the target's shuffles.
+  pm.addPass(createDLLowerVectorTranspose());
+  pm.addPass(createConvertVectorToLLVMPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
@@ -187,15 +180,72 @@ void addLLVMStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createDLLowerParallelLaunch());
   addCleanups(pm);
+  // LLVM compiles for the CPU the IR's decisions were made for.
+  pm.addPass(createDLLLVMTargetAttributes());
 }
 
 } // namespace
 
-void mlir::dl::buildCPUPipeline(OpPassManager &pm,
-                                const CPUPipelineOptions &options) {
-  auto runs = [&](CPUStage stage) {
-    return options.from < stage && stage <= options.to;
+ArrayRef<StageInfo> mlir::dl::cpuStages() {
+  static const StageInfo stages[] = {
+      {"dl", "dl as traced from Python or written"},
+      {"graph", "dl after graph-level optimization: folding, batch norms "
+                "folded, NHWC layout, a #dl.strategy on each compute-heavy "
+                "op"},
+      {"linalg", "linalg, tensor, arith and math on tensors, elementwise "
+                 "ops fused"},
+      {"bufferized", "linalg on memrefs, deallocation explicit; temporaries "
+                     "share one arena where their lifetimes allow"},
+      {"affine", "affine loop nests: interchanged, matmuls and convolutions "
+                 "as register-tiled micro-kernels"},
+      {"vector", "affine loops with vector ops; affine.parallel marks the "
+                 "loops run on threads"},
+      {"llvm", "llvm dialect, as handed to the ExecutionEngine"},
   };
+  return stages;
+}
+
+std::optional<CPUStage> mlir::dl::parseCPUStage(StringRef name) {
+  ArrayRef<StageInfo> stages = cpuStages();
+  const StageInfo *found = llvm::find_if(
+      stages, [&](const StageInfo &stage) { return stage.name == name; });
+  if (found == stages.end())
+    return std::nullopt;
+  return static_cast<CPUStage>(found - stages.begin());
+}
+
+/// "a, b, ..." of the stage names.
+static std::string stageList(ArrayRef<StageInfo> stages) {
+  std::string text;
+  for (const StageInfo &stage : stages)
+    text += (text.empty() ? "" : ", ") + stage.name.str();
+  return text;
+}
+
+LogicalResult
+mlir::dl::buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options,
+                           function_ref<LogicalResult(const Twine &)> error) {
+  std::optional<CPUStage> from = parseCPUStage(options.from);
+  std::optional<CPUStage> to = parseCPUStage(options.to);
+  for (auto [name, stage] : {std::make_pair(StringRef("from"), from),
+                             std::make_pair(StringRef("to"), to)})
+    if (!stage)
+      return error("dl-cpu-pipeline: unknown stage '" +
+                   (name == "from" ? options.from : options.to) + "' for `" +
+                   name + "`; the stages are, in order: " +
+                   stageList(cpuStages()));
+  if (*from > *to)
+    return error("dl-cpu-pipeline: `from` must not come after `to` in the "
+                 "stage order " +
+                 stageList(cpuStages()));
+  auto runs = [&](CPUStage stage) { return *from < stage && stage <= *to; };
+  // The target every later decision is made for, resolved once and carried
+  // by the module (kept as it is where the IR already has a complete one).
+  DLResolveTargetOptions target;
+  target.cpu = options.targetCPU;
+  target.features = options.targetFeatures;
+  target.threads = options.targetThreads;
+  pm.addPass(createDLResolveTarget(target));
   if (runs(CPUStage::Graph))
     addGraphStage(pm, options);
   if (runs(CPUStage::Linalg))
@@ -208,6 +258,7 @@ void mlir::dl::buildCPUPipeline(OpPassManager &pm,
     addVectorStage(pm, options);
   if (runs(CPUStage::LLVM))
     addLLVMStage(pm, options);
+  return success();
 }
 
 void mlir::dl::registerPipelines() {
@@ -220,12 +271,7 @@ void mlir::dl::registerPipelines() {
         CPUPipelineOptions options;
         if (failed(options.parseFromString(optionsText)))
           return failure();
-        if (options.from > options.to)
-          return errorHandler("dl-cpu-pipeline: `from` must not come after "
-                              "`to` in the stage order dl, graph, linalg, "
-                              "bufferized, affine, vector, llvm");
-        buildCPUPipeline(pm, options);
-        return success();
+        return buildCPUPipeline(pm, options, errorHandler);
       },
       [](function_ref<void(const detail::PassOptions &)> printOptions) {
         printOptions(CPUPipelineOptions());

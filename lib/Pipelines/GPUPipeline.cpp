@@ -16,11 +16,11 @@
 //   the host side calling the GPU runtime (gpu-to-llvm).
 //
 // The chip is checked here: LLVM's NVPTX back end aborts the process on a
-// PTX version the chip does not support, so only chips with a known PTX
-// version are accepted (all of them get PTX 8.0).
+// PTX version the chip does not support, so only the chips of gpuChips() are
+// accepted (all of them get PTX 8.0).
 //
 // A parallel loop that cannot be mapped is an error (it would run on the
-// host, on device buffers). `to=cpu` runs the outlined kernels on the CPU
+// host, on device buffers). `to=emulated` runs the outlined kernels on the CPU
 // instead (dl-gpu-to-cpu, then the CPU pipeline's llvm stage), so that they
 // can be checked without a GPU. Matmuls get shared-memory tiles and
 // barriers (dl-gpu-shared-matmul); f16 and bf16 ones run on tensor cores
@@ -46,14 +46,34 @@
 using namespace mlir;
 using namespace mlir::dl;
 
+ArrayRef<StageInfo> mlir::dl::gpuStages() {
+  static const StageInfo stages[] = {
+      cpuStages()[0], cpuStages()[1], cpuStages()[2], cpuStages()[3],
+      {"gpu", "GPU kernels: parallel loops mapped to blocks and threads, "
+              "outlined into a gpu.module launched by the host function"},
+      {"binary", "the kernels compiled to PTX (in a gpu.binary), the host "
+                 "side calling the CUDA runtime, in the llvm dialect"},
+      {"emulated", "the kernels of the gpu stage run as loops over blocks "
+                   "and threads on the CPU (dl-gpu-to-cpu), in the llvm "
+                   "dialect"},
+  };
+  return stages;
+}
+
+ArrayRef<StringRef> mlir::dl::gpuChips() {
+  // Chips with a known PTX version: LLVM's NVPTX back end aborts the
+  // process on a PTX version the chip does not support.
+  static const StringRef chips[] = {"sm_70", "sm_75", "sm_80",
+                                    "sm_86", "sm_89", "sm_90"};
+  return chips;
+}
+
 LogicalResult
 mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
                            function_ref<LogicalResult(const Twine &)> error) {
-  static const char *const chips[] = {"sm_70", "sm_75", "sm_80",
-                                      "sm_86", "sm_89", "sm_90"};
-  if (!llvm::is_contained(chips, StringRef(options.chip)))
+  if (!llvm::is_contained(gpuChips(), StringRef(options.chip)))
     return error("dl-gpu-pipeline: unsupported chip '" + options.chip +
-                 "'; supported: sm_70, sm_75, sm_80, sm_86, sm_89, sm_90");
+                 "'; supported: " + llvm::join(gpuChips(), ", "));
   if (options.matmulTile < 1 || options.matmulTile > 32)
     return error("dl-gpu-pipeline: matmul-tile must be in 1..32, but got " +
                  Twine(static_cast<int64_t>(options.matmulTile)));
@@ -64,25 +84,30 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
       options.format != "fatbin")
     return error("dl-gpu-pipeline: format must be isa, bin or fatbin, but "
                  "got '" + options.format + "'");
-  if (options.to != "gpu" && options.to != "binary" && options.to != "cpu")
-    return error("dl-gpu-pipeline: to must be gpu, binary or cpu, but got '" +
-                 options.to + "'");
+  StringRef to = options.to;
+  bool emulated = to == "emulated" || to == "cpu";
+  if (to != "gpu" && to != "binary" && !emulated)
+    return error("dl-gpu-pipeline: to must be gpu, binary or emulated, but "
+                 "got '" + to + "'");
 
   // Stages: the CPU pipeline's dl, graph, linalg, bufferized; then gpu
-  // (kernels outlined); then binary or cpu.
-  static const char *const starts[] = {"dl", "graph", "linalg", "bufferized",
-                                       "gpu"};
-  const auto *start = llvm::find(starts, StringRef(options.from));
-  if (start == std::end(starts))
+  // (kernels outlined); then binary or emulated.
+  ArrayRef<StageInfo> starts = gpuStages().take_front(5);
+  if (llvm::none_of(starts, [&](const StageInfo &stage) {
+        return stage.name == options.from;
+      }))
     return error("dl-gpu-pipeline: from must be dl, graph, linalg, "
                  "bufferized or gpu, but got '" + options.from + "'");
-  if (options.from == "gpu" && options.to == "gpu")
-    return error("dl-gpu-pipeline: from=gpu needs to=binary or to=cpu");
+  if (options.from == "gpu" && to == "gpu")
+    return error("dl-gpu-pipeline: from=gpu needs to=binary or to=emulated");
 
   if (options.from != "gpu") {
     CPUPipelineOptions front;
-    front.from = static_cast<CPUStage>(start - std::begin(starts));
-    front.to = CPUStage::Bufferized;
+    front.from = options.from;
+    front.to = "bufferized";
+    front.targetCPU = options.targetCPU;
+    front.targetFeatures = options.targetFeatures;
+    front.targetThreads = options.targetThreads;
     front.foldBatchNorm = options.foldBatchNorm;
     front.fuse = options.fuse;
     front.layout = options.layout;
@@ -91,7 +116,8 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
     // through shared memory; a direct convolution would be plain loops.
     front.maxDirectFilterBytes = -1;
     front.nchwMinFilterBytes = -1;
-    buildCPUPipeline(pm, front);
+    if (failed(buildCPUPipeline(pm, front, error)))
+      return failure();
 
     OpPassManager &func = pm.nest<func::FuncOp>();
     // Matmuls with several batch dimensions (attention) or a 2-D B reach
@@ -127,16 +153,18 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
     pm.addPass(createGpuLaunchSinkIndexComputationsPass());
     pm.addPass(createGpuKernelOutliningPass());
   }
-  if (options.to == "gpu")
+  if (to == "gpu")
     return success();
-  if (options.to == "cpu") {
+  if (emulated) {
     // The same kernels, run on the CPU: the CPU pipeline's last stage.
     pm.addPass(createDLGPUToCPU());
     CPUPipelineOptions back;
-    back.from = CPUStage::Vector;
-    back.to = CPUStage::LLVM;
-    buildCPUPipeline(pm, back);
-    return success();
+    back.from = "vector";
+    back.to = "llvm";
+    back.targetCPU = options.targetCPU;
+    back.targetFeatures = options.targetFeatures;
+    back.targetThreads = options.targetThreads;
+    return buildCPUPipeline(pm, back, error);
   }
   // Host buffers the kernels use in managed memory.
   pm.addPass(createDLGPUDeviceMemory());

@@ -14,6 +14,10 @@ ExecutionEngine::
 
     y = mlp(x, w1, b1, w2, b2)                                  # numpy in, numpy out
     print(mlp.lower(x, w1, b1, w2, b2).as_text("linalg"))      # IR at a stage
+
+Code is generated for a target, :class:`Target` (``dlc.Target.host()`` by
+default, or a named CPU such as ``dlc.Target("znver3")``), with
+:class:`CompileOptions` (:class:`CPUOptions`, :class:`GPUOptions`).
 """
 
 from . import ops
@@ -21,13 +25,17 @@ from .compiler import GPU_STAGES, STAGES, STAGE_DESCRIPTIONS
 from .dtypes import BFLOAT16 as bfloat16
 from .errors import (ArityError, CompileError, CUDAUnavailableError, DLCError,
                      DTypeError, ShapeError, TraceError)
-from .jit import ArgSpec, Compiled, JitFunction, Lowered, jit
+from .jit import JitFunction, jit
+from .options import CHIPS, CompileOptions, CPUOptions, GPUOptions
 from .runtime import get_num_threads, set_num_threads
 from .ops import *  # noqa: F401,F403 - the numpy-named operations
+from .stages import ArgSpec, Compiled, Lowered
+from .target import Target
 from .tracing import Tensor
 
 __all__ = [
-    "jit", "JitFunction", "Lowered", "Compiled", "ArgSpec", "Tensor", "STAGES",
+    "jit", "JitFunction", "Lowered", "Compiled", "ArgSpec", "Tensor", "Target",
+    "CompileOptions", "CPUOptions", "GPUOptions", "CHIPS", "STAGES",
     "GPU_STAGES", "STAGE_DESCRIPTIONS", "DLCError", "DTypeError", "ShapeError",
     "ArityError", "TraceError", "CompileError", "CUDAUnavailableError", "bfloat16",
 ] + ops.__all__

@@ -35,6 +35,7 @@ import numpy as np
 
 from . import runtime
 from .jit import jit
+from .target import Target
 from .mlir import ir
 from .mlir.passmanager import PassManager
 
@@ -70,88 +71,84 @@ class Progress:
 
 # -- peak ---------------------------------------------------------------------
 
-PEAK_CHAINS = 12
-PEAK_LANES = 16
-
-PEAK_KERNEL = """
-func.func @dlc_peak(%out: memref<?x16xf32>, %iterations: memref<1xi64>)
-    attributes {llvm.emit_c_interface} {
+def peak_kernel_text(lanes, chains):
+    """An FMA micro-kernel: `chains` independent chains of `lanes`-wide f32
+    FMAs per thread, folded into one vector at the end."""
+    vector = f"vector<{lanes}xf32>"
+    starts = [f"%v{i % 4}" for i in range(chains)]
+    iter_args = ", ".join(f"%x{i} = {start}" for i, start in enumerate(starts))
+    types = ", ".join([vector] * chains)
+    fmas = "\n".join(f"      %y{i} = vector.fma %x{i}, %scale, %shift : {vector}"
+                     for i in range(chains))
+    yields = ", ".join(f"%y{i}" for i in range(chains))
+    sums, names = [], [f"%r#{i}" for i in range(chains)]
+    while len(names) > 1:
+        merged = []
+        for a, b in zip(names[0::2], names[1::2]):
+            sums.append(f"    %s{len(sums)} = arith.addf {a}, {b} : {vector}")
+            merged.append(f"%s{len(sums) - 1}")
+        names = merged + ([names[-1]] if len(names) % 2 else [])
+    return f"""
+func.func @dlc_peak(%out: memref<?x{lanes}xf32>, %iterations: memref<1xi64>)
+    attributes {{llvm.emit_c_interface}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %threads = memref.dim %out, %c0 : memref<?x16xf32>
+  %threads = memref.dim %out, %c0 : memref<?x{lanes}xf32>
   %n64 = memref.load %iterations[%c0] : memref<1xi64>
   %n = arith.index_cast %n64 : i64 to index
-  %one = arith.constant dense<1.0> : vector<16xf32>
-  %scale = arith.constant dense<0.9999999> : vector<16xf32>
-  %shift = arith.constant dense<1.0e-7> : vector<16xf32>
-  scf.parallel (%t) = (%c0) to (%threads) step (%c1) {
+  %one = arith.constant dense<1.0> : {vector}
+  %scale = arith.constant dense<0.9999999> : {vector}
+  %shift = arith.constant dense<1.0e-7> : {vector}
+  scf.parallel (%t) = (%c0) to (%threads) step (%c1) {{
     // Start values from memory: constants would let LLVM fold the chains.
-    %v = vector.load %out[%t, %c0] : memref<?x16xf32>, vector<16xf32>
-    %v1 = arith.addf %v, %one : vector<16xf32>
-    %v2 = arith.addf %v1, %one : vector<16xf32>
-    %v3 = arith.addf %v2, %one : vector<16xf32>
-    %r:12 = scf.for %i = %c0 to %n step %c1
-        iter_args(%x0 = %v, %x1 = %v1, %x2 = %v2, %x3 = %v3, %x4 = %v,
-                  %x5 = %v1, %x6 = %v2, %x7 = %v3, %x8 = %v, %x9 = %v1,
-                  %x10 = %v2, %x11 = %v3)
-        -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>,
-            vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>,
-            vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
-      %y0 = vector.fma %x0, %scale, %shift : vector<16xf32>
-      %y1 = vector.fma %x1, %scale, %shift : vector<16xf32>
-      %y2 = vector.fma %x2, %scale, %shift : vector<16xf32>
-      %y3 = vector.fma %x3, %scale, %shift : vector<16xf32>
-      %y4 = vector.fma %x4, %scale, %shift : vector<16xf32>
-      %y5 = vector.fma %x5, %scale, %shift : vector<16xf32>
-      %y6 = vector.fma %x6, %scale, %shift : vector<16xf32>
-      %y7 = vector.fma %x7, %scale, %shift : vector<16xf32>
-      %y8 = vector.fma %x8, %scale, %shift : vector<16xf32>
-      %y9 = vector.fma %x9, %scale, %shift : vector<16xf32>
-      %y10 = vector.fma %x10, %scale, %shift : vector<16xf32>
-      %y11 = vector.fma %x11, %scale, %shift : vector<16xf32>
-      scf.yield %y0, %y1, %y2, %y3, %y4, %y5, %y6, %y7, %y8, %y9, %y10, %y11
-          : vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>,
-            vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>,
-            vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>
-    }
-    %s0 = arith.addf %r#0, %r#1 : vector<16xf32>
-    %s1 = arith.addf %r#2, %r#3 : vector<16xf32>
-    %s2 = arith.addf %r#4, %r#5 : vector<16xf32>
-    %s3 = arith.addf %r#6, %r#7 : vector<16xf32>
-    %s4 = arith.addf %r#8, %r#9 : vector<16xf32>
-    %s5 = arith.addf %r#10, %r#11 : vector<16xf32>
-    %s6 = arith.addf %s0, %s1 : vector<16xf32>
-    %s7 = arith.addf %s2, %s3 : vector<16xf32>
-    %s8 = arith.addf %s4, %s5 : vector<16xf32>
-    %s9 = arith.addf %s6, %s7 : vector<16xf32>
-    %s10 = arith.addf %s8, %s9 : vector<16xf32>
-    vector.store %s10, %out[%t, %c0] : memref<?x16xf32>, vector<16xf32>
+    %v0 = vector.load %out[%t, %c0] : memref<?x{lanes}xf32>, {vector}
+    %v1 = arith.addf %v0, %one : {vector}
+    %v2 = arith.addf %v1, %one : {vector}
+    %v3 = arith.addf %v2, %one : {vector}
+    %r:{chains} = scf.for %i = %c0 to %n step %c1 iter_args({iter_args}) -> ({types}) {{
+{fmas}
+      scf.yield {yields} : {types}
+    }}
+{chr(10).join(sums)}
+    vector.store {names[0]}, %out[%t, %c0] : memref<?x{lanes}xf32>, {vector}
     scf.reduce
-  }
+  }}
   return
-}
+}}
 """
 
 
-def compile_peak_kernel():
-    """The FMA micro-kernel through dlc's pipeline (llvm stage: its
-    scf.parallel runs on dlc's threads)."""
+def peak_shape(target):
+    """(lanes, chains) of the peak kernel on `target`: full vector registers,
+    and as many independent FMA chains as its registers hold beside the two
+    constants (at least enough to cover FMA latency x pipes where known,
+    at most 16)."""
+    lanes = target.lanes(np.float32)
+    chains = min(16, target.vector_registers - 4)
+    return lanes, max(chains, target.fma_units * target.fma_latency, 1)
+
+
+def compile_peak_kernel(target):
+    """The FMA micro-kernel for `target` through dlc's pipeline (llvm stage:
+    its scf.parallel runs on dlc's threads)."""
     from .tracing import context
+    lanes, chains = peak_shape(target)
     with context():
-        module = ir.Module.parse(PEAK_KERNEL)
+        module = ir.Module.parse(peak_kernel_text(lanes, chains))
+        module.operation.attributes["dl.target"] = ir.Attribute.parse(str(target))
         PassManager.parse("builtin.module(dl-cpu-pipeline{from=vector to=llvm})").run(
             module.operation)
-        return runtime.CompiledFunction(module, "dlc_peak", [])
+        return runtime.CompiledFunction(module, "dlc_peak", []), lanes, chains
 
 
-def measure_peak(threads, seconds=0.3):
-    """Peak f32 GFLOP/s of `threads` cores: 12 independent 16-lane FMA chains
-    per thread (enough to cover the FMA latency on 2 FMA ports)."""
-    kernel = compile_peak_kernel()
+def measure_peak(threads, seconds=0.3, target=None):
+    """Peak f32 GFLOP/s of `threads` cores: independent full-width FMA
+    chains per thread, shaped for `target` (default: this machine)."""
+    kernel, lanes, chains = compile_peak_kernel(target or Target.host())
     saved = runtime.get_num_threads()
     runtime.set_num_threads(threads)
     try:
-        out = np.full((threads, PEAK_LANES), 0.5, np.float32)
+        out = np.full((threads, lanes), 0.5, np.float32)
         iterations = np.array([1000], np.int64)
         kernel([out, iterations])
         # Scale to about `seconds` per run, then take the best of 5 (the
@@ -165,7 +162,7 @@ def measure_peak(threads, seconds=0.3):
             start = time.perf_counter()
             kernel([out, iterations])
             best = min(best, time.perf_counter() - start)
-        flops = threads * int(iterations[0]) * PEAK_CHAINS * PEAK_LANES * 2
+        flops = threads * int(iterations[0]) * chains * lanes * 2
         if not np.isfinite(out).all():
             raise RuntimeError("peak kernel produced non-finite values")
         return flops / best / 1e9
@@ -517,6 +514,7 @@ def machine_facts():
     except OSError:
         pass
     facts["cores"] = len(os.sched_getaffinity(0))
+    facts["target"] = str(Target.host())
     return facts
 
 
@@ -635,7 +633,11 @@ def main(argv=None):
         graph_rows.append(run_graph_case(name, fn, args, jit_options, options))
         progress.step(name)
 
-    print(f"\npeak f32 FMA throughput: {peak_one:.1f} GFLOP/s on 1 thread, "
+    host = Target.host()
+    print(f"\ntarget: {host.cpu} ({host.vector_registers} x {host.vector_bits}-bit "
+          f"vector registers, L2 {host.l2 // 1024} KiB; micro-kernel "
+          f"{host.register_tile[0]} x {host.register_tile[1]} vectors)\n  {host}")
+    print(f"peak f32 FMA throughput: {peak_one:.1f} GFLOP/s on 1 thread, "
           f"{peak:.1f} on {options.threads}")
     print(f"threads: dlc {options.threads}, numpy (OpenBLAS) its default, "
           f"torch {options.threads if torch is not None else '-'}\n")

@@ -10,153 +10,46 @@ with one addition: the graph stage also runs dlc's Python passes
 after them) in the same PassManager; ``python -m dlc.opt`` replays them.
 """
 
-from dataclasses import dataclass
+import os
+import shlex
+import tempfile
 
-import numpy as np
-
-from . import passes
+from . import _build_config, passes
 from .errors import CompileError
 from .mlir import ir
+from .mlir._mlir_libs import _site_initialize_0 as _capi
 from .mlir.passmanager import PassManager
 
-#: The stages of the CPU pipeline, in order.
-STAGES = ("dl", "graph", "linalg", "bufferized", "affine", "vector", "llvm")
+#: The stages of the CPU pipeline, in order (dl::cpuStages, lib/Pipelines).
+STAGES = tuple(name for name, _ in _capi.pipeline_stages(False))
 
-#: The stages of ``target="cuda"``: the CPU pipeline's first four, then the
-#: GPU kernels; "binary" (PTX in a gpu.binary, host side for the CUDA
-#: runtime) and "emulated" (the kernels as CPU loops) both follow "gpu".
-GPU_STAGES = ("dl", "graph", "linalg", "bufferized", "gpu", "binary", "emulated")
+#: The stages of ``target="cuda"`` (dl::gpuStages): the CPU pipeline's first
+#: four, then the GPU kernels; "binary" (PTX in a gpu.binary, host side for
+#: the CUDA runtime) and "emulated" (the kernels as CPU loops) both follow
+#: "gpu".
+GPU_STAGES = tuple(name for name, _ in _capi.pipeline_stages(True))
+
+#: What the IR at each stage is.
+STAGE_DESCRIPTIONS = dict(_capi.pipeline_stages(False) + _capi.pipeline_stages(True))
+
+
+def _parents():
+    """The stage each stage is lowered from: the previous one, except that
+    the stages after "gpu" each come from "gpu"."""
+    parent = dict(zip(STAGES[1:], STAGES))
+    gpu = GPU_STAGES.index("gpu")
+    parent["gpu"] = GPU_STAGES[gpu - 1]
+    parent.update((stage, "gpu") for stage in GPU_STAGES[gpu + 1:])
+    return parent
+
 
 #: The stage each stage is lowered from.
-PARENT = {"graph": "dl", "linalg": "graph", "bufferized": "linalg",
-          "affine": "bufferized", "vector": "affine", "llvm": "vector",
-          "gpu": "bufferized", "binary": "gpu", "emulated": "gpu"}
-
-TARGETS = ("cpu", "cuda")
-
-#: The NVIDIA chips dl-gpu-pipeline accepts.
-CHIPS = ("sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90")
-
-STAGE_DESCRIPTIONS = {
-    "dl": "dl as traced from Python",
-    "graph": "dl after graph-level simplification, batch-norm folding and "
-             "fusion grouping (dl.fusion_group)",
-    "linalg": "linalg, tensor, arith and math on tensors",
-    "bufferized": "linalg on memrefs, with explicit deallocation; temporaries "
-                  "share one arena where their lifetimes allow (dl-plan-memory)",
-    "affine": "affine loop nests (tiled when tile_size > 0)",
-    "vector": "affine loops with vector ops; affine.parallel marks the loops run on threads",
-    "llvm": "llvm dialect, as handed to the ExecutionEngine",
-    "gpu": "GPU kernels: parallel loops mapped to blocks and threads, "
-           "outlined into a gpu.module launched by the host function",
-    "binary": "the kernels compiled to PTX (in a gpu.binary), the host side "
-              "calling the CUDA runtime, in the llvm dialect",
-    "emulated": "the kernels of the gpu stage run as loops over blocks and "
-                "threads on the CPU (dl-gpu-to-cpu), in the llvm dialect",
-}
+PARENT = _parents()
 
 
-@dataclass(frozen=True)
-class CompileOptions:
-    """Options of dl-cpu-pipeline that dlc.jit exposes."""
-
-    #: lanes of the affine super-vectorizer (0 disables vectorization)
-    vector_width: int = 8
-    #: affine loop tile size (0 disables tiling)
-    tile_size: int = 0
-    #: run the outermost parallel loop of each nest on several threads
-    #: (how many is decided at run time: dlc.set_num_threads)
-    parallel: bool = True
-    #: least estimated operations of a nest run on threads (None: the
-    #: pipeline's default)
-    parallel_min_work: object = None
-    #: graph optimizations turned off, by pass name (see GRAPH_PASSES)
-    disable: frozenset = frozenset()
-    #: "cpu" or "cuda"
-    target: str = "cpu"
-    #: for target="cuda": run the GPU kernels on the CPU
-    emulate: bool = False
-    #: for target="cuda": the NVIDIA chip and the threads per block
-    chip: str = "sm_90"
-    block_size: int = 256
-    #: for target="cuda": edge of the shared-memory tiles of matmul kernels
-    matmul_tile: int = 16
-    #: for target="cuda": f16/bf16 matmuls on tensor cores (chips sm_80 on)
-    tensor_cores: bool = True
-
-    @property
-    def stages(self):
-        return GPU_STAGES if self.target == "cuda" else STAGES
-
-    def _graph_pass_options(self):
-        """The options both pipelines share: which C++ graph passes run."""
-        def flag(name):
-            return "false" if name in self.disable else "true"
-        return (f"fold-batchnorm={flag('dl-fold-batchnorm')} "
-                f"fuse={flag('dl-linalg-fuse')} "
-                f"layout={flag('dl-layout')} "
-                f"plan-memory={flag('dl-plan-memory')}")
-
-    def gpu_pipeline_options(self):
-        return (f"chip={self.chip} block-size={self.block_size} "
-                f"matmul-tile={self.matmul_tile} "
-                f"tensor-cores={'true' if self.tensor_cores else 'false'} "
-                f"{self._graph_pass_options()}")
-
-    def pipeline_options(self):
-        min_work = ("" if self.parallel_min_work is None
-                    else f"parallel-min-work={self.parallel_min_work} ")
-        epilogue = "false" if "dl-fuse-epilogue" in self.disable else "true"
-        # GPU: dense convolutions as im2col + GEMM, for the shared-memory
-        # matmul kernel (the graph stage is shared).
-        # and every convolution in NHWC.
-        direct = -1 if self.target == "cuda" else 0
-        return (f"vector-width={self.vector_width} tile-size={self.tile_size} "
-                f"parallel={'true' if self.parallel else 'false'} {min_work}"
-                f"epilogue={epilogue} max-direct-filter-bytes={direct} "
-                f"nchw-min-filter-bytes={direct} "
-                f"{self._graph_pass_options()}")
-
-
-#: Optimization passes that ``dlc.jit(disable=...)`` can turn off.
-GRAPH_PASSES = ("dl-simplify", "dl-fold-batchnorm", "dl-layout", "dl-linalg-fuse",
-                "dl-fuse-epilogue", "dl-plan-memory")
-
-
-def check_disable(names):
-    """Validates `disable=` of dlc.jit: a name or an iterable of names."""
-    names = frozenset([names] if isinstance(names, str) else names)
-    unknown = sorted(names - set(GRAPH_PASSES))
-    if unknown:
-        raise ValueError(f"cannot disable unknown pass(es) {', '.join(unknown)}; "
-                         f"the passes that can be disabled are: "
-                         f"{', '.join(GRAPH_PASSES)}")
-    return names
-
-
-def check_min_work(value):
-    """Validates `parallel_min_work=` of dlc.jit: None or an int >= 0."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"parallel_min_work must be None or a non-negative integer, "
-                         f"but got {value!r}")
-    return int(value)
-
-
-def check_target(target, emulate, chip, block_size, matmul_tile=16):
-    """Validates the target options of dlc.jit."""
-    if target not in TARGETS:
-        raise ValueError(f"unknown target {target!r}; targets are: {', '.join(TARGETS)}")
-    if emulate and target != "cuda":
-        raise ValueError("emulate=True runs GPU kernels on the CPU: it needs "
-                         "target='cuda'")
-    if chip not in CHIPS:
-        raise ValueError(f"unknown chip {chip!r}; chips are: {', '.join(CHIPS)}")
-    if not isinstance(block_size, int) or not 1 <= block_size <= 1024:
-        raise ValueError(f"block_size must be an int in 1..1024, but got {block_size!r}")
-    if not isinstance(matmul_tile, int) or not 1 <= matmul_tile <= 32:
-        raise ValueError(f"matmul_tile must be an int in 1..32, but got {matmul_tile!r}")
+def stages_for(options):
+    """The stages of a compilation with `options` (dlc.CompileOptions)."""
+    return GPU_STAGES if options.is_cuda else STAGES
 
 
 def check_stage(stage, stages=STAGES):
@@ -178,10 +71,9 @@ def _step_text(start, stop, options):
     `stop` a descendant of `start`, neither being "dl"."""
     if stop in STAGES:
         return (f"dl-cpu-pipeline{{from={start} to={stop} "
-                f"{options.pipeline_options()}}}")
-    to = {"gpu": "gpu", "binary": "binary", "emulated": "cpu"}[stop]
+                f"{options.cpu_pipeline_options()}}}")
     if start == "gpu" or start in STAGES:
-        return (f"dl-gpu-pipeline{{from={start} to={to} "
+        return (f"dl-gpu-pipeline{{from={start} to={stop} "
                 f"{options.gpu_pipeline_options()}}}")
     raise ValueError(f"cannot lower from stage {start!r} to {stop!r}")
 
@@ -191,35 +83,79 @@ def pipeline_text(start, stop, options):
     return f"builtin.module({_step_text(start, stop, options)})"
 
 
-def run_stages(module, start, stop, options):
+def run_stages(module, start, stop, options, name="dlc"):
     """Lowers `module` (at stage `start`) in place to stage `stop`, which
-    must come after `start` (see stage_path)."""
-    check_stage(start, options.stages)
-    check_stage(stop, options.stages)
+    must come after `start` (see stage_path). On failure, raises a
+    CompileError that says what failed, where, and the command that
+    reproduces it from an IR file it writes (named after `name`)."""
+    check_stage(start, stages_for(options))
+    check_stage(stop, stages_for(options))
     path = stage_path(stop)
     if start == stop or start not in path:
         return module
+    before = module.operation.get_asm(enable_debug_info=True)
     with module.context:
         pm = _pass_manager(start, stop, options)
         try:
             pm.run(module.operation)
         except ir.MLIRError as error:
-            raise CompileError(_describe_failure(start, stop, error)) from None
+            raise CompileError(_describe_failure(start, stop, error) + "\n" +
+                               reproducer(before, start, stop, options, name)) from None
     return module
+
+
+def reproducer_command(path, start, stop, options):
+    """The shell command that runs the slice `start` -> `stop` of the
+    pipeline on the IR file `path`: dl-opt, or ``python -m dlc.opt`` where
+    the slice includes dlc's Python passes (the graph stage)."""
+    if start != "dl":
+        return (f"{shlex.quote(_build_config.DL_OPT)} {shlex.quote(path)} "
+                f"--pass-pipeline={shlex.quote(pipeline_text(start, stop, options))}")
+    return "python -m dlc.opt " + shlex.quote(path) + "".join(
+        f" -p {shlex.quote(step)}" for step in _steps_from_dl(stop, options))
+
+
+def reproducer(text, start, stop, options, name):
+    """Writes `text` (the IR at `start`) to a new file under
+    ``$DLC_REPRO_DIR`` (default: the system's temporary directory) and says
+    how to replay the failing lowering from it."""
+    directory = os.environ.get("DLC_REPRO_DIR") or tempfile.gettempdir()
+    try:
+        os.makedirs(directory, exist_ok=True)
+        handle, path = tempfile.mkstemp(prefix=f"dlc-{name}-{start}-", suffix=".mlir",
+                                        dir=directory)
+        with os.fdopen(handle, "w") as file:
+            file.write(text)
+    except OSError as error:
+        return f"(the IR could not be saved to reproduce this: {error})"
+    return (f"the IR at stage '{start}' is in {path}; reproduce with:\n"
+            f"  {reproducer_command(path, start, stop, options)}")
+
+
+def _steps_from_dl(stop, options):
+    """The passes from "dl" to `stop`: the graph stage runs dlc's Python
+    passes around the C++ graph passes, in one PassManager. Each step is a
+    Python pass's name or a pipeline element."""
+    steps = []
+    if "dl-simplify" not in options.disable:
+        steps.append("dl-simplify")
+    steps.append(f"dl-cpu-pipeline{{from=dl to=graph {options.cpu_pipeline_options()}}}")
+    if "dl-linalg-fuse" not in options.disable:
+        steps.append("dl-fusion-report")
+    if stop != "graph":
+        steps.append(_step_text("graph", stop, options))
+    return steps
 
 
 def _pass_manager(start, stop, options):
     if start != "dl":
         return PassManager.parse(pipeline_text(start, stop, options))
-    # The graph stage: Python passes around the C++ graph passes.
     pm = PassManager("builtin.module")
-    if "dl-simplify" not in options.disable:
-        passes.add_pass(pm, "dl-simplify")
-    pm.add(f"dl-cpu-pipeline{{from=dl to=graph {options.pipeline_options()}}}")
-    if "dl-linalg-fuse" not in options.disable:
-        passes.add_pass(pm, "dl-fusion-report")
-    if stop != "graph":
-        pm.add(_step_text("graph", stop, options))
+    for step in _steps_from_dl(stop, options):
+        if step in passes.PYTHON_PASSES:
+            passes.add_pass(pm, step)
+        else:
+            pm.add(step)
     return pm
 
 

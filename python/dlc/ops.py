@@ -889,3 +889,49 @@ def astype(x, dtype):
 
 
 cast = astype
+
+
+# -- Tensor methods -------------------------------------------------------------
+# The operators of a traced Tensor, installed here (as JAX installs its array
+# methods) so that the tracer never imports the ops.
+
+def _binary_method(op, reflected=False):
+    """A Tensor method applying `op` (operands swapped if reflected)."""
+    def method(self, other):
+        return op(other, self) if reflected else op(self, other)
+    method.__name__ = f"__{'r' if reflected else ''}{op.__name__}__"
+    return method
+
+
+def _reshape_method(self, *shape):
+    """This tensor reshaped (see dlc.reshape); ``x.reshape(2, 3)`` or
+    ``x.reshape((2, 3))``."""
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    return reshape(self, shape)
+
+
+def _astype_method(self, dtype):
+    """This tensor converted to `dtype` (see dlc.astype)."""
+    return astype(self, dtype)
+
+
+def _install_tensor_methods():
+    for dunder, op in [("add", add), ("sub", subtract), ("mul", multiply),
+                       ("truediv", divide), ("matmul", matmul), ("pow", power)]:
+        setattr(Tensor, f"__{dunder}__", _binary_method(op))
+        setattr(Tensor, f"__r{dunder}__", _binary_method(op, reflected=True))
+    # Comparisons give bool tensors (`x == y` too, as in numpy); Python's
+    # reflection of `a < b` is `b > a`, so each needs only its forward form.
+    for dunder, op in [("lt", less), ("le", less_equal), ("gt", greater),
+                       ("ge", greater_equal), ("eq", equal), ("ne", not_equal)]:
+        setattr(Tensor, f"__{dunder}__", _binary_method(op))
+    Tensor.__neg__ = lambda self: negative(self)
+    Tensor.__abs__ = lambda self: abs(self)
+    Tensor.__getitem__ = lambda self, key: getitem(self, key)
+    Tensor.T = property(lambda self: transpose(self))
+    Tensor.reshape = _reshape_method
+    Tensor.astype = _astype_method
+
+
+_install_tensor_methods()

@@ -154,7 +154,9 @@ class Tensor:
     """A traced tensor: the abstract value a dlc.jit function computes on.
 
     ``shape`` is a tuple of ints, with ``None`` for the dynamic (batch)
-    dimension; ``dtype`` is a numpy dtype. Python operators build dl ops.
+    dimension; ``dtype`` is a numpy dtype. Python operators build dl ops:
+    dlc.ops installs them (+ - * / ** @, comparisons, indexing, ``.T``,
+    ``.reshape``, ``.astype``), so that this module never imports the ops.
     """
 
     __slots__ = ("value", "shape", "dtype")
@@ -169,39 +171,11 @@ class Tensor:
     def ndim(self):
         return len(self.shape)
 
-    @property
-    def T(self):
-        from . import ops
-        return ops.transpose(self)
-
-    def reshape(self, *shape):
-        from . import ops
-        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-            shape = tuple(shape[0])
-        return ops.reshape(self, shape)
-
     def __repr__(self):
         return f"Tensor({dtypes.format_type(self.shape, self.dtype)})"
 
-    def __neg__(self):
-        from . import ops
-        return ops.negative(self)
-
-    def __abs__(self):
-        from . import ops
-        return ops.abs(self)
-
     def __pos__(self):
         return self
-
-    def __getitem__(self, key):
-        from . import ops
-        return ops.getitem(self, key)
-
-    def astype(self, dtype):
-        """This tensor converted to `dtype` (see dlc.astype)."""
-        from . import ops
-        return ops.astype(self, dtype)
 
     def __len__(self):
         if not self.shape or self.shape[0] is None:
@@ -224,25 +198,3 @@ class Tensor:
                          f"traced tensor is not supported")
 
     __hash__ = object.__hash__
-
-
-def _operator(op_name, reflected=False):
-    """A Tensor method applying dlc.<op_name> (operands swapped if reflected)."""
-    def method(self, other):
-        from . import ops
-        op = getattr(ops, op_name)
-        return op(other, self) if reflected else op(self, other)
-    method.__name__ = f"__{'r' if reflected else ''}{op_name}__"
-    return method
-
-
-for _dunder, _op_name in [("add", "add"), ("sub", "subtract"), ("mul", "multiply"),
-                          ("truediv", "divide"), ("matmul", "matmul"), ("pow", "power")]:
-    setattr(Tensor, f"__{_dunder}__", _operator(_op_name))
-    setattr(Tensor, f"__r{_dunder}__", _operator(_op_name, reflected=True))
-
-# Comparisons give bool tensors (`x == y` too, as in numpy); Python's reflection
-# of `a < b` is `b > a`, so each needs only its forward form.
-for _dunder, _op_name in [("lt", "less"), ("le", "less_equal"), ("gt", "greater"),
-                          ("ge", "greater_equal"), ("eq", "equal"), ("ne", "not_equal")]:
-    setattr(Tensor, f"__{_dunder}__", _operator(_op_name))

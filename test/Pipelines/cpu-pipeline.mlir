@@ -3,9 +3,11 @@
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{approximate-math=false})' | FileCheck %s --check-prefix=LIBM
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=linalg})' | FileCheck %s --check-prefix=LINALG
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=bufferized})' | FileCheck %s --check-prefix=BUF
-// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=affine threads=1})' | FileCheck %s --check-prefix=AFFINE
-// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=vector l1-bytes=49152 l2-bytes=2097152 threads=1})' | FileCheck %s --check-prefix=VECTOR
-// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=vector vector-width=0})' | FileCheck %s --check-prefix=NOVEC
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=affine target-cpu=znver4 target-threads=1})' | FileCheck %s --check-prefix=AFFINE
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=vector target-cpu=znver4 target-threads=1})' | FileCheck %s --check-prefix=VECTOR
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=vector target-cpu=haswell target-threads=1})' | FileCheck %s --check-prefix=AVX2
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=vector vectorize=false})' | FileCheck %s --check-prefix=NOVEC
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=graph})' | FileCheck %s --check-prefix=TARGET
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=affine tile-size=4})' | FileCheck %s --check-prefix=TILED
 
 // Replaying a stage from the printed IR of the previous one gives the same
@@ -29,7 +31,7 @@ func.func @mlp(%x: tensor<?x784xf32>, %w1: tensor<784x128xf32>, %b1: tensor<128x
   return %5 : tensor<?x10xf32>
 }
 
-// LLVM-NOT: dl.
+// LLVM-NOT: = dl.
 // LLVM-NOT: linalg.
 // LLVM-NOT: memref.
 // LLVM-NOT: affine.
@@ -67,32 +69,43 @@ func.func @mlp(%x: tensor<?x784xf32>, %w1: tensor<784x128xf32>, %b1: tensor<128x
 // BUF: return %[[OUT]]
 
 // The matmul nest, interchanged to (i, k, j) by dl-affine-interchange; A[i, k]
-// is hoisted out of the j loop.
+// is hoisted out of the j loop. Its strategy (chosen for Zen 4 on the graph)
+// is on the outermost loop; dl-affine-register-tile records what it applied
+// (the reduction blocked for L2).
 // AFFINE-LABEL: func.func @mlp
 // AFFINE-NOT: linalg.
-// AFFINE: affine.for %[[I:.*]] = 0 to %{{.*}} {
-// AFFINE: affine.for %[[K:.*]] = 0 to 784 {
-// AFFINE: affine.load %{{.*}}[%[[I]], %[[K]]] : memref<?x784xf32>
-// AFFINE: affine.for %[[J:.*]] = 0 to 128 {
-// AFFINE: affine.load %{{.*}}[%[[K]], %[[J]]] : memref<784x128xf32>
+// AFFINE: affine.for %[[K0:.*]] = 0 to 784 step 96 {
+// AFFINE: affine.for %[[I:.*]] = 0 to #{{.*}}()[%{{.*}}] step 6 {
+// AFFINE: affine.for %[[J:.*]] = 0 to 128 step 64 {
+// AFFINE: } {dl.fused_epilogue = ["arith.addf", "arith.maximumf"]}
+// AFFINE: } {dl.strategy = #dl.strategy<kind = register_tiled_gemm, rows = 6, vectors = 4, reduction_block = 96>}
 
-// (Cache sizes fixed: the blocking depends on them.) The first matmul is a
-// register-tiled micro-kernel (8 rows x 2 vectors of
-// 16 lanes, FMAs on registers carried across k); its row tiles, the outer
-// parallel loop, run on threads (affine.parallel); the rows left over form a
-// second, scalar nest whose loop over the columns is vectorized by 8 (on
-// threads too: its dynamic row count does not bound its work).
+// The target decides: on Zen 4 (32 zmm registers) the first matmul is a
+// micro-kernel of 6 rows x 4 vectors of 16 lanes, FMAs on registers carried
+// across k; its row tiles, the outer parallel loop, run on threads
+// (affine.parallel); the rows left over form a second, scalar nest whose
+// loop over the columns is vectorized by 16 (on threads too: its dynamic
+// row count does not bound its work).
 // VECTOR-LABEL: func.func @mlp
-// VECTOR: affine.parallel (%[[I:.*]]) = (0) to ((symbol(%{{.*}}) floordiv 8) * 8) step (8) {
-// VECTOR: affine.for %[[J:.*]] = 0 to 128 step 32 {
-// VECTOR: affine.for %[[K:.*]] = 0 to 784 iter_args
+// VECTOR: affine.parallel (%[[I:.*]]) = (0) to ((symbol(%{{.*}}) floordiv 6) * 6) step (6) {
+// VECTOR: affine.for %[[J:.*]] = 0 to 128 step 64 {
+// VECTOR: affine.for %[[K:.*]] = #{{.*}}(%{{.*}}) to min #{{.*}}(%{{.*}}) iter_args
 // VECTOR: affine.vector_load %{{.*}}[%[[K]], %[[J]]] : memref<784x128xf32>, vector<16xf32>
 // VECTOR: vector.fma {{.*}} : vector<16xf32>
-// VECTOR: affine.parallel (%{{.*}}) = ((symbol(%{{.*}}) floordiv 8) * 8) to (symbol(%{{.*}})) {
-// VECTOR: affine.for %{{.*}} = 0 to 784 {
-// VECTOR: affine.for %{{.*}} = 0 to 128 step 8 {
-// VECTOR: affine.vector_load {{.*}} : memref<784x128xf32>, vector<8xf32>
-// VECTOR: arith.mulf {{.*}} : vector<8xf32>
+// VECTOR: affine.parallel (%{{.*}}) = ((symbol(%{{.*}}) floordiv 6) * 6) to (symbol(%{{.*}})) {
+// VECTOR: affine.for %{{.*}} = 0 to 128 step 16 {
+// VECTOR: affine.vector_load {{.*}} : memref<784x128xf32>, vector<16xf32>
+// VECTOR: arith.mulf {{.*}} : vector<16xf32>
+// On Haswell (16 ymm registers, 256 KiB of L2), 4 rows x 3 vectors of 8
+// lanes, in column blocks of B packed to stay in L2.
+// AVX2-LABEL: func.func @mlp
+// AVX2: affine.parallel (%{{.*}}) = (0) to (120) step (72) {
+// AVX2: affine.for %{{.*}} = 0 to #{{.*}}()[%{{.*}}] step 4 {
+// AVX2: affine.for %{{.*}} = #{{.*}}(%{{.*}}) to min #{{.*}}(%{{.*}}) step 24 {
+// AVX2: vector.fma {{.*}} : vector<8xf32>
+
+// Every stage carries the target it is compiled for (here the host's).
+// TARGET: module attributes {dl.target = #dl.target<triple = "{{.*}}", cpu = "{{.*}}"
 
 // NOVEC-LABEL: func.func @mlp
 // NOVEC-NOT: vector<

@@ -16,7 +16,7 @@
 // dimensions (16 columns x 8 rows, as the rows are only 16 wide), the
 // innermost dimension on x (consecutive threads, consecutive addresses),
 // outlined into gpu.modules; the host launches them.
-// GPU: module attributes {gpu.container_module}
+// GPU: module attributes {{{.*}}gpu.container_module}
 // GPU-LABEL: func.func @mlp_layer
 // GPU-NOT: scf.parallel
 // GPU: gpu.launch_func  @[[K0:[a-z_0-9]+]]::@{{[a-z_0-9]+}} blocks in (%c1, %c8, %c1) threads in (%c16, %c8, %c1)

@@ -132,7 +132,7 @@ def test_ptx_needs_the_cuda_target(rng):
 
 
 @pytest.mark.parametrize("kwargs,message", [
-    (dict(target="tpu"), "unknown target 'tpu'; targets are: cpu, cuda"),
+    (dict(target="tpu"), "unknown target 'tpu'; targets are: 'cpu', 'cuda', or a dlc.Target"),
     (dict(emulate=True), "emulate=True runs GPU kernels on the CPU: it needs target='cuda'"),
     (dict(target="cuda", chip="sm_99"), "unknown chip 'sm_99'"),
     (dict(target="cuda", block_size=0), "block_size must be an int in 1..1024, but got 0"),

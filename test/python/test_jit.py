@@ -71,13 +71,15 @@ def test_every_stage_shows_its_ir():
         "linalg": ["linalg.matmul", "linalg.reduce", "math.exp"],
         "bufferized": ["memref<4x784xf32>", "memref.alloc", "memref.dealloc"],
         "affine": ["affine.for", "affine.load"],
-        "vector": ["affine.vector_load", "vector<8xf32>", "vector.fma"],
+        "vector": ["affine.vector_load", f"vector<{dlc.Target.host().lanes(F32)}xf32>",
+                   "vector.fma"],
         "llvm": ["llvm.func @dlc_mlp", "llvm.func @_mlir_ciface_dlc_mlp"],
     }
-    unexpected = {"linalg": "dl.", "bufferized": "tensor<", "affine": "linalg.",
+    unexpected = {"linalg": "= dl.", "bufferized": "tensor<", "affine": "linalg.",
                   "llvm": "memref."}
     for stage in dlc.STAGES:
         text = lowered.as_text(stage)
+        assert f"dl.target = {dlc.Target.host()}" in text, stage
         for needle in expected[stage]:
             assert needle in text, (stage, needle)
         if stage in unexpected:
@@ -225,19 +227,22 @@ def test_results_are_freed():
     assert rss_mb() - start < 200
 
 
-@pytest.mark.parametrize("vector_width,tile_size", [(0, 0), (16, 0), (8, 4)])
+@pytest.mark.parametrize("vector_width,tile_size", [(None, 0), (0, 0), (16, 0), (8, 4)])
 def test_compile_options(vector_width, tile_size):
     args = mlp_args(batch=3)
     f = dlc.jit(mlp, vector_width=vector_width, tile_size=tile_size)
     np.testing.assert_allclose(f(*args), dlc.jit(mlp)(*args), rtol=1e-5)
     vector_text = f.lower(*args).as_text("vector")
-    # The matmuls become register-tiled micro-kernels (512-bit vectors); the
-    # elementwise loops are vectorized by `vector_width` unless tiled (intra-
-    # tile loops do not start at 0).
-    assert ("vector<" in vector_text) == (vector_width > 0)
+    # The matmuls become register-tiled micro-kernels of the target's vector
+    # width; the elementwise loops are vectorized by `vector_width` (None:
+    # the target's too) unless tiled (intra-tile loops do not start at 0).
+    lanes = dlc.Target.host().lanes(np.float32)
+    assert ("vector<" in vector_text) == (vector_width != 0)
+    if vector_width != 0:
+        assert f"vector<{lanes}xf32>" in vector_text
     if vector_width:
-        assert "vector<16xf32>" in vector_text
-        assert (f"vector<{vector_width}xf32>" in vector_text) == (tile_size == 0) or vector_width == 16
+        assert (f"vector<{vector_width}xf32>" in vector_text) == (tile_size == 0) \
+            or vector_width == lanes
 
 
 # -- threads ------------------------------------------------------------------
@@ -421,3 +426,95 @@ def test_call_packed_fills_descriptors_or_declines():
     f = dlc.jit(lambda a: a * 2.0)
     x = (np.arange(6, dtype=F32).reshape(2, 3) / 4).astype(ml_dtypes.bfloat16)
     np.testing.assert_array_equal(f(x).astype(F32), x.astype(F32) * 2)
+
+
+# -- options as objects ---------------------------------------------------------
+
+
+def test_compile_options_objects_and_keywords_agree():
+    """dlc.CompileOptions carries what a compilation depends on; dlc.jit's
+    keywords set its fields on top of `options`."""
+    options = dlc.CompileOptions(cpu=dlc.CPUOptions(vector_width=8, parallel=False),
+                                 disable={"dl-simplify"})
+    args = mlp_args(batch=2)
+    by_object = dlc.jit(mlp, options=options)
+    by_keywords = dlc.jit(mlp, vector_width=8, parallel=False, disable="dl-simplify")
+    assert by_object._options == by_keywords._options
+    np.testing.assert_allclose(by_object(*args), dlc.jit(mlp)(*args), rtol=1e-5)
+    # A keyword wins over the object's field; the rest of the object stays.
+    mixed = dlc.jit(mlp, options=options, vector_width=4)
+    assert mixed._options.cpu == dlc.CPUOptions(vector_width=4, parallel=False)
+    assert mixed._options.disable == {"dl-simplify"}
+    assert "vector<4xf32>" in mixed.lower(*args).as_text("vector")
+
+
+def test_unknown_options_are_named():
+    with pytest.raises(TypeError, match="unknown option\\(s\\) vectorwidth; the options "
+                                        "are: vector_width, tile_size"):
+        dlc.jit(mlp, vectorwidth=8)
+    with pytest.raises(ValueError, match="vector_width must be None or a non-negative integer"):
+        dlc.CPUOptions(vector_width=-2)
+    with pytest.raises(TypeError, match="options must be a dlc.CompileOptions"):
+        dlc.jit(mlp, options={"vector_width": 8})
+
+
+def test_stage_and_chip_names_come_from_the_pipelines():
+    """dlc.STAGES, dlc.GPU_STAGES and dlc.CHIPS are the C++ pipelines' own
+    lists (dl::cpuStages, gpuStages, gpuChips), each with a description."""
+    assert dlc.STAGES == ("dl", "graph", "linalg", "bufferized", "affine", "vector", "llvm")
+    assert dlc.GPU_STAGES == ("dl", "graph", "linalg", "bufferized", "gpu", "binary",
+                              "emulated")
+    assert "sm_90" in dlc.CHIPS and "sm_80" in dlc.CHIPS
+    assert set(dlc.STAGE_DESCRIPTIONS) == set(dlc.STAGES) | set(dlc.GPU_STAGES)
+
+
+# -- reproducers ------------------------------------------------------------------
+
+
+def test_a_failed_compile_says_how_to_reproduce_it(tmp_path, monkeypatch):
+    """A lowering that fails names the error, writes the IR it started from
+    to a file, and gives the dl-opt command that replays the failure."""
+    import subprocess
+    from dlc import compiler
+    from dlc.mlir import ir
+    from dlc.tracing import context
+    monkeypatch.setenv("DLC_REPRO_DIR", str(tmp_path))
+    # A launch of dlc's thread pool whose body does not exist: refused by
+    # dl-lower-parallel-launch in the llvm stage.
+    text = """
+    llvm.func @missing_launch(i64, i64, i64, i64) attributes {dl.parallel_launch = @missing}
+    """
+    module = ir.Module.parse(text, context=context())
+    with pytest.raises(dlc.CompileError) as failure:
+        compiler.run_stages(module, "vector", "llvm", dlc.CompileOptions(), "f")
+    message = str(failure.value)
+    assert "lowering from stage 'vector' to 'llvm' failed" in message
+    assert "the parallel body @missing of this launch is not an llvm.func" in message
+    saved = list(tmp_path.glob("dlc-f-vector-*.mlir"))
+    assert len(saved) == 1 and f"the IR at stage 'vector' is in {saved[0]}" in message
+    command = message.splitlines()[-1].strip()
+    assert command.startswith(_build_config_dl_opt())
+    replay = subprocess.run(command, shell=True, capture_output=True, text=True)
+    assert replay.returncode != 0 and "the parallel body @missing" in replay.stderr
+
+
+def test_reproducers_of_the_graph_stage_use_dlc_opt(tmp_path):
+    """The graph stage runs Python passes: its reproducer runs them with
+    ``python -m dlc.opt``, which replays the whole slice."""
+    import subprocess
+    import sys
+    from dlc import compiler
+    lowered = dlc.jit(mlp).lower(*mlp_args(batch=2))
+    path = tmp_path / "input.mlir"
+    path.write_text(lowered.as_text("dl"))
+    command = compiler.reproducer_command(str(path), "dl", "linalg", lowered.options)
+    assert command.startswith("python -m dlc.opt ")
+    replay = subprocess.run(sys.executable + command[len("python"):], shell=True,
+                            capture_output=True, text=True)
+    assert replay.returncode == 0, replay.stderr
+    assert "linalg.matmul" in replay.stdout and "dl.target" in replay.stdout
+
+
+def _build_config_dl_opt():
+    from dlc import _build_config
+    return _build_config.DL_OPT

@@ -31,6 +31,13 @@ def DL_Dialect : Dialect {
     `math` on tensors.
   }];
   let hasConstantMaterializer = 1;
+  let useDefaultAttributePrinterParser = 1;
+  // dl.strategy and dl.target, wherever they appear, are checked.
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// Registers #dl.target and #dl.strategy (DLAttrs.cpp).
+    void registerAttributes();
+  }];
 }
 
 class DL_Op<string mnemonic, list<Trait> traits = []>

@@ -2,6 +2,7 @@
 #ifndef DL_DLOPS_H
 #define DL_DLOPS_H
 
+#include "dl/IR/DLAttrs.h"
 #include "dl/IR/DLDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributeInterfaces.h"

@@ -10,6 +10,7 @@
 #ifndef DL_OPS_TD
 #define DL_OPS_TD
 
+include "dl/IR/DLAttrs.td"
 include "dl/IR/DLBase.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"

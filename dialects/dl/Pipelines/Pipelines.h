@@ -1,8 +1,10 @@
 //===- Pipelines.h - dlc's named pass pipelines -----------------*- C++ -*-===//
 //
-// The CPU pipeline is built in ONE place (lib/Pipelines/CPUPipeline.cpp) as a
-// sequence of named stages; `from`/`to` select a slice of it so that any stage
-// can be replayed from the printed IR of the previous one.
+// Each pipeline is built in ONE place (lib/Pipelines/CPUPipeline.cpp,
+// GPUPipeline.cpp) as a sequence of named stages; `from`/`to` select a slice
+// of it so that any stage can be replayed from the printed IR of the
+// previous one. The stage and chip names are listed here once; the Python
+// package reads them from these tables (dlc.STAGES, dlc.GPU_STAGES).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DL_PIPELINES_H
@@ -10,41 +12,61 @@
 
 #include "mlir/Pass/PassOptions.h"
 
+#include <optional>
+
 namespace mlir {
 class OpPassManager;
 namespace dl {
 
-/// The stages of the CPU pipeline, in order. The IR "at" a stage is the IR
-/// after the passes that produce it.
-enum class CPUStage {
-  DL,         // dl as traced / written
-  Graph,      // dl after graph-level simplification
-  Linalg,     // linalg on tensors
-  Bufferized, // linalg on memrefs, deallocation explicit
-  Affine,     // affine loops (tiled when tile-size > 0)
-  Vector,     // affine loops with vector ops
-  LLVM,       // llvm dialect, ready for the ExecutionEngine
+/// A stage of a pipeline: its name (as `from`/`to` spell it) and what the
+/// IR at it is.
+struct StageInfo {
+  llvm::StringLiteral name;
+  llvm::StringLiteral description;
 };
 
-/// The `cl::values` naming every stage (for the `from`/`to` options).
-inline auto cpuStageValues() {
-  return llvm::cl::values(
-      clEnumValN(CPUStage::DL, "dl", "dl as written"),
-      clEnumValN(CPUStage::Graph, "graph", "dl after graph simplification"),
-      clEnumValN(CPUStage::Linalg, "linalg", "linalg on tensors"),
-      clEnumValN(CPUStage::Bufferized, "bufferized", "linalg on memrefs"),
-      clEnumValN(CPUStage::Affine, "affine", "affine loops"),
-      clEnumValN(CPUStage::Vector, "vector", "affine loops with vectors"),
-      clEnumValN(CPUStage::LLVM, "llvm", "llvm dialect"));
-}
+/// The stages of dl-cpu-pipeline, in order. The IR "at" a stage is the IR
+/// after the passes that produce it.
+ArrayRef<StageInfo> cpuStages();
 
-struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
-  Option<CPUStage> from{*this, "from",
-                        llvm::cl::desc("Stage the input IR is at"),
-                        llvm::cl::init(CPUStage::DL), cpuStageValues()};
-  Option<CPUStage> to{*this, "to",
-                      llvm::cl::desc("Stage to stop at (inclusive)"),
-                      llvm::cl::init(CPUStage::LLVM), cpuStageValues()};
+/// The stages of dl-gpu-pipeline: the CPU pipeline's first four, then
+/// `gpu`, then `binary` or `emulated`, each lowered from `gpu`.
+ArrayRef<StageInfo> gpuStages();
+
+/// The NVIDIA chips dl-gpu-pipeline compiles for.
+ArrayRef<StringRef> gpuChips();
+
+/// The stages of the CPU pipeline, as positions in cpuStages().
+enum class CPUStage { DL, Graph, Linalg, Bufferized, Affine, Vector, LLVM };
+
+/// The CPU stage called `name`, if any.
+std::optional<CPUStage> parseCPUStage(StringRef name);
+
+/// Options both pipelines share: the target of the host code and the graph
+/// passes that may be turned off. (CRTP: PassPipelineOptions needs the
+/// final type.)
+template <typename Derived>
+struct CommonPipelineOptions : public PassPipelineOptions<Derived> {
+  template <typename T>
+  using Option = typename PassPipelineOptions<Derived>::template Option<T>;
+
+  Option<std::string> targetCPU{
+      *this, "target-cpu",
+      llvm::cl::desc("CPU to compile for: an LLVM CPU name (znver4, haswell, "
+                     "neoverse-v1, ...) or host; empty: the module's "
+                     "#dl.target, else the host (dl-resolve-target)"),
+      llvm::cl::init("")};
+  Option<std::string> targetFeatures{
+      *this, "target-features",
+      llvm::cl::desc("ISA features added (+name) or removed (-name) "
+                     "relative to the CPU's"),
+      llvm::cl::init("")};
+  Option<int64_t> targetThreads{
+      *this, "target-threads",
+      llvm::cl::desc("Hardware threads the code is sized for (0: the "
+                     "target's; the thread count at run time is "
+                     "dlc.set_num_threads)"),
+      llvm::cl::init(0)};
   Option<bool> foldBatchNorm{
       *this, "fold-batchnorm",
       llvm::cl::desc("Fold inference batch norms into the conv2d/matmul "
@@ -65,18 +87,29 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Fuse elementwise producers into their consumers "
                      "(dl-linalg-fuse)"),
       llvm::cl::init(true)};
+};
+
+struct CPUPipelineOptions : public CommonPipelineOptions<CPUPipelineOptions> {
+  Option<std::string> from{*this, "from",
+                           llvm::cl::desc("Stage the input IR is at (see "
+                                          "cpuStages: dl, graph, linalg, "
+                                          "bufferized, affine, vector, llvm)"),
+                           llvm::cl::init("dl")};
+  Option<std::string> to{*this, "to",
+                         llvm::cl::desc("Stage to stop at (inclusive)"),
+                         llvm::cl::init("llvm")};
   Option<int64_t> maxDirectFilterBytes{
       *this, "max-direct-filter-bytes",
       llvm::cl::desc("Largest filter (bytes) of an NHWC f32 convolution run "
                      "as a direct convolution rather than im2col + GEMM (0: "
-                     "half of this machine's L2; -1: never, and f16/bf16 "
+                     "half of the target's L2; -1: never, and f16/bf16 "
                      "convolutions are im2col + GEMM too)"),
       llvm::cl::init(0)};
   Option<int64_t> nchwMinFilterBytes{
       *this, "nchw-min-filter-bytes",
       llvm::cl::desc("An f32 NCHW convolution whose filter has more bytes "
                      "stays NCHW in dl-layout: its im2col GEMM reads the "
-                     "filter as it lies (0: half of this machine's L2; -1: "
+                     "filter as it lies (0: half of the target's L2; -1: "
                      "every convolution goes to NHWC)"),
       llvm::cl::init(0)};
   Option<bool> approximateMath{
@@ -101,17 +134,6 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Register-blocked micro-kernels for accumulation nests "
                      "(dl-affine-register-tile)"),
       llvm::cl::init(true)};
-  Option<unsigned> registerBits{
-      *this, "register-bits",
-      llvm::cl::desc("Width of the target's vector registers in bits (512 "
-                     "for AVX-512, 256 for AVX2)"),
-      llvm::cl::init(512)};
-  Option<int64_t> threads{
-      *this, "threads",
-      llvm::cl::desc("Threads the GEMM column blocks are sized for (0: this "
-                     "machine's hardware threads; the thread count at run "
-                     "time is dlc.set_num_threads)"),
-      llvm::cl::init(0)};
   Option<bool> cacheTile{
       *this, "cache-tile",
       llvm::cl::desc("L2/L1 tiles for nests that stride through memory "
@@ -122,19 +144,15 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Tile affine loop nests with this tile size (0: no "
                      "tiling). The hook where dependence-driven tiling goes."),
       llvm::cl::init(0)};
+  Option<bool> vectorize{
+      *this, "vectorize",
+      llvm::cl::desc("Vector code at all: vectorized loops and the register-"
+                     "tiled micro-kernels (false: scalar loops only)"),
+      llvm::cl::init(true)};
   Option<unsigned> vectorWidth{
       *this, "vector-width",
-      llvm::cl::desc("Vectorize innermost affine loops with this many lanes "
-                     "(0: no vector code at all, register tiling included)"),
-      llvm::cl::init(8)};
-  Option<int64_t> l1Bytes{
-      *this, "l1-bytes",
-      llvm::cl::desc("L1 data cache size in bytes the loop transformations "
-                     "size blocks by (0: read from this machine)"),
-      llvm::cl::init(0)};
-  Option<int64_t> l2Bytes{
-      *this, "l2-bytes",
-      llvm::cl::desc("L2 cache size in bytes (0: read from this machine)"),
+      llvm::cl::desc("Lanes of the vectorized loops (0: per loop from the "
+                     "target's vector registers)"),
       llvm::cl::init(0)};
   Option<bool> parallel{
       *this, "parallel",
@@ -155,31 +173,23 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::init(65536)};
 };
 
-/// Adds the passes that take IR at `options.from` to IR at `options.to`.
-void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
+/// Adds the passes that take IR at `options.from` to IR at `options.to`;
+/// fails (with `error`) on unknown stages or `from` after `to`.
+LogicalResult buildCPUPipeline(OpPassManager &pm,
+                               const CPUPipelineOptions &options,
+                               function_ref<LogicalResult(const Twine &)> error);
 
-/// Registers `dl-cpu-pipeline`.
 /// Options of dl-gpu-pipeline (lib/Pipelines/GPUPipeline.cpp).
-struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
+struct GPUPipelineOptions : public CommonPipelineOptions<GPUPipelineOptions> {
   Option<std::string> from{*this, "from",
                            llvm::cl::desc("Stage the input IR is at: dl, "
                                           "graph, linalg, bufferized (CPU "
                                           "pipeline stages) or gpu (the "
                                           "output of to=gpu)"),
                            llvm::cl::init("dl")};
-  Option<bool> foldBatchNorm{*this, "fold-batchnorm",
-                             llvm::cl::desc("As in dl-cpu-pipeline"),
-                             llvm::cl::init(true)};
-  Option<bool> fuse{*this, "fuse", llvm::cl::desc("As in dl-cpu-pipeline"),
-                    llvm::cl::init(true)};
-  Option<bool> layout{*this, "layout", llvm::cl::desc("As in dl-cpu-pipeline"),
-                      llvm::cl::init(true)};
-  Option<bool> planMemory{*this, "plan-memory",
-                          llvm::cl::desc("As in dl-cpu-pipeline"),
-                          llvm::cl::init(true)};
   Option<std::string> chip{*this, "chip",
-                           llvm::cl::desc("NVIDIA target: sm_70, sm_75, "
-                                          "sm_80, sm_86, sm_89 or sm_90"),
+                           llvm::cl::desc("NVIDIA target (see gpuChips: "
+                                          "sm_70 ... sm_90)"),
                            llvm::cl::init("sm_90")};
   Option<int64_t> blockSize{*this, "block-size",
                             llvm::cl::desc("Threads per block along the "
@@ -206,10 +216,11 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
   Option<std::string> to{*this, "to",
                          llvm::cl::desc("Stop after: gpu (kernels outlined "
                                         "into gpu.module, before NVVM), "
-                                        "binary (the whole pipeline) or cpu "
-                                        "(the gpu kernels run as loops on "
-                                        "the CPU by dl-gpu-to-cpu, lowered "
-                                        "to the llvm dialect)"),
+                                        "binary (the whole pipeline) or "
+                                        "emulated (the gpu kernels run as "
+                                        "loops on the CPU by dl-gpu-to-cpu, "
+                                        "lowered to the llvm dialect; `cpu` "
+                                        "says the same)"),
                          llvm::cl::init("binary")};
 };
 
@@ -218,6 +229,7 @@ LogicalResult buildGPUPipeline(OpPassManager &pm,
                                const GPUPipelineOptions &options,
                                function_ref<LogicalResult(const Twine &)> error);
 
+/// Registers `dl-cpu-pipeline` and `dl-gpu-pipeline`.
 void registerPipelines();
 
 } // namespace dl

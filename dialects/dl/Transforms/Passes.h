@@ -3,6 +3,7 @@
 #define DL_TRANSFORMS_PASSES_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "dl/IR/DLDialect.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::dl {

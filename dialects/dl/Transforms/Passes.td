@@ -41,6 +41,9 @@ def DLLayout : Pass<"dl-layout", "::mlir::func::FuncOp"> {
     registers), where in NHWC each call would first rewrite the whole
     filter to HWIO (9.4 MB for 512x512x3x3: about 0.9 ms here, as long as
     the GEMM), and such layers' activations are small.
+
+    A `#dl.strategy` with a `layout` written on an op in the IR decides
+    instead: `layout = "NCHW"` keeps it, `"NHWC"` converts it.
   }];
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",
@@ -51,37 +54,46 @@ def DLLayout : Pass<"dl-layout", "::mlir::func::FuncOp"> {
            "(0: half of this machine's L2, the direct convolution's limit; "
            "-1: none stays)">,
   ];
+  let dependentDialects = ["::mlir::dl::DLDialect"];
 }
 
 def DLSelectStrategies : Pass<"dl-select-strategies"> {
   let summary = "Choose and record the code-generation strategy of each dl op";
   let description = [{
-    Annotates matmuls (`register-tiled-gemm` or `loops`), convolutions
-    (`im2col-gemm` or `direct`) and reductions (`vectorized-reduction`) with a
-    `dl.strategy` attribute, which convert-dl-to-linalg follows. An op that
-    already has one keeps it, so a strategy can be forced in the IR.
+    Annotates matmuls (`register_tiled_gemm` or `loops`), convolutions
+    (`im2col_gemm` or `direct`) and reductions (`vectorized_reduction`) with
+    their `#dl.strategy`, chosen for the target (`#dl.target`): the kind,
+    the micro-kernel's register tile from the target's registers, the
+    layout a convolution runs in. `convert-dl-to-linalg` follows it and
+    passes it on to the loop nest that `dl-affine-register-tile` builds the
+    micro-kernel in. An op that already has one keeps it, so a strategy can
+    be forced in the IR.
   }];
   let options = [
     Option<"maxDirectFilterBytes", "max-direct-filter-bytes", "int64_t",
            /*default=*/"0",
            "Largest filter (bytes) for which an NHWC f32 convolution runs as a "
            "register-tiled direct convolution rather than im2col + GEMM (0: "
-           "half of this machine's L2; -1: never, and f16/bf16 convolutions "
+           "half of the target's L2; -1: never, and f16/bf16 convolutions "
            "are im2col + GEMM too)">,
   ];
+  let dependentDialects = ["::mlir::dl::DLDialect"];
 }
 
 def DLExplain : Pass<"dl-explain"> {
-  let summary = "Report the strategy chosen for each dl op";
+  let summary = "Report the target and the strategy chosen for each dl op";
   let description = [{
-    Chooses strategies as dl-select-strategies does (recording them) and
-    emits one remark per op naming its strategy and the reason:
+    Emits a remark naming the target (`#dl.target`, or the host's where the
+    IR has none) with the facts code generation uses, then chooses
+    strategies as dl-select-strategies does (recording them) and emits one
+    remark per op naming its strategy and the reason:
     `dl-opt --dl-explain model.mlir`.
   }];
   let options = [
     Option<"maxDirectFilterBytes", "max-direct-filter-bytes", "int64_t",
            /*default=*/"0", "As in dl-select-strategies">,
   ];
+  let dependentDialects = ["::mlir::dl::DLDialect"];
 }
 
 #endif // DL_TRANSFORMS_PASSES_TD

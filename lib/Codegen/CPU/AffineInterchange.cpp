@@ -10,7 +10,7 @@
 //    lexicographically non-negative.
 // 2. Cost, per loop, of placing it innermost: for every access, 0 if the loop
 //    does not change the address (reuse in a register), 1 if consecutive
-//    iterations stay within a cache line (by the memref's static strides;
+//    iterations stay within a cache line of the target (by the memref's static strides;
 //    unit stride along the innermost dimension when they are dynamic), 8
 //    otherwise (a new cache line per iteration). Permutations compare by the cost of
 //    their innermost loop, then of the next one out, and so on; ties go to
@@ -25,6 +25,7 @@
 
 #include "dl/Codegen/CPU/AffineUtils.h"
 #include "dl/Codegen/CPU/Passes.h"
+#include "dl/Target/Target.h"
 
 #include "mlir/Analysis/FlatLinearValueConstraints.h"
 #include "mlir/Dialect/Affine/Analysis/AffineAnalysis.h"
@@ -47,8 +48,6 @@ namespace {
 constexpr int64_t kContiguousCost = 1;
 constexpr int64_t kStridedCost = 8;
 constexpr unsigned kMaxDepth = 6; // 720 permutations at most
-
-constexpr int64_t kCacheLineBytes = 64;
 
 /// How many elements apart the addresses of consecutive iterations of `iv`
 /// are, when the memref's strides are static.
@@ -75,7 +74,9 @@ std::optional<int64_t> elementStride(const affine::MemRefAccess &access,
 }
 
 /// The innermost-placement cost of each loop of `nest` (see the header).
-SmallVector<int64_t> innermostCosts(ArrayRef<AffineForOp> nest) {
+/// `lineBytes`: the target's cache line.
+SmallVector<int64_t> innermostCosts(ArrayRef<AffineForOp> nest,
+                                    int64_t lineBytes) {
   SmallVector<int64_t> costs(nest.size(), 0);
   AffineForOp innermost = nest.back();
   innermost.walk([&](Operation *op) {
@@ -104,7 +105,7 @@ SmallVector<int64_t> innermostCosts(ArrayRef<AffineForOp> nest) {
         auto memrefType = cast<MemRefType>(access.memref.getType());
         int64_t bytes = std::max<int64_t>(
             memrefType.getElementTypeBitWidth() / 8, 1);
-        contiguous = std::abs(*stride) * bytes < kCacheLineBytes;
+        contiguous = std::abs(*stride) * bytes < lineBytes;
       } else {
         contiguous = true;
         for (unsigned r = 0; r < lastDim; ++r)
@@ -158,14 +159,8 @@ SmallVector<bool> parallelLoops(
 /// True if the nest can be analyzed and permuted: rectangular bounds, and
 /// every memory effect in the body is an affine load or store.
 bool isPermutable(ArrayRef<AffineForOp> nest) {
-  DenseSet<Value> ivs;
-  for (AffineForOp loop : nest)
-    ivs.insert(loop.getInductionVar());
-  for (AffineForOp loop : nest)
-    for (Value operand : llvm::concat<Value>(loop.getLowerBoundOperands(),
-                                             loop.getUpperBoundOperands()))
-      if (ivs.contains(operand))
-        return false;
+  if (!dl::hasRectangularBounds(nest))
+    return false;
   AffineForOp innermost = nest.back();
   WalkResult result = innermost.getBody()->walk([](Operation *op) {
     if (isa<affine::AffineReadOpInterface, affine::AffineWriteOpInterface,
@@ -183,22 +178,12 @@ struct DLAffineInterchangePass
   using DLAffineInterchangeBase::DLAffineInterchangeBase;
 
   void runOnOperation() override {
-    SmallVector<AffineForOp> roots;
-    for (Operation &op : getOperation().getBody().getOps())
-      if (auto loop = dyn_cast<AffineForOp>(op))
-        roots.push_back(loop);
-    getOperation().walk([&](Operation *op) {
-      // Outermost loops nested in non-affine regions too.
-      if (auto loop = dyn_cast<AffineForOp>(op))
-        if (!loop->getParentOfType<AffineForOp>() &&
-            loop->getParentOp() != getOperation())
-          roots.push_back(loop);
-    });
-    for (AffineForOp root : roots)
-      interchange(root);
+    int64_t lineBytes = dl::TargetInfo::of(getOperation()).getCacheLineBytes();
+    for (AffineForOp root : dl::outermostAffineLoops(getOperation()))
+      interchange(root, lineBytes);
   }
 
-  void interchange(AffineForOp root) {
+  void interchange(AffineForOp root, int64_t lineBytes) {
     SmallVector<AffineForOp> nest;
     affine::getPerfectlyNestedLoops(nest, root);
     if (nest.size() < 2 || nest.size() > kMaxDepth || !isPermutable(nest))
@@ -206,7 +191,7 @@ struct DLAffineInterchangePass
     unsigned depth = nest.size();
     std::vector<SmallVector<affine::DependenceComponent, 2>> deps;
     affine::getDependenceComponents(root, depth, &deps);
-    SmallVector<int64_t> costs = innermostCosts(nest);
+    SmallVector<int64_t> costs = innermostCosts(nest, lineBytes);
     SmallVector<bool> parallel = parallelLoops(depth, deps);
 
     // Score of a permutation: costs from the innermost position outwards,
@@ -258,7 +243,14 @@ struct DLAffineInterchangePass
     SmallVector<unsigned> perm(depth);
     for (unsigned position = 0; position < depth; ++position)
       perm[bestLegal[position]] = position;
-    affine::permuteLoops(nest, perm);
+    // The nest's strategy (dl-linalg-to-affine-loops put it on the
+    // outermost loop) stays on the outermost loop.
+    Attribute strategy = root->getAttr(dl::kStrategyAttrName);
+    unsigned outermost = affine::permuteLoops(nest, perm);
+    if (strategy) {
+      root->removeAttr(dl::kStrategyAttrName);
+      nest[outermost]->setAttr(dl::kStrategyAttrName, strategy);
+    }
   }
 
   static std::string formatOrder(ArrayRef<unsigned> loopAt) {

@@ -23,6 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dl/Codegen/CPU/AffineUtils.h"
 #include "dl/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Affine/Analysis/AffineAnalysis.h"
@@ -166,28 +167,22 @@ bool isParallelAsIs(AffineForOp loop, std::string &why) {
       return false;
     }
   unsigned depth = affine::getNestingDepth(loop) + 1;
-  for (Operation *source : accesses) {
-    bool sourceWrites = isa<affine::AffineWriteOpInterface>(source);
-    affine::MemRefAccess sourceAccess(source);
-    for (Operation *destination : accesses) {
-      if (!sourceWrites && !isa<affine::AffineWriteOpInterface>(destination))
-        continue;
-      affine::MemRefAccess destinationAccess(destination);
-      affine::DependenceResult dependence = affine::checkMemrefAccessDependence(
-          sourceAccess, destinationAccess, depth);
-      if (dependence.value == affine::DependenceResult::NoDependence)
-        continue;
-      llvm::raw_string_ostream os(why);
-      if (dependence.value == affine::DependenceResult::HasDependence)
-        os << "a dependence between iterations, from '";
-      else
-        os << "a dependence it cannot rule out, from '";
-      os << source->getName() << "' to '" << destination->getName() << "' on "
-         << sourceAccess.memref.getType();
-      return false;
-    }
-  }
-  return true;
+  return dl::forEachDependence(
+      accesses, depth,
+      [&](Operation *source, Operation *destination,
+          const affine::DependenceResult &dependence,
+          ArrayRef<affine::DependenceComponent>) {
+        if (dependence.value == affine::DependenceResult::NoDependence)
+          return true;
+        llvm::raw_string_ostream os(why);
+        if (dependence.value == affine::DependenceResult::HasDependence)
+          os << "a dependence between iterations, from '";
+        else
+          os << "a dependence it cannot rule out, from '";
+        os << source->getName() << "' to '" << destination->getName()
+           << "' on " << affine::MemRefAccess(source).memref.getType();
+        return false;
+      });
 }
 
 /// isParallelAsIs on a copy of `loop` whose loops are normalized (lower
@@ -216,12 +211,7 @@ struct DLAffineParallelizePass
           << static_cast<int64_t>(minWork);
       return signalPassFailure();
     }
-    SmallVector<AffineForOp> roots;
-    for (Block &block : getOperation().getBody())
-      for (Operation &op : block)
-        if (auto loop = dyn_cast<AffineForOp>(op))
-          roots.push_back(loop);
-    for (AffineForOp root : roots)
+    for (AffineForOp root : dl::outermostAffineLoops(getOperation()))
       choose(root);
   }
 

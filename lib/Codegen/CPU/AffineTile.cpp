@@ -14,12 +14,12 @@
 // dimensions of the range the tile's loops span there (coefficients times
 // tile extents), in bytes. Ours: upstream's affine-loop-tile sizes tiles for
 // one cache level only and ignores strides; here the band gets an L2 and an
-// L1 level from the sizes read from /sys (or the l1-bytes/l2-bytes
-// options), and with `only-strided` only bands that need it are touched.
+// L1 level from the cache sizes of the target (#dl.target), and with
+// `only-strided` only bands that need it are touched.
 //
 //===----------------------------------------------------------------------===//
 
-#include "dl/Target/CacheModel.h"
+#include "dl/Target/Target.h"
 #include "dl/Codegen/CPU/AffineUtils.h"
 #include "dl/Codegen/CPU/Passes.h"
 
@@ -40,8 +40,6 @@ using namespace mlir;
 using affine::AffineForOp;
 
 namespace {
-
-constexpr int64_t kCacheLine = 64;
 
 struct Access {
   Operation *op;
@@ -101,9 +99,11 @@ int64_t footprint(ArrayRef<AffineForOp> band, ArrayRef<int64_t> sizes,
   return bytes;
 }
 
-/// Whether some access moves a cache line or more per iteration of the
-/// innermost loop (so that no order walks all memory contiguously).
-bool hasStridedInnermostAccess(AffineForOp innermost, ArrayRef<Access> accesses) {
+/// Whether some access moves a cache line (`lineBytes`) or more per
+/// iteration of the innermost loop (so that no order walks all memory
+/// contiguously).
+bool hasStridedInnermostAccess(AffineForOp innermost, ArrayRef<Access> accesses,
+                               int64_t lineBytes) {
   Value iv = innermost.getInductionVar();
   for (const Access &access : accesses) {
     SmallVector<int64_t> strides;
@@ -115,7 +115,7 @@ bool hasStridedInnermostAccess(AffineForOp innermost, ArrayRef<Access> accesses)
     for (unsigned r = 0; r < map.getNumResults(); ++r)
       stride += dl::coefficientOf(map, r, iv).value_or(0) * strides[r];
     int64_t bytes = std::max<int64_t>(access.type.getElementTypeBitWidth() / 8, 1);
-    if (std::abs(stride) * bytes >= kCacheLine)
+    if (std::abs(stride) * bytes >= lineBytes)
       return true;
   }
   return false;
@@ -134,37 +134,36 @@ bool isFullyPermutable(ArrayRef<AffineForOp> band, std::string &why) {
       accesses.push_back(op);
   });
   unsigned depth = affine::getNestingDepth(band.front());
-  for (Operation *source : accesses) {
-    for (Operation *destination : accesses) {
-      if (!isa<affine::AffineWriteOpInterface>(source) &&
-          !isa<affine::AffineWriteOpInterface>(destination))
-        continue;
-      affine::MemRefAccess sourceAccess(source), destinationAccess(destination);
-      for (unsigned d = depth + 1; d <= depth + band.size() + 1; ++d) {
-        SmallVector<affine::DependenceComponent, 2> components;
-        affine::DependenceResult result = affine::checkMemrefAccessDependence(
-            sourceAccess, destinationAccess, d, nullptr, &components);
-        if (result.value == affine::DependenceResult::NoDependence)
-          continue;
-        if (result.value == affine::DependenceResult::Failure) {
-          why = "a dependence the analysis cannot describe";
-          return false;
-        }
-        for (unsigned k = depth; k < depth + band.size() && k < components.size();
-             ++k) {
-          const affine::DependenceComponent &c = components[k];
-          if (c.lb && *c.lb >= 0)
-            continue;
-          llvm::raw_string_ostream os(why);
-          os << "a dependence from '" << source->getName() << "' to '"
-             << destination->getName() << "' on " << sourceAccess.memref.getType()
-             << " goes backwards along loop " << (k - depth) << " of the band";
-          if (c.lb && c.ub && *c.lb == *c.ub)
-            os << " (distance " << *c.lb << ")";
-          return false;
-        }
-      }
-    }
+  for (unsigned d = depth + 1; d <= depth + band.size() + 1; ++d) {
+    bool permutable = dl::forEachDependence(
+        accesses, d,
+        [&](Operation *source, Operation *destination,
+            const affine::DependenceResult &result,
+            ArrayRef<affine::DependenceComponent> components) {
+          if (result.value == affine::DependenceResult::NoDependence)
+            return true;
+          if (result.value == affine::DependenceResult::Failure) {
+            why = "a dependence the analysis cannot describe";
+            return false;
+          }
+          for (unsigned k = depth;
+               k < depth + band.size() && k < components.size(); ++k) {
+            const affine::DependenceComponent &c = components[k];
+            if (c.lb && *c.lb >= 0)
+              continue;
+            llvm::raw_string_ostream os(why);
+            os << "a dependence from '" << source->getName() << "' to '"
+               << destination->getName() << "' on "
+               << affine::MemRefAccess(source).memref.getType()
+               << " goes backwards along loop " << (k - depth) << " of the band";
+            if (c.lb && c.ub && *c.lb == *c.ub)
+              os << " (distance " << *c.lb << ")";
+            return false;
+          }
+          return true;
+        });
+    if (!permutable)
+      return false;
   }
   return true;
 }
@@ -173,19 +172,10 @@ struct DLAffineTilePass : public dl::impl::DLAffineTileBase<DLAffineTilePass> {
   using DLAffineTileBase::DLAffineTileBase;
 
   void runOnOperation() override {
-    dl::CacheSizes host = dl::hostCacheSizes();
-    l1 = dl::cacheBytes(l1Bytes, host.l1);
-    l2 = dl::cacheBytes(l2Bytes, host.l2);
-    SmallVector<AffineForOp> roots;
-    for (Block &block : getOperation().getBody())
-      for (Operation &op : block)
-        if (auto loop = dyn_cast<AffineForOp>(op))
-          roots.push_back(loop);
-    for (AffineForOp root : roots)
-      tile(root);
+    dl::TargetInfo target = dl::TargetInfo::of(getOperation());
+    for (AffineForOp root : dl::outermostAffineLoops(getOperation()))
+      tile(root, target);
   }
-
-  int64_t l1 = 0, l2 = 0;
 
   void remark(AffineForOp root, const Twine &message) {
     if (explain)
@@ -213,7 +203,7 @@ struct DLAffineTilePass : public dl::impl::DLAffineTileBase<DLAffineTilePass> {
     return capped(size);
   }
 
-  void tile(AffineForOp root) {
+  void tile(AffineForOp root, const dl::TargetInfo &target) {
     SmallVector<AffineForOp> band;
     affine::getPerfectlyNestedLoops(band, root);
     if (band.size() < 2)
@@ -230,7 +220,8 @@ struct DLAffineTilePass : public dl::impl::DLAffineTileBase<DLAffineTilePass> {
     if (failed(collectAccesses(root, accesses)))
       return remark(root, "band left alone: a memory access that is not "
                           "affine, or a memref without static shape");
-    if (onlyStrided && !hasStridedInnermostAccess(band.back(), accesses))
+    if (onlyStrided && !hasStridedInnermostAccess(band.back(), accesses,
+                                                  target.getCacheLineBytes()))
       return; // every access walks memory contiguously already
     SmallVector<int64_t> l2Sizes, l1Sizes;
     if (tileSize > 0) {
@@ -238,8 +229,8 @@ struct DLAffineTilePass : public dl::impl::DLAffineTileBase<DLAffineTilePass> {
         l2Sizes.push_back(std::min<int64_t>(tileSize, trip));
       l1Sizes = l2Sizes;
     } else {
-      l2Sizes = sizesFor(band, trips, accesses, l2 / 2);
-      l1Sizes = sizesFor(band, l2Sizes, accesses, l1 / 2);
+      l2Sizes = sizesFor(band, trips, accesses, target.getL2Bytes() / 2);
+      l1Sizes = sizesFor(band, l2Sizes, accesses, target.getL1DataBytes() / 2);
     }
     if (l2Sizes == SmallVector<int64_t>(trips) && l1Sizes == l2Sizes)
       return remark(root, "band left alone: its data fits in L1");

@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dl/Codegen/CPU/Passes.h"
+#include "dl/Target/Target.h"
 
 #include "mlir/Analysis/FlatLinearValueConstraints.h"
 
@@ -34,6 +35,8 @@
 #include "mlir/Dialect/Affine/IR/AffineValueMap.h"
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+#include <map>
 
 namespace mlir::dl {
 #define GEN_PASS_DEF_DLAFFINEVECTORIZE
@@ -207,32 +210,70 @@ bool accessesAreContiguous(affine::AffineForOp loop) {
   return !result.wasInterrupted();
 }
 
+/// Lanes for `loop` on a target of `vectorBits`-bit registers: the elements
+/// of the widest type the loop loads or stores in one register, halved
+/// until they divide a static trip count.
+int64_t lanesFor(affine::AffineForOp loop, int64_t vectorBits) {
+  int64_t widest = 8;
+  loop.walk([&](Operation *op) {
+    if (!isa<affine::AffineReadOpInterface, affine::AffineWriteOpInterface>(op))
+      return;
+    Type element = affine::MemRefAccess(op).memref.getType();
+    element = cast<MemRefType>(element).getElementType();
+    if (element.isIntOrFloat())
+      widest = std::max<int64_t>(widest, element.getIntOrFloatBitWidth());
+    else
+      widest = std::max<int64_t>(widest, 64); // index
+  });
+  int64_t lanes = std::max<int64_t>(vectorBits / widest, 1);
+  if (std::optional<uint64_t> trips = affine::getConstantTripCount(loop))
+    while (lanes > 1 && *trips % lanes != 0)
+      lanes /= 2;
+  return lanes;
+}
+
 struct DLAffineVectorizePass
     : public dl::impl::DLAffineVectorizeBase<DLAffineVectorizePass> {
   using DLAffineVectorizeBase::DLAffineVectorizeBase;
 
   void runOnOperation() override {
-    if (vectorWidth <= 0) {
+    if (vectorWidth < 0) {
       getOperation().emitError()
-          << "dl-affine-vectorize: vector-width must be positive, but got "
+          << "dl-affine-vectorize: vector-width must not be negative, but got "
           << static_cast<int64_t>(vectorWidth);
       return signalPassFailure();
     }
-    DenseSet<Operation *> candidates;
+    dl::TargetInfo target = dl::TargetInfo::of(getOperation());
+    // Candidates by their number of lanes.
+    std::map<int64_t, DenseSet<Operation *>> candidates;
     affine::ReductionLoopMap reductionLoops;
-    getOperation().walk([&](affine::AffineForOp loop) {
+    DenseSet<Operation *> all;
+    getOperation().walk<WalkOrder::PreOrder>([&](affine::AffineForOp loop) {
       SmallVector<affine::LoopReduction, 2> reductions;
       if (!affine::isLoopParallel(loop, &reductions) ||
-          hasInvariantStore(loop) || !accessesAreContiguous(loop) ||
-          !vectorizesWithoutStaticTail(loop, vectorWidth))
+          hasInvariantStore(loop) || !accessesAreContiguous(loop))
         return;
-      candidates.insert(loop);
+      int64_t lanes = vectorWidth > 0
+                          ? static_cast<int64_t>(vectorWidth)
+                          : lanesFor(loop, target.getVectorBits());
+      if (lanes < 2 || !vectorizesWithoutStaticTail(loop, lanes))
+        return;
+      // A candidate inside another with other lanes would be erased with
+      // it before its turn: the outer one only.
+      for (Operation *outer = loop->getParentOp(); outer;
+           outer = outer->getParentOp())
+        if (all.contains(outer) && !candidates[lanes].contains(outer))
+          return;
+      candidates[lanes].insert(loop);
+      all.insert(loop);
       if (!reductions.empty())
         reductionLoops[loop] = reductions;
     });
-    affine::vectorizeAffineLoops(getOperation(), candidates,
-                                 {static_cast<int64_t>(vectorWidth)},
-                                 /*fastestVaryingPattern=*/{}, reductionLoops);
+    for (auto &[lanes, loops] : candidates)
+      if (!loops.empty())
+        affine::vectorizeAffineLoops(getOperation(), loops, {lanes},
+                                   /*fastestVaryingPattern=*/{},
+                                   reductionLoops);
     SmallVector<vector::TransferReadOp> reads;
     SmallVector<vector::TransferWriteOp> writes;
     getOperation().walk([&](Operation *op) {

@@ -14,15 +14,38 @@
 //   count_include_pad is off.
 // f16/bf16 products and sums accumulate in f32 and are rounded once.
 //
+// Each matmul and convolution follows its #dl.strategy (dl-select-strategies;
+// chosen the same way where the op carries none), and the linalg op doing
+// its work carries it on (`dl.strategy`), to the loop nest where
+// dl-affine-register-tile builds its micro-kernel.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
+
+#include "dl/Transforms/Strategy.h"
 
 using namespace mlir;
 using namespace mlir::dl;
 using namespace mlir::dl::lowering;
 
 namespace {
+
+/// The strategy of `op`: the one it carries, else the target's choice.
+StrategyAttr strategyFor(Operation *op) {
+  std::optional<StrategyChoice> choice =
+      strategyOf(op, TargetInfo::of(op), StrategyOptions());
+  return choice ? choice->strategy : StrategyAttr();
+}
+
+/// The linalg op computing `value` (through reshapes) carries `strategy` on.
+void carryStrategy(Value value, StrategyAttr strategy) {
+  Operation *def = value.getDefiningOp();
+  while (isa_and_nonnull<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def))
+    def = def->getOperand(0).getDefiningOp();
+  if (isa_and_nonnull<linalg::LinalgOp>(def) && strategy)
+    def->setAttr(kStrategyAttrName, strategy);
+}
 
 /// Rounds an accumulator tensor back to `elementType` (no-op when equal).
 Value finishAccumulation(OpBuilder &b, Location loc, Value acc,
@@ -117,6 +140,7 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
                     })
                     .getResult(0);
     }
+    carryStrategy(product, strategyFor(op));
     rewriter.replaceOp(op, finishAccumulation(rewriter, loc, product, elementType));
     return success();
   }
@@ -202,14 +226,15 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     auto dilations = pairAttr(rewriter, op.getDilations());
 
     Value conv;
-    if (groups == 1 && useIm2col(op, accType, elementType)) {
+    StrategyAttr strategy = strategyFor(op);
+    if (groups == 1 && strategy.getKind() == StrategyKind::Im2colGemm) {
       Value bias = adaptor.getBias();
       rewriter.replaceOp(op, finishAccumulation(
                                  rewriter, loc,
                                  im2colConvolution(rewriter, loc, layout, input,
                                                    filter, bias, resultType,
                                                    accType, op.getStrides(),
-                                                   op.getDilations()),
+                                                   op.getDilations(), strategy),
                                  elementType));
       return success();
     }
@@ -248,6 +273,7 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
                                 groups, op.getStrides(), op.getDilations(),
                                 filterType);
     }
+    carryStrategy(conv, strategy);
     if (Value bias = adaptor.getBias()) {
       int64_t channelDim = layout.channel();
       auto accTensor = cast<RankedTensorType>(conv.getType());
@@ -274,19 +300,6 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     return success();
   }
 
-  /// Whether a convolution lowers as im2col + GEMM: its `dl.strategy`
-  /// attribute says so, or (none given) it is an f32 convolution with static
-  /// spatial sizes, where the GEMM runs through the register-tiled
-  /// micro-kernel (`direct` keeps linalg's convolution ops).
-  static bool useIm2col(Conv2dOp op, Type accType, Type elementType) {
-    if (auto strategy = op->getAttrOfType<StringAttr>("dl.strategy"))
-      return strategy.getValue() == "im2col-gemm";
-    auto inputType = cast<RankedTensorType>(op.getInput().getType());
-    return elementType == accType && elementType.isF32() &&
-           llvm::all_of(inputType.getShape().drop_front(),
-                        [](int64_t size) { return !ShapedType::isDynamic(size); });
-  }
-
   /// im2col + GEMM. The patches of the (padded) input become a matrix laid
   /// out so that it is written contiguously (a 6-D linalg.generic whose
   /// indexing map gathers the input, collapsed), and a GEMM against the
@@ -304,7 +317,8 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
                                  Value input, Value filter, Value bias,
                                  RankedTensorType resultType, Type accType,
                                  ArrayRef<int64_t> strides,
-                                 ArrayRef<int64_t> dilations) {
+                                 ArrayRef<int64_t> dilations,
+                                 StrategyAttr strategy) {
     MLIRContext *ctx = b.getContext();
     auto inputType = cast<RankedTensorType>(input.getType());
     auto filterType = cast<RankedTensorType>(filter.getType());
@@ -396,6 +410,7 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
                                                utils::IteratorType::reduction},
               multiplyAdd)
               .getResult(0);
+      carryStrategy(product, strategy);
       auto transposedType =
           RankedTensorType::get({batch, filters, pixels}, accType);
       // With a bias, out[n, f, p] = product[n, p, f] + bias[f]: the kernel
@@ -446,6 +461,7 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
             ValueRange{filledTensor(b, loc, gemmType, rowDims,
                                     constantScalar(b, loc, accType, 0))})
             .getResult(0);
+    carryStrategy(product, strategy);
     product = addBias(product, gemmType, rowDims);
     return tensor::ExpandShapeOp::create(
         b, loc, resultType.clone(accType), product,

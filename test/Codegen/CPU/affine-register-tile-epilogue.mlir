@@ -1,7 +1,7 @@
-// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{rows=4 vectors=2 vector-bits=256 pack=false threads=1},canonicalize,cse))' | FileCheck %s
-// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{rows=4 vectors=2 vector-bits=256 pack=false threads=1 reduction-block=16}))' | FileCheck %s --check-prefix=BLOCK
-// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{rows=4 vectors=2 vector-bits=256 pack=false threads=1 epilogue=false}))' | FileCheck %s --check-prefix=OFF
-// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{vector-bits=256 threads=1 report=true}))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=haswell threads=1},func.func(dl-affine-register-tile{rows=4 vectors=2 pack=false},canonicalize,cse))' | FileCheck %s
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=haswell threads=1},func.func(dl-affine-register-tile{rows=4 vectors=2 pack=false reduction-block=16}))' | FileCheck %s --check-prefix=BLOCK
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=haswell threads=1},func.func(dl-affine-register-tile{rows=4 vectors=2 pack=false epilogue=false}))' | FileCheck %s --check-prefix=OFF
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=haswell threads=1},func.func(dl-affine-register-tile{report=true}))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 
 // Epilogue fusion: the elementwise nest after a matmul (bias + relu, in
 // place) runs on each 4x16 tile in registers after the k loop; its bias is

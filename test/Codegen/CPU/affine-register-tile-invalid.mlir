@@ -1,6 +1,7 @@
-// RUN: dl-opt %s --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{rows=0}))' -verify-diagnostics
+// RUN: dl-opt %s --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{rows=3}))' -verify-diagnostics
 
-// expected-error @+1 {{dl-affine-register-tile: rows and vectors must be positive and vector-bits a multiple of 32, but got rows = 0, vectors = 2, vector-bits = 512}}
+// The tile shape comes from the target unless both of its sizes are given.
+// expected-error @+1 {{dl-affine-register-tile: rows and vectors must be given together, positive (or both 0: from the target), but got rows = 3, vectors = 0}}
 func.func @f() {
   return
 }

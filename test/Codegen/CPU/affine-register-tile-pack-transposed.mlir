@@ -1,4 +1,4 @@
-// RUN: dl-opt %s --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{rows=4 vectors=2 vector-bits=256 column-block=32 reduction-block=16}))' | FileCheck %s
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-resolve-target{cpu=haswell},func.func(dl-affine-register-tile{rows=4 vectors=2 column-block=32 reduction-block=16}))' | FileCheck %s
 
 // A transposed B (C[i, j] += A[i, k] * W[j, k]: an im2col convolution's
 // OIHW filter) is packed by 8x8 squares (8 lanes of 256 bits): 8 vector

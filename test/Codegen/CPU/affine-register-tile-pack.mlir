@@ -1,4 +1,4 @@
-// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{rows=4 vectors=2 vector-bits=256 column-block=32 reduction-block=16},canonicalize,cse))' | FileCheck %s
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=haswell},func.func(dl-affine-register-tile{rows=4 vectors=2 column-block=32 reduction-block=16},canonicalize,cse))' | FileCheck %s
 
 // Cache blocking and packing: the j loop is blocked by 32 columns and the k
 // loop by 16; each 16x32 block of B is copied into a contiguous, 64-byte

@@ -1,4 +1,4 @@
-// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{rows=4 vectors=2 vector-bits=256 pack=false threads=1}))' | FileCheck %s
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=haswell threads=1},func.func(dl-affine-register-tile{rows=4 vectors=2 pack=false}))' | FileCheck %s
 
 // Temporaries placed by dl-plan-memory in one arena: A and C are views at
 // disjoint byte ranges, so C is not read through A and the nest is tiled.

@@ -1,4 +1,4 @@
-// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{rows=4 vectors=2 vector-bits=256 pack=false threads=1},canonicalize,cse))' | FileCheck %s
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=haswell threads=1},func.func(dl-affine-register-tile{rows=4 vectors=2 pack=false},canonicalize,cse))' | FileCheck %s
 
 // A matmul nest (i, k, j): 4x16 output tiles stay in 8 vector registers
 // across the k loop; B is loaded as vectors, A broadcast, multiply-adds fused.
@@ -104,7 +104,7 @@ func.func @convolution(%in: memref<10x18xf32>, %w: memref<3x3xf32>) -> memref<8x
 // Refused: B is read with stride 2 along the column loop (neither invariant
 // nor contiguous), so no vector load fits; the nest is left alone.
 // CHECK-LABEL: func @strided_input
-// CHECK-NOT: vector
+// CHECK-NOT: vector<
 // CHECK: affine.for %{{.*}} = 0 to 8 {
 func.func @strided_input(%a: memref<8x8xf32>, %b: memref<8x64xf32>) -> memref<8x32xf32> {
   %c = memref.alloc() : memref<8x32xf32>
@@ -127,7 +127,7 @@ func.func @strided_input(%a: memref<8x8xf32>, %b: memref<8x64xf32>) -> memref<8x
 
 // Refused: the output is a function argument, which may alias the inputs.
 // CHECK-LABEL: func @output_may_alias
-// CHECK-NOT: vector
+// CHECK-NOT: vector<
 func.func @output_may_alias(%a: memref<8x8xf32>, %b: memref<8x32xf32>, %c: memref<8x32xf32>) {
   affine.for %i = 0 to 8 {
     affine.for %k = 0 to 8 {
@@ -149,7 +149,7 @@ func.func @output_may_alias(%a: memref<8x8xf32>, %b: memref<8x32xf32>, %c: memre
 // Refused: no reduction loop (plain elementwise work is the vectorizer's),
 // and fewer columns than one vector.
 // CHECK-LABEL: func @not_accumulations
-// CHECK-NOT: vector
+// CHECK-NOT: vector<
 func.func @not_accumulations(%a: memref<8x32xf32>, %b: memref<8x4x4xf32>) -> (memref<8x32xf32>, memref<8x4xf32>) {
   %c = memref.alloc() : memref<8x32xf32>
   affine.for %i = 0 to 8 {

@@ -1,5 +1,5 @@
-// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-tile{l1-bytes=49152 l2-bytes=2097152}))' | FileCheck %s
-// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-tile{l1-bytes=49152 l2-bytes=2097152 only-strided explain}))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=STRIDED
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-tile))' | FileCheck %s
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-tile{only-strided explain}))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=STRIDED
 
 // A transpose: one of the two accesses strides through memory whatever the
 // loop order. L2 tiles of 256x256 (2 x 256 KB, within half of 2 MB; 512x512
@@ -14,7 +14,7 @@
 // CHECK-NEXT: affine.for %[[J:.*]] = #{{.*}}(%[[J1]]) to #{{.*}}(%[[J1]]) {
 // CHECK-NEXT: affine.load %{{.*}}[%[[J]], %[[I]]] : memref<512x1024xf32>
 // STRIDED: remark: dl-affine-tile: tiled (L2 tiles 256x256, L1 tiles 32x32)
-func.func @transpose(%in: memref<512x1024xf32>, %out: memref<1024x512xf32>) {
+func.func @transpose(%in: memref<512x1024xf32>, %out: memref<1024x512xf32>) attributes {dl.target = #dl.target<cpu = "znver4", l1d = 49152, l2 = 2097152>} {
   affine.for %i = 0 to 1024 {
     affine.for %j = 0 to 512 {
       %0 = affine.load %in[%j, %i] : memref<512x1024xf32>
@@ -34,7 +34,7 @@ func.func @transpose(%in: memref<512x1024xf32>, %out: memref<1024x512xf32>) {
 // CHECK-NEXT: affine.for %{{.*}} = 0 to 511 {
 // CHECK-NOT: step
 // STRIDED: remark: dl-affine-tile: band left alone: not fully permutable: a dependence from 'affine.store' to 'affine.load' on memref<512x512xf32> goes backwards along loop 1 of the band (distance -1)
-func.func @skewed_dependence(%a: memref<512x512xf32>, %t: memref<512x512xf32>) {
+func.func @skewed_dependence(%a: memref<512x512xf32>, %t: memref<512x512xf32>) attributes {dl.target = #dl.target<cpu = "znver4", l1d = 49152, l2 = 2097152>} {
   affine.for %i = 1 to 512 {
     affine.for %j = 0 to 511 {
       %0 = affine.load %a[%i - 1, %j + 1] : memref<512x512xf32>
@@ -52,7 +52,7 @@ func.func @skewed_dependence(%a: memref<512x512xf32>, %t: memref<512x512xf32>) {
 // CHECK-LABEL: func @small
 // CHECK-NOT: step
 // STRIDED: remark: dl-affine-tile: band left alone: its data fits in L1
-func.func @small(%in: memref<32x32xf32>, %out: memref<32x32xf32>) {
+func.func @small(%in: memref<32x32xf32>, %out: memref<32x32xf32>) attributes {dl.target = #dl.target<cpu = "znver4", l1d = 49152, l2 = 2097152>} {
   affine.for %i = 0 to 32 {
     affine.for %j = 0 to 32 {
       %0 = affine.load %in[%j, %i] : memref<32x32xf32>
@@ -69,7 +69,7 @@ func.func @small(%in: memref<32x32xf32>, %out: memref<32x32xf32>) {
 // CHECK-NOT: step
 // STRIDED: remark: dl-affine-tile: band left alone: a memory access that is not affine
 func.func private @use(f32)
-func.func @opaque(%in: memref<1024x1024xf32>) {
+func.func @opaque(%in: memref<1024x1024xf32>) attributes {dl.target = #dl.target<cpu = "znver4", l1d = 49152, l2 = 2097152>} {
   affine.for %i = 0 to 1024 {
     affine.for %j = 0 to 1024 {
       %0 = affine.load %in[%j, %i] : memref<1024x1024xf32>
@@ -86,7 +86,7 @@ func.func @opaque(%in: memref<1024x1024xf32>) {
 // CHECK-LABEL: func @contiguous
 // CHECK: step 256
 // STRIDED-NOT: remark: {{.*}}contiguous
-func.func @contiguous(%in: memref<1024x1024xf32>, %out: memref<1024x1024xf32>) {
+func.func @contiguous(%in: memref<1024x1024xf32>, %out: memref<1024x1024xf32>) attributes {dl.target = #dl.target<cpu = "znver4", l1d = 49152, l2 = 2097152>} {
   affine.for %i = 0 to 1024 {
     affine.for %j = 0 to 1024 {
       %0 = affine.load %in[%i, %j] : memref<1024x1024xf32>

@@ -1,5 +1,5 @@
-// RUN: dl-opt %s --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{rows=4 vectors=2 vector-bits=256 threads=2},dl-affine-parallelize{min-work=1000}))' | FileCheck %s --check-prefix=TWO
-// RUN: dl-opt %s --pass-pipeline='builtin.module(func.func(dl-affine-register-tile{rows=4 vectors=2 vector-bits=256 threads=1},dl-affine-parallelize{min-work=1000}))' | FileCheck %s --check-prefix=ONE
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-resolve-target{cpu=haswell threads=2},func.func(dl-affine-register-tile{rows=4 vectors=2},dl-affine-parallelize{min-work=1000}))' | FileCheck %s --check-prefix=TWO
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-resolve-target{cpu=haswell threads=1},func.func(dl-affine-register-tile{rows=4 vectors=2},dl-affine-parallelize{min-work=1000}))' | FileCheck %s --check-prefix=ONE
 
 // Sized for two threads, the 64 columns form two blocks of 32, each with its
 // own packed copy of B; dependence analysis (on normalized loops) proves the

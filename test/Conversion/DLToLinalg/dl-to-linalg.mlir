@@ -1,4 +1,4 @@
-// RUN: dl-opt %s --convert-dl-to-linalg --split-input-file | FileCheck %s
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=znver4},convert-dl-to-linalg)' | FileCheck %s
 
 // Broadcasting is an indexing map: the rank-1 operand reads (d1), the size-1
 // dimensions read index 0; nothing is copied. The dynamic size comes from the
@@ -70,7 +70,9 @@ func.func @unary(%a: tensor<?x4xf32>, %b: tensor<3xi8>) -> (tensor<?x4xf32>, ten
 // CHECK: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: %[[EMPTY:.*]] = tensor.empty(%[[M]]) : tensor<?x128xf32>
 // CHECK: %[[FILL:.*]] = linalg.fill ins(%[[ZERO]] : f32) outs(%[[EMPTY]] : tensor<?x128xf32>)
-// CHECK: linalg.matmul ins(%[[X]], %[[W]] : tensor<?x784xf32>, tensor<784x128xf32>) outs(%[[FILL]] : tensor<?x128xf32>)
+// The matmul carries its strategy (chosen for the target where the dl op
+// carries none) to the loop nest its micro-kernel is built in.
+// CHECK: linalg.matmul {dl.strategy = #dl.strategy<kind = register_tiled_gemm, rows = 6, vectors = 4>} ins(%[[X]], %[[W]] : tensor<?x784xf32>, tensor<784x128xf32>) outs(%[[FILL]] : tensor<?x128xf32>)
 func.func @matmul_2d(%x: tensor<?x784xf32>, %w: tensor<784x128xf32>) -> tensor<?x128xf32> {
   %0 = dl.matmul %x, %w : (tensor<?x784xf32>, tensor<784x128xf32>) -> tensor<?x128xf32>
   return %0 : tensor<?x128xf32>
@@ -79,7 +81,7 @@ func.func @matmul_2d(%x: tensor<?x784xf32>, %w: tensor<784x128xf32>) -> tensor<?
 // -----
 
 // CHECK-LABEL: func @matmul_batched
-// CHECK: linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<?x3x4xf32>, tensor<?x4x5xf32>) outs(%{{.*}} : tensor<?x3x5xf32>)
+// CHECK: linalg.batch_matmul {dl.strategy = {{.*}}} ins(%{{.*}}, %{{.*}} : tensor<?x3x4xf32>, tensor<?x4x5xf32>) outs(%{{.*}} : tensor<?x3x5xf32>)
 func.func @matmul_batched(%p: tensor<?x3x4xf32>, %q: tensor<?x4x5xf32>) -> tensor<?x3x5xf32> {
   %0 = dl.matmul %p, %q : (tensor<?x3x4xf32>, tensor<?x4x5xf32>) -> tensor<?x3x5xf32>
   return %0 : tensor<?x3x5xf32>

@@ -1,10 +1,18 @@
 //===- AffineUtils.h - helpers shared by the dl-affine-* passes -*- C++ -*-===//
+//
+// What several affine passes ask of a loop nest, written once: the nests of
+// a function, whether a nest is rectangular, the dependences between its
+// accesses, the coefficient of a loop in an access.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef DL_AFFINEUTILS_H
 #define DL_AFFINEUTILS_H
 
-#include "mlir/Dialect/Affine/IR/AffineValueMap.h"
 #include "mlir/Analysis/FlatLinearValueConstraints.h"
+#include "mlir/Dialect/Affine/Analysis/AffineAnalysis.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/IR/AffineValueMap.h"
 
 #include <optional>
 
@@ -26,6 +34,27 @@ inline std::optional<int64_t> coefficientOf(affine::AffineValueMap &map,
       coefficient += flat[operand];
   return coefficient;
 }
+
+/// The outermost affine loops under `root` (no affine loop encloses them;
+/// loops in non-affine regions included), in program order: the nests the
+/// affine passes work on one by one.
+SmallVector<affine::AffineForOp> outermostAffineLoops(Operation *root);
+
+/// Whether no bound of a loop of `nest` depends on a loop of the nest: its
+/// iteration space is a box, so loops can be reordered or moved as they are.
+bool hasRectangularBounds(ArrayRef<affine::AffineForOp> nest);
+
+/// Calls `visit(source, destination, result, components)` for each ordered
+/// pair of `accesses` (affine loads and stores) of which one writes, with
+/// affine dependence analysis's answer at loop depth `depth` (1-based, as
+/// affine::checkMemrefAccessDependence counts); stops, returning false, as
+/// soon as `visit` returns false.
+bool forEachDependence(
+    ArrayRef<Operation *> accesses, unsigned depth,
+    function_ref<bool(Operation *source, Operation *destination,
+                      const affine::DependenceResult &result,
+                      ArrayRef<affine::DependenceComponent> components)>
+        visit);
 
 } // namespace mlir::dl
 

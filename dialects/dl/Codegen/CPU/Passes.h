@@ -10,6 +10,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "dl/IR/DLDialect.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::dl {

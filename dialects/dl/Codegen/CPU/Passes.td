@@ -10,6 +10,20 @@
 
 include "mlir/Pass/PassBase.td"
 
+def DLLinalgToAffineLoops : Pass<"dl-linalg-to-affine-loops", "::mlir::func::FuncOp"> {
+  let summary = "linalg ops on buffers to affine loop nests, keeping their strategy";
+  let description = [{
+    Upstream's `convert-linalg-to-affine-loops` (each linalg op becomes a
+    perfect affine loop nest, in the order of its iterators), except that
+    the `dl.strategy` an op carries (`#dl.strategy`, from
+    `dl-select-strategies`) moves to the outermost loop of its nest, where
+    `dl-affine-interchange` keeps it and `dl-affine-register-tile` reads it.
+    Upstream's drops every attribute of the ops it lowers.
+  }];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 def DLAffineInterchange : Pass<"dl-affine-interchange", "::mlir::func::FuncOp"> {
   let summary = "Reorder perfect affine loop nests for locality, where legal";
   let description = [{
@@ -23,6 +37,7 @@ def DLAffineInterchange : Pass<"dl-affine-interchange", "::mlir::func::FuncOp"> 
     (i, k, j). When the cheapest permutation is illegal, a remark names the
     dependence that rules it out and the order used instead.
   }];
+  let dependentDialects = ["::mlir::dl::DLDialect"];
 }
 
 def DLAffineRegisterTile : Pass<"dl-affine-register-tile", "::mlir::func::FuncOp"> {
@@ -54,6 +69,12 @@ def DLAffineRegisterTile : Pass<"dl-affine-register-tile", "::mlir::func::FuncOp
     otherwise elementwise arithmetic; no other memory effect; the output is a
     memref.alloc (or a view of one); there is at least one reduction loop.
 
+    Every hardware fact comes from the target (`#dl.target`): the vector
+    width, the tile shape (`rows` x `vectors`, from the register count and
+    the FMA pipes by the model of lib/Target/MicroKernel.cpp, unless the
+    options fix it), the cache blocks (L1 and L2 sizes) and the column blocks
+    per thread.
+
     Epilogue fusion (`epilogue`, on by default): when the next nest with
     memory effects is elementwise over the output's index space and reads
     the output C only at [i, j] (D[i, j] = f(C[i, j], bias[j], R[i, j], ...):
@@ -70,12 +91,10 @@ def DLAffineRegisterTile : Pass<"dl-affine-register-tile", "::mlir::func::FuncOp
     along the columns, uses of loop indices as values, non-elementwise ops.
   }];
   let options = [
-    Option<"rows", "rows", "int64_t", /*default=*/"8",
-           "Output rows per micro-kernel (unrolled)">,
-    Option<"vectors", "vectors", "int64_t", /*default=*/"2",
-           "Vectors per output row in the micro-kernel">,
-    Option<"vectorBits", "vector-bits", "int64_t", /*default=*/"512",
-           "Width of a vector register in bits (512 for AVX-512)">,
+    Option<"rows", "rows", "int64_t", /*default=*/"0",
+           "Output rows per micro-kernel (unrolled; 0: from the target)">,
+    Option<"vectors", "vectors", "int64_t", /*default=*/"0",
+           "Vectors per output row in the micro-kernel (0: from the target)">,
     Option<"columnBlock", "column-block", "int64_t", /*default=*/"0",
            "Output columns per cache block, a multiple of the tile width "
            "(0: from the cache model)">,
@@ -83,15 +102,6 @@ def DLAffineRegisterTile : Pass<"dl-affine-register-tile", "::mlir::func::FuncOp
            "Iterations of the outermost reduction loop per cache block (0: "
            "from the cache model, and only where the shared panel of the "
            "input exceeds a quarter of L2)">,
-    Option<"l1Bytes", "l1-bytes", "int64_t", /*default=*/"0",
-           "L1 data cache size in bytes (0: read from this machine)">,
-    Option<"l2Bytes", "l2-bytes", "int64_t", /*default=*/"0",
-           "L2 cache size in bytes (0: read from this machine)">,
-    Option<"threads", "threads", "int64_t", /*default=*/"0",
-           "Threads to size the column blocks for: at least one block per "
-           "thread where there are enough columns, so that "
-           "dl-affine-parallelize runs the blocks with one fork/join per GEMM "
-           "(0: this machine's hardware threads)">,
     Option<"pack", "pack", "bool", /*default=*/"true",
            "Copy each cache block of the input indexed by (reduction, column) "
            "into a contiguous buffer">,
@@ -102,7 +112,8 @@ def DLAffineRegisterTile : Pass<"dl-affine-register-tile", "::mlir::func::FuncOp
            "Emit a remark for each elementwise nest after an accumulation "
            "that is not fused, with the reason">,
   ];
-  let dependentDialects = ["::mlir::arith::ArithDialect",
+  let dependentDialects = ["::mlir::dl::DLDialect",
+                           "::mlir::arith::ArithDialect",
                            "::mlir::vector::VectorDialect"];
 }
 
@@ -112,8 +123,8 @@ def DLAffineTile : Pass<"dl-affine-tile", "::mlir::func::FuncOp"> {
     Tiles each perfect band of affine loops with constant bounds twice: L2
     tiles, and L1 tiles inside them, each the largest power-of-two size whose
     data footprint (per memref, the span of the tile's loops in each
-    dimension) fits half of that cache level. Cache sizes are read from the
-    machine unless given. Only fully permutable bands are tiled (every
+    dimension) fits half of that cache level. Cache sizes and the line size
+    are the target's (`#dl.target`). Only fully permutable bands are tiled (every
     dependence component non-negative on every band loop); bands whose data fit in L1, bands
     with carried values, non-constant bounds or non-affine memory accesses
     are left alone. With `only-strided` (what dl-cpu-pipeline uses) only
@@ -123,10 +134,6 @@ def DLAffineTile : Pass<"dl-affine-tile", "::mlir::func::FuncOp"> {
     what was done or why not.
   }];
   let options = [
-    Option<"l1Bytes", "l1-bytes", "int64_t", /*default=*/"0",
-           "L1 data cache size in bytes (0: read from this machine)">,
-    Option<"l2Bytes", "l2-bytes", "int64_t", /*default=*/"0",
-           "L2 cache size in bytes (0: read from this machine)">,
     Option<"tileSize", "tile-size", "int64_t", /*default=*/"0",
            "Fixed tile size for every loop (0: from the cache model)">,
     Option<"onlyStrided", "only-strided", "bool", /*default=*/"false",
@@ -134,6 +141,7 @@ def DLAffineTile : Pass<"dl-affine-tile", "::mlir::func::FuncOp"> {
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Emit a remark per band">,
   ];
+  let dependentDialects = ["::mlir::dl::DLDialect"];
 }
 
 def DLAffineVectorize : Pass<"dl-affine-vectorize", "::mlir::func::FuncOp"> {
@@ -154,12 +162,20 @@ def DLAffineVectorize : Pass<"dl-affine-vectorize", "::mlir::func::FuncOp"> {
     and clobbers the next tile). Static tails are left to LLVM's vectorizer:
     masked tails in small constant loop nests made LLVM's instruction selector
     take seconds. Loops the vectorizer cannot handle stay scalar too.
+
+    The number of lanes is the target's (`#dl.target`): for each loop, the
+    elements of its widest element type in one vector register (16 f32 with
+    AVX-512, 8 with AVX2, 4 with NEON), halved until they divide a static
+    trip count (at least 2), unless `vector-width` fixes it.
   }];
   let options = [
-    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"8",
-           "Number of lanes of the vectors (> 0)">,
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"0",
+           "Lanes of every vector (0: per loop, from the target: the most "
+           "elements of the loop's widest type one vector register holds, "
+           "halved until they divide the loop's trip count)">,
   ];
-  let dependentDialects = ["::mlir::vector::VectorDialect"];
+  let dependentDialects = ["::mlir::dl::DLDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def DLAffineParallelize : Pass<"dl-affine-parallelize", "::mlir::func::FuncOp"> {
@@ -245,6 +261,35 @@ def DLMathApproximation : Pass<"dl-math-approximation"> {
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::math::MathDialect",
                            "::mlir::vector::VectorDialect"];
+}
+
+def DLLowerVectorTranspose : Pass<"dl-lower-vector-transpose"> {
+  let summary = "vector.transpose as the shuffles the target does best";
+  let description = [{
+    Lowers every `vector.transpose` (the packing of a transposed GEMM input
+    transposes lanes x lanes squares in registers) with upstream's patterns,
+    choosing the lowering from the target (`#dl.target`): with AVX-512, 16x16
+    f32 squares as the AVX-512 shuffle sequence (`shuffle_16x16`); elsewhere
+    as 1-D shuffles that LLVM's back end selects for the ISA. Runs before
+    `convert-vector-to-llvm`, which would otherwise pick one lowering for
+    every target.
+  }];
+  let dependentDialects = ["::mlir::dl::DLDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def DLLLVMTargetAttributes : Pass<"dl-llvm-target-attributes", "::mlir::ModuleOp"> {
+  let summary = "Give the llvm dialect the target's triple, CPU and features";
+  let description = [{
+    Runs on the llvm dialect, last: every `llvm.func` with a body gets the
+    target's CPU (`target_cpu`) and feature changes (`target_features`), and
+    the module its triple (`llvm.target_triple`), all from `#dl.target`. LLVM
+    compiles each function for that CPU and those features, whatever the
+    machine that runs the JIT (or `llc`): the machine code and the IR's
+    decisions (vector width, register tiles) describe the same CPU.
+  }];
+  let dependentDialects = ["::mlir::dl::DLDialect",
+                           "::mlir::LLVM::LLVMDialect"];
 }
 
 #endif // DL_CODEGEN_CPU_PASSES_TD

@@ -16,6 +16,7 @@ void DLDialect::initialize() {
 #define GET_OP_LIST
 #include "dl/IR/DLOps.cpp.inc"
       >();
+  registerAttributes();
 }
 
 Operation *DLDialect::materializeConstant(OpBuilder &builder, Attribute value,

@@ -26,7 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "dl/Target/CacheModel.h"
+#include "dl/Target/Target.h"
 #include "dl/IR/DLOps.h"
 #include "dl/Transforms/Passes.h"
 
@@ -254,6 +254,15 @@ struct DLLayout : public dl::impl::DLLayoutBase<DLLayout> {
       auto layout = op->getAttrOfType<StringAttr>("layout");
       if (!layout || layout.getValue() != "NCHW")
         return;
+      // A strategy written in the IR with a layout decides.
+      auto strategy = op->getAttrOfType<StrategyAttr>(kStrategyAttrName);
+      if (strategy && !strategy.getLayout().empty()) {
+        if (strategy.getLayout() == "NCHW")
+          ++kept;
+        else
+          ops.push_back(op);
+        return;
+      }
       if (auto conv = dyn_cast<Conv2dOp>(op); conv && staysNCHW(conv)) {
         ++kept;
         return;
@@ -263,7 +272,8 @@ struct DLLayout : public dl::impl::DLLayoutBase<DLLayout> {
     if (ops.empty()) {
       if (report && kept)
         func.emitRemark("dl-layout: ")
-            << kept << " convolution(s) kept in NCHW (large filters)";
+            << kept << " convolution(s) kept in NCHW (large filters, or by "
+                       "their strategy)";
       return; // nothing converted: no attribute
     }
     for (Operation *op : ops)
@@ -289,7 +299,8 @@ struct DLLayout : public dl::impl::DLLayoutBase<DLLayout> {
           << ops.size() << " convolution/pooling op(s) in NHWC, " << count
           << " layout conversion(s) left"
           << (kept ? ", " + std::to_string(kept) +
-                         " convolution(s) kept in NCHW (large filters)"
+                         " convolution(s) kept in NCHW (large filters, or by "
+                         "their strategy)"
                    : std::string());
   }
 
@@ -303,8 +314,9 @@ struct DLLayout : public dl::impl::DLLayoutBase<DLLayout> {
     if (!input.getElementType().isF32() || !filter.hasStaticShape() ||
         llvm::any_of(input.getShape().drop_front(), ShapedType::isDynamic))
       return false;
-    int64_t limit = nchwMinFilterBytes > 0 ? nchwMinFilterBytes
-                                           : dl::hostCacheSizes().l2 / 2;
+    int64_t limit = nchwMinFilterBytes > 0
+                        ? nchwMinFilterBytes
+                        : TargetInfo::of(conv).getL2ResidentBytes();
     return filter.getNumElements() * 4 > limit;
   }
 

@@ -14,7 +14,7 @@
 // CHECK: dl.transpose
 // ALL-LABEL: func @large_and_small
 // ALL-NOT: layout = "NCHW"
-// expected-remark @+1 {{dl-layout: 1 convolution/pooling op(s) in NHWC, 2 layout conversion(s) left, 1 convolution(s) kept in NCHW (large filters)}}
+// expected-remark @+1 {{dl-layout: 1 convolution/pooling op(s) in NHWC, 2 layout conversion(s) left, 1 convolution(s) kept in NCHW (large filters, or by their strategy)}}
 func.func @large_and_small(%x: tensor<1x32x7x7xf32>, %w: tensor<32x32x3x3xf32>, %v: tensor<8x32x1x1xf32>) -> tensor<1x8x7x7xf32> {
   %0 = dl.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<1x32x7x7xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x7x7xf32>
   %1 = dl.relu %0 : tensor<1x32x7x7xf32> -> tensor<1x32x7x7xf32>
@@ -30,4 +30,18 @@ func.func @large_and_small(%x: tensor<1x32x7x7xf32>, %w: tensor<32x32x3x3xf32>, 
 func.func @half(%x: tensor<1x32x7x7xf16>, %w: tensor<32x32x3x3xf16>) -> tensor<1x32x7x7xf16> {
   %0 = dl.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<1x32x7x7xf16>, tensor<32x32x3x3xf16>) -> tensor<1x32x7x7xf16>
   return %0 : tensor<1x32x7x7xf16>
+}
+
+// A strategy written in the IR with a layout decides: the small filter
+// stays NCHW by its strategy, the large one goes to NHWC by its.
+// CHECK-LABEL: func @by_strategy
+// CHECK: dl.conv2d {{.*}} layout = "NCHW" {dl.strategy = #dl.strategy<kind = direct, layout = "NCHW">} : (tensor<1x32x7x7xf32>, tensor<8x32x1x1xf32>)
+// CHECK: dl.conv2d {{.*}} layout = "NHWC" {dl.strategy = #dl.strategy<kind = im2col_gemm, layout = "NHWC">} : (tensor<1x7x7x32xf32>, tensor<3x3x32x32xf32>)
+// ALL-LABEL: func @by_strategy
+// ALL: layout = "NCHW" {dl.strategy = #dl.strategy<kind = direct, layout = "NCHW">}
+// expected-remark @+1 {{dl-layout: 1 convolution/pooling op(s) in NHWC, 2 layout conversion(s) left, 1 convolution(s) kept in NCHW (large filters, or by their strategy)}}
+func.func @by_strategy(%x: tensor<1x32x7x7xf32>, %w: tensor<32x32x3x3xf32>, %v: tensor<8x32x1x1xf32>) -> (tensor<1x8x7x7xf32>, tensor<1x32x7x7xf32>) {
+  %0 = dl.conv2d %x, %v strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 layout = "NCHW" {dl.strategy = #dl.strategy<kind = direct, layout = "NCHW">} : (tensor<1x32x7x7xf32>, tensor<8x32x1x1xf32>) -> tensor<1x8x7x7xf32>
+  %1 = dl.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" {dl.strategy = #dl.strategy<kind = im2col_gemm, layout = "NHWC">} : (tensor<1x32x7x7xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x7x7xf32>
+  return %0, %1 : tensor<1x8x7x7xf32>, tensor<1x32x7x7xf32>
 }

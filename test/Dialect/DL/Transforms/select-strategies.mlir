@@ -1,34 +1,40 @@
-// RUN: dl-opt %s --dl-select-strategies | FileCheck %s
-// RUN: dl-opt %s --dl-explain -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
-// RUN: dl-opt %s --split-input-file --dl-select-strategies=max-direct-filter-bytes=131072 | FileCheck %s --check-prefix=LIMIT
-// RUN: dl-opt %s --split-input-file --dl-select-strategies=max-direct-filter-bytes=-1 | FileCheck %s --check-prefix=NEVER
-// RUN: dl-opt %s --split-input-file --dl-explain=max-direct-filter-bytes=131072 -o /dev/null 2>&1 | FileCheck %s --check-prefix=LIMIT-EXPLAIN
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=znver4},dl-select-strategies)' | FileCheck %s --check-prefix=ZEN4
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=znver3},dl-select-strategies)' | FileCheck %s --check-prefix=ZEN3
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=znver3},dl-explain)' -o /dev/null 2>&1 | FileCheck %s --check-prefix=EXPLAIN
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=znver4},dl-select-strategies{max-direct-filter-bytes=131072})' | FileCheck %s --check-prefix=LIMIT
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=znver4},dl-select-strategies{max-direct-filter-bytes=-1})' | FileCheck %s --check-prefix=NEVER
 
-// Each compute-heavy op gets the strategy its lowering follows; a strategy
-// given in the IR is kept.
-// CHECK-LABEL: func @strategies
-// CHECK: dl.conv2d {{.*}} {dl.strategy = "im2col-gemm"}
-// CHECK: dl.conv2d {{.*}} {dl.strategy = "direct"}
-// CHECK: dl.conv2d {{.*}} {dl.strategy = "direct"}
-// CHECK: dl.matmul {{.*}} {dl.strategy = "loops"}
-// CHECK: dl.matmul {{.*}} {dl.strategy = "register-tiled-gemm"}
-// CHECK: dl.softmax {{.*}} {dl.strategy = "vectorized-reduction"}
-// CHECK: dl.add
-// CHECK-NOT: dl.strategy
-// CHECK: return
+// Each compute-heavy op gets the strategy its lowering follows, chosen for
+// the target: the micro-kernel's tile from its registers (Zen 4, 32 zmm: 6
+// x 4 vectors; Zen 3, 16 ymm: 4 x 3), the layout the convolution runs in.
+// A strategy given in the IR is kept.
+// ZEN4-LABEL: func @strategies
+// ZEN4: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = im2col_gemm, rows = 6, vectors = 4, layout = "NCHW">}
+// ZEN4: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = direct, rows = 6, vectors = 4, layout = "NCHW">}
+// ZEN4: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = direct>}
+// ZEN4: dl.matmul {{.*}} {dl.strategy = #dl.strategy<kind = register_tiled_gemm, rows = 6, vectors = 4>}
+// ZEN4: dl.matmul {{.*}} {dl.strategy = #dl.strategy<kind = register_tiled_gemm, rows = 6, vectors = 4>}
+// ZEN4: dl.softmax {{.*}} {dl.strategy = #dl.strategy<kind = vectorized_reduction>}
+// ZEN4: dl.add
+// ZEN4-NOT: dl.strategy
+// ZEN4: return
+// ZEN3-LABEL: func @strategies
+// ZEN3: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = im2col_gemm, rows = 4, vectors = 3, layout = "NCHW">}
+// ZEN3: dl.matmul {{.*}} {dl.strategy = #dl.strategy<kind = register_tiled_gemm, rows = 4, vectors = 3>}
 
-// EXPLAIN: remark: dl.conv2d: strategy im2col-gemm (groups = 1, f32, static spatial sizes
-// EXPLAIN: remark: dl.conv2d: strategy direct (grouped or depthwise: no GEMM to share)
-// EXPLAIN: remark: dl.conv2d: strategy direct (given in the IR)
-// EXPLAIN: remark: dl.matmul: strategy loops (integer operands: plain loops)
-// EXPLAIN: remark: dl.matmul: strategy register-tiled-gemm (float operands with static K and N
-// EXPLAIN: remark: dl.softmax: strategy vectorized-reduction
+// dl-explain names the target, then each op's strategy and why.
+// EXPLAIN: remark: target znver3 (x86_64-unknown-linux-gnu, from the IR): 16 x 256-bit vector registers, 2 FMA/cycle of latency 4, L1d 32 KiB, L2 512 KiB, 1 thread(s); micro-kernel 4 x 3 vectors; #dl.target<triple = "x86_64-unknown-linux-gnu", cpu = "znver3"
+// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = im2col_gemm, rows = 4, vectors = 3, layout = "NCHW"> (groups = 1, f32, static spatial sizes: patches as a matrix, one GEMM with a micro-kernel of 4 x 3 vectors of 256 bits (16 vector registers))
+// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = direct, rows = 4, vectors = 3, layout = "NCHW"> (grouped or depthwise: no GEMM to share)
+// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = direct> (given in the IR)
+// EXPLAIN: remark: dl.matmul: #dl.strategy<kind = register_tiled_gemm, rows = 4, vectors = 3> (cache-blocked, packed micro-kernel of 4 x 3 vectors of 256 bits (16 vector registers))
+// EXPLAIN: remark: dl.softmax: #dl.strategy<kind = vectorized_reduction> (reduced loops innermost, vectorized where contiguous)
 func.func @strategies(%x: tensor<1x8x6x6xf32>, %w: tensor<8x8x3x3xf32>, %d: tensor<8x1x3x3xf32>,
                       %a: tensor<4x8xi32>, %b: tensor<8x3xi32>, %f: tensor<?x8xf32>, %g: tensor<8x16xf32>)
     -> (tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>, tensor<4x3xi32>, tensor<?x16xf32>) {
   %0 = dl.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<1x8x6x6xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x6x6xf32>
   %1 = dl.conv2d %0, %d strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 8 layout = "NCHW" : (tensor<1x8x6x6xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x6x6xf32>
-  %2 = dl.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" {dl.strategy = "direct"} : (tensor<1x8x6x6xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x6x6xf32>
+  %2 = dl.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" {dl.strategy = #dl.strategy<kind = direct>} : (tensor<1x8x6x6xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x6x6xf32>
   %3 = dl.matmul %a, %b : (tensor<4x8xi32>, tensor<8x3xi32>) -> tensor<4x3xi32>
   %4 = dl.matmul %f, %g : (tensor<?x8xf32>, tensor<8x16xf32>) -> tensor<?x16xf32>
   %5 = dl.softmax %4 axis = 1 : tensor<?x16xf32> -> tensor<?x16xf32>
@@ -39,17 +45,24 @@ func.func @strategies(%x: tensor<1x8x6x6xf32>, %w: tensor<8x8x3x3xf32>, %d: tens
 // -----
 
 // NHWC f32 convolutions: a direct (register-tiled) convolution while the
-// filter stays in cache, im2col + GEMM beyond; the limit is an option
-// (here 128 KiB: the 3x3x8x8 filter, 2304 bytes, is under it, the
-// 3x3x128x64, 294912 bytes, over it; -1: never direct).
+// filter stays in the target's L2 (half of it: 512 KiB on Zen 4, 256 KiB
+// on Zen 3), im2col + GEMM beyond. The 3x3x8x8 filter (2304 bytes) is
+// direct everywhere, the 3x3x128x64 one (294912 bytes) on Zen 4 only. The
+// limit is also an option (128 KiB here; -1: never direct).
+// ZEN4-LABEL: func @nhwc
+// ZEN4: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = direct, rows = 6, vectors = 4, layout = "NHWC">}
+// ZEN4: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = direct, rows = 6, vectors = 4, layout = "NHWC">}
+// ZEN3-LABEL: func @nhwc
+// ZEN3: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = direct, rows = 4, vectors = 3, layout = "NHWC">}
+// ZEN3: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = im2col_gemm, rows = 4, vectors = 3, layout = "NHWC">}
+// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = direct, rows = 4, vectors = 3, layout = "NHWC"> (NHWC, f32, a filter of 2 KiB that stays in cache (at most 256 KiB, half of L2): micro-kernel of 4 x 3 vectors of 256 bits (16 vector registers) on the convolution's nest, no patch matrix)
+// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = im2col_gemm, rows = 4, vectors = 3, layout = "NHWC"> (groups = 1, f32, static spatial sizes, a filter larger than the direct convolution's limit: patches as a matrix, one GEMM with a micro-kernel of 4 x 3 vectors of 256 bits (16 vector registers))
 // LIMIT-LABEL: func @nhwc
-// LIMIT: dl.conv2d {{.*}} {dl.strategy = "direct"}
-// LIMIT: dl.conv2d {{.*}} {dl.strategy = "im2col-gemm"}
+// LIMIT: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = direct,
+// LIMIT: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = im2col_gemm,
 // NEVER-LABEL: func @nhwc
-// NEVER: dl.conv2d {{.*}} {dl.strategy = "im2col-gemm"}
-// NEVER: dl.conv2d {{.*}} {dl.strategy = "im2col-gemm"}
-// LIMIT-EXPLAIN: remark: dl.conv2d: strategy direct (NHWC, f32, a filter of 2 KiB that stays in cache (at most 128 KiB): register-tiled direct convolution, no patch matrix)
-// LIMIT-EXPLAIN: remark: dl.conv2d: strategy im2col-gemm (groups = 1, f32, static spatial sizes, a filter larger than the direct convolution's limit: patches as a matrix, one register-tiled GEMM)
+// NEVER: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = im2col_gemm,
+// NEVER: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = im2col_gemm,
 func.func @nhwc(%x: tensor<1x6x6x8xf32>, %w: tensor<3x3x8x8xf32>, %y: tensor<1x6x6x128xf32>, %v: tensor<3x3x128x64xf32>)
     -> (tensor<1x6x6x8xf32>, tensor<1x6x6x64xf32>) {
   %0 = dl.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NHWC" : (tensor<1x6x6x8xf32>, tensor<3x3x8x8xf32>) -> tensor<1x6x6x8xf32>
@@ -62,13 +75,13 @@ func.func @nhwc(%x: tensor<1x6x6x8xf32>, %w: tensor<3x3x8x8xf32>, %y: tensor<1x6
 // f16 and bf16 convolutions keep linalg's convolution (accumulating in f32),
 // unless every convolution is to be a GEMM (max-direct-filter-bytes=-1, as
 // in dl-gpu-pipeline, where 16-bit GEMMs run on tensor cores).
-// CHECK-LABEL: func @half
-// CHECK: dl.conv2d {{.*}} {dl.strategy = "direct"}
-// CHECK: dl.conv2d {{.*}} {dl.strategy = "direct"}
-// EXPLAIN: remark: dl.conv2d: strategy direct (not f32: linalg's convolution accumulating in f32)
+// ZEN4-LABEL: func @half
+// ZEN4: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = direct,
+// ZEN4: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = direct,
+// EXPLAIN: (not f32: linalg's convolution accumulating in f32)
 // NEVER-LABEL: func @half
-// NEVER: dl.conv2d {{.*}} {dl.strategy = "im2col-gemm"}
-// NEVER: dl.conv2d {{.*}} {dl.strategy = "im2col-gemm"}
+// NEVER: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = im2col_gemm,
+// NEVER: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = im2col_gemm,
 func.func @half(%x: tensor<1x8x6x6xf16>, %w: tensor<8x8x3x3xf16>, %y: tensor<1x6x6x8xbf16>, %v: tensor<3x3x8x8xbf16>)
     -> (tensor<1x8x6x6xf16>, tensor<1x6x6x8xbf16>) {
   %0 = dl.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<1x8x6x6xf16>, tensor<8x8x3x3xf16>) -> tensor<1x8x6x6xf16>

@@ -1,0 +1,323 @@
+//===- Epilogue.cpp - the elementwise nest computed on the tiles ----------===//
+//
+// Epilogue fusion: the elementwise nest right after an accumulation that
+// reads its output C element by element (D[i, j] = f(C[i, j], bias[j],
+// R[i, j], ...): bias, activation, residual add) is computed on each output
+// tile while it is in registers, after the last reduction step, and stored
+// to D; C's final sums never go through memory. What may not be fused
+// (see matchEpilogue) keeps its own nest.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RegisterTileImpl.h"
+
+#include "dl/Codegen/CPU/AffineUtils.h"
+
+#include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
+#include "mlir/Dialect/Affine/IR/AffineValueMap.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+using namespace mlir;
+using namespace mlir::dl::register_tile;
+
+namespace {
+
+/// The map from the indices of an expand_shape's source to those of its
+/// result: each source index split over its group, row-major.
+AffineMap expansionMap(memref::ExpandShapeOp expand) {
+  MLIRContext *ctx = expand.getContext();
+  ArrayRef<int64_t> shape = expand.getResultType().getShape();
+  SmallVector<AffineExpr> results;
+  for (auto [g, group] : llvm::enumerate(expand.getReassociationIndices())) {
+    AffineExpr source = getAffineDimExpr(g, ctx);
+    for (int64_t k : group) {
+      int64_t stride = 1;
+      for (int64_t inner : group)
+        if (inner > k)
+          stride *= shape[inner];
+      AffineExpr e = source.floorDiv(stride);
+      results.push_back(k == group.front() ? e : e % shape[k]);
+    }
+  }
+  return AffineMap::get(expand.getSrcType().getRank(), 0, results, ctx);
+}
+
+/// Whether the access of `op` (affine load or store) is [loops...].
+bool indexedBy(Operation *op, ArrayRef<AffineForOp> loops) {
+  affine::MemRefAccess access(op);
+  affine::AffineValueMap map;
+  access.getAccessMap(&map);
+  if (map.getNumResults() != loops.size())
+    return false;
+  for (unsigned r = 0; r < map.getNumResults(); ++r) {
+    auto dim = dyn_cast<AffineDimExpr>(map.getResult(r));
+    AffineForOp loop = loops[r];
+    if (!dim || map.getOperand(dim.getPosition()) != loop.getInductionVar())
+      return false;
+  }
+  return true;
+}
+
+/// The value `size` is equal to, looking through memref.dim of an
+/// allocation (to the size it was allocated with) and of the same memref:
+/// convert-linalg-to-affine-loops takes each nest's bounds from its own
+/// operands.
+Value sameSize(Value size) {
+  auto dim = size.getDefiningOp<memref::DimOp>();
+  std::optional<int64_t> index = dim ? dim.getConstantIndex() : std::nullopt;
+  if (!index)
+    return size;
+  if (auto alloc = dim.getSource().getDefiningOp<memref::AllocOp>()) {
+    MemRefType type = alloc.getType();
+    if (*index < type.getRank() && type.isDynamicDim(*index))
+      return sameSize(alloc.getDynamicSizes()[type.getDynamicDimIndex(*index)]);
+  }
+  return size;
+}
+
+bool sameSizes(ValueRange a, ValueRange b) {
+  if (a.size() != b.size())
+    return false;
+  for (auto [x, y] : llvm::zip(a, b)) {
+    if (x == y)
+      continue;
+    Value sx = sameSize(x), sy = sameSize(y);
+    auto dx = sx.getDefiningOp<memref::DimOp>();
+    auto dy = sy.getDefiningOp<memref::DimOp>();
+    if (sx == sy)
+      continue;
+    if (!dx || !dy || dx.getSource() != dy.getSource() ||
+        dx.getConstantIndex() != dy.getConstantIndex() || !dx.getConstantIndex())
+      return false;
+  }
+  return true;
+}
+
+/// Whether two loops starting at 0 with step 1 run the same iterations.
+bool sameExtent(AffineForOp a, AffineForOp b) {
+  if (!b.hasConstantLowerBound() || b.getConstantLowerBound() != 0 ||
+      b.getStepAsInt() != 1 || b.getNumIterOperands() != 0)
+    return false;
+  std::optional<uint64_t> tripA = affine::getConstantTripCount(a);
+  std::optional<uint64_t> tripB = affine::getConstantTripCount(b);
+  if (tripA || tripB)
+    return tripA == tripB;
+  return a.getUpperBoundMap() == b.getUpperBoundMap() &&
+         sameSizes(a.getUpperBoundOperands(), b.getUpperBoundOperands());
+}
+
+} // namespace
+
+/// The epilogue of `acc`, if the nest that follows it is one and fusing it
+/// is legal: it reads C only at [i, j], C has no user after it (its main
+/// tiles will never hold the final sums) unless D is C, D does not overlap anything the
+/// accumulation reads (D is written while they are still read) and its
+/// other inputs neither overlap C nor D (other than D itself at [i, j]).
+std::optional<Epilogue>
+mlir::dl::register_tile::matchEpilogue(Accumulation &acc, std::string &why) {
+  AffineForOp root = acc.nest.front();
+  Value output = acc.store.getMemRef();
+  Epilogue epi;
+  Operation *next = root->getNextNode();
+  while (next && next->getNumRegions() == 0 &&
+         (isMemoryEffectFree(next) || isa<memref::AllocOp>(next))) {
+    epi.between.push_back(next);
+    next = next->getNextNode();
+  }
+  epi.root = dyn_cast_or_null<AffineForOp>(next);
+  if (!epi.root)
+    return std::nullopt;
+  // A candidate reads the output; anything else is no epilogue of it.
+  bool readsOutput = false;
+  epi.root.walk([&](affine::AffineLoadOp load) {
+    readsOutput |= mayAlias(load.getMemRef(), output);
+  });
+  if (!readsOutput)
+    return std::nullopt;
+  auto refuse = [&](const Twine &reason) -> std::optional<Epilogue> {
+    why = reason.str();
+    return std::nullopt;
+  };
+  if (!output.getDefiningOp<memref::AllocOp>() &&
+      !output.getDefiningOp<memref::ViewOp>())
+    return refuse("the output is not a buffer of its own (a memref.alloc, "
+                  "or an arena view)");
+  affine::getPerfectlyNestedLoops(epi.loops, epi.root);
+  // C itself, or C expanded (an im2col GEMM's [N*OH*OW, F] as [N,OH,OW,F])
+  // with the columns left whole and static sizes (its remainder rows, a
+  // dynamic count, would not be a box of the view).
+  epi.view = output;
+  epi.root.walk([&](affine::AffineLoadOp load) {
+    if (auto expand = load.getMemRef().getDefiningOp<memref::ExpandShapeOp>())
+      if (expand.getSrc() == output)
+        epi.view = expand;
+  });
+  if (epi.view == output) {
+    if (epi.loops.size() != acc.outputLoops.size())
+      return refuse("its loops are not a perfect nest over the output's "
+                    "dimensions");
+    for (auto [accLoop, loop] : llvm::zip(acc.outputLoops, epi.loops))
+      if (!sameExtent(accLoop, loop))
+        return refuse("its loops do not run over the output's dimensions "
+                      "(from 0, step 1, in order)");
+  } else {
+    auto expand = epi.view.getDefiningOp<memref::ExpandShapeOp>();
+    MemRefType viewType = expand.getResultType();
+    if (!viewType.hasStaticShape() ||
+        expand.getReassociationIndices().back().size() != 1 ||
+        (acc.rowLoop && !affine::getConstantTripCount(acc.rowLoop)))
+      return refuse("it reads the output through an expand_shape that is "
+                    "dynamic or splits the columns");
+    if (epi.loops.size() != static_cast<size_t>(viewType.getRank()))
+      return refuse("its loops are not a perfect nest over the output's "
+                    "dimensions");
+    for (auto [size, loop] : llvm::zip(viewType.getShape(), epi.loops))
+      if (!loop.hasConstantLowerBound() || loop.getConstantLowerBound() != 0 ||
+          loop.getStepAsInt() != 1 || loop.getNumIterOperands() != 0 ||
+          affine::getConstantTripCount(loop) != static_cast<uint64_t>(size))
+        return refuse("its loops do not run over the output's dimensions "
+                      "(from 0, step 1, in order)");
+    epi.toView = expansionMap(expand);
+  }
+  DenseSet<Value> ivs;
+  for (AffineForOp loop : epi.loops)
+    ivs.insert(loop.getInductionVar());
+  Value columnIv = epi.loops.back().getInductionVar();
+  for (Operation &op : epi.loops.back().getBody()->without_terminator()) {
+    if (auto store = dyn_cast<affine::AffineStoreOp>(op)) {
+      if (epi.store)
+        return refuse("it stores more than once");
+      if (!indexedBy(store, epi.loops))
+        return refuse("it stores at another index than its loops'");
+      epi.store = store;
+    } else if (auto load = dyn_cast<affine::AffineLoadOp>(op)) {
+      if (load.getMemRef() == epi.view) {
+        if (!indexedBy(load, epi.loops))
+          return refuse("it reads the output at another index than its "
+                        "loops' (an element the tile does not hold)");
+        epi.outputLoads.insert(load);
+        continue;
+      }
+      if (mayAlias(load.getMemRef(), output))
+        return refuse("it reads a buffer that may overlap the output");
+      if (!load.getMemRefType().isLastDimUnitStride())
+        return refuse("it reads a buffer with strided columns");
+      affine::MemRefAccess access(load);
+      affine::AffineValueMap map;
+      access.getAccessMap(&map);
+      Along along = Along::Invariant;
+      for (unsigned r = 0; r < map.getNumResults(); ++r) {
+        if (!map.isFunctionOf(r, columnIv))
+          continue;
+        if (r + 1 != map.getNumResults() ||
+            dl::coefficientOf(map, r, columnIv) != 1)
+          return refuse("it reads an input neither invariant in nor "
+                        "contiguous along the columns");
+        along = Along::Contiguous;
+      }
+      epi.loads[load] = along;
+    } else if (op.getNumRegions() != 0 || !isMemoryEffectFree(&op) ||
+               (op.getNumOperands() > 0 &&
+                !op.hasTrait<OpTrait::Elementwise>()) ||
+               llvm::any_of(op.getResultTypes(),
+                            [](Type t) { return !t.isIntOrFloat(); })) {
+      return refuse("'" + op.getName().getStringRef() +
+                    "' is not elementwise arithmetic");
+    } else if (llvm::any_of(op.getOperands(),
+                            [&](Value v) { return ivs.contains(v); })) {
+      return refuse("it uses a loop index as a value");
+    }
+  }
+  if (!epi.store)
+    return refuse("it stores nothing");
+  Value result = epi.store.getMemRef();
+  bool inPlace = result == epi.view;
+  if (!epi.store.getMemRefType().isLastDimUnitStride())
+    return refuse("it writes a buffer with strided columns");
+  if (!inPlace) {
+    if (mayAlias(result, output))
+      return refuse("its result may overlap the output");
+    for (auto &entry : acc.loads)
+      if (mayAlias(cast<affine::AffineLoadOp>(entry.first).getMemRef(), result))
+        return refuse("its result may overlap an input of the accumulation, "
+                      "which the tiles still read while it is written");
+  }
+  for (auto &entry : epi.loads) {
+    auto load = cast<affine::AffineLoadOp>(entry.first);
+    if (mayAlias(load.getMemRef(), result) &&
+        (load.getMemRef() != result || !indexedBy(load, epi.loops)))
+      return refuse("it reads its own result at another element");
+  }
+  // In place (D is C), C ends up holding D everywhere: later users are fine.
+  if (!inPlace) {
+    Block *block = root->getBlock();
+    for (Value value : {output, epi.view})
+      for (Operation *user : value.getUsers()) {
+        if (isa<memref::DeallocOp>(user) || user == epi.view.getDefiningOp())
+          continue;
+        Operation *top = block->findAncestorOpInBlock(*user);
+        if (!top ||
+            !(top == root || top == epi.root || top->isBeforeInBlock(root)))
+          return refuse("the output is used after it (it would keep partial "
+                        "sums in the tiles' place)");
+      }
+  }
+  return epi;
+}
+
+/// The ops of the epilogue's computation, by name (the attribute that marks
+/// a tile loop as computing it).
+ArrayAttr mlir::dl::register_tile::epilogueNames(Epilogue &epi) {
+  Builder b(epi.root.getContext());
+  SmallVector<Attribute> names;
+  for (Operation &op : epi.loops.back().getBody()->without_terminator())
+    if (!isa<affine::AffineLoadOp, affine::AffineStoreOp>(op) &&
+        op.getNumOperands() > 0)
+      names.push_back(b.getStringAttr(op.getName().getStringRef()));
+  return b.getArrayAttr(names);
+}
+
+/// The epilogue on one vector of the output tile, `tile` (the final sums of
+/// C at the indices `mapping` gives the epilogue's loops): loads of C become
+/// `tile`, other loads vector loads (contiguous along the columns) or
+/// scalars (broadcast where they meet a vector), the arithmetic works on
+/// vectors, and the store to D is a vector store.
+void mlir::dl::register_tile::emitEpilogueVector(OpBuilder &b, Epilogue &epi,
+                                                 IRMapping mapping, Value tile,
+                                                 VectorType vectorType) {
+  Location loc = epi.store.getLoc();
+  auto widened = [&](Type element) {
+    return VectorType::get(vectorType.getShape(), element);
+  };
+  auto mapped = [&](ValueRange operands) {
+    SmallVector<Value> values;
+    for (Value operand : operands)
+      values.push_back(mapping.lookupOrDefault(operand));
+    return values;
+  };
+  for (Operation &op : epi.loops.back().getBody()->without_terminator()) {
+    if (epi.outputLoads.contains(&op)) {
+      mapping.map(op.getResult(0), tile);
+    } else if (auto load = dyn_cast<affine::AffineLoadOp>(op)) {
+      Value loaded;
+      if (epi.loads.lookup(load) == Along::Contiguous)
+        loaded = affine::AffineVectorLoadOp::create(
+            b, loc, widened(load.getType()), load.getMemRef(),
+            load.getAffineMap(), mapped(load.getMapOperands()));
+      else
+        loaded = affine::AffineLoadOp::create(b, loc, load.getMemRef(),
+                                              load.getAffineMap(),
+                                              mapped(load.getMapOperands()));
+      mapping.map(load.getResult(), loaded);
+    } else if (auto store = dyn_cast<affine::AffineStoreOp>(op)) {
+      Value value = mapping.lookupOrDefault(store.getValueToStore());
+      affine::AffineVectorStoreOp::create(
+          b, loc,
+          broadcastTo(b, loc, value, widened(getElementTypeOrSelf(value))),
+          store.getMemRef(), store.getAffineMap(),
+          mapped(store.getMapOperands()));
+    } else {
+      cloneWidened(b, op, mapping, vectorType);
+    }
+  }
+}

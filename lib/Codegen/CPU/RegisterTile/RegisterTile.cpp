@@ -1,0 +1,513 @@
+//===- RegisterTile.cpp - the register-tiled micro-kernel -----------------===//
+//
+// Turns a perfect affine nest that accumulates into one output into a
+// register-blocked micro-kernel (see Passes.td for the contract). Ours:
+// upstream has the pieces (unroll-and-jam, scalar replacement within an
+// iteration, the super-vectorizer) but nothing that keeps an output tile in
+// registers across the reduction loops, and that is what makes a matmul or a
+// direct convolution compute-bound. For a matmul nest (i, k, j):
+//
+//   for i0 in 0..M-M%R step R:                 rows of the tile
+//     for j0 in 0..N-N%C step C:               columns: C = vectors * lanes
+//       acc[r][c] = C[i0+r, j0+16c : +16]       vector loads
+//       for k in 0..K iter_args(acc):          reduction loops, order kept
+//         b[c] = B[k, j0+16c : +16]            contiguous along j: vectors
+//         a[r] = broadcast(A[i0+r, k])         invariant along j: broadcast
+//         acc[r][c] = fma(a[r], b[c], acc[r][c])
+//       C[i0+r, j0+16c : +16] = acc[r][c]
+//   the original nest over columns N-N%C..N, and over rows M-M%R..M
+//
+// Around the tiles, columns and k are blocked for the cache (Blocking.cpp),
+// and where a block of B is strided (columns blocked) and read by more than
+// one row tile it is first copied into a contiguous, aligned buffer
+// (Packing.cpp). A static M smaller than R shrinks the tile to M rows. The
+// elementwise nest after the accumulation is computed on the tiles
+// (Epilogue.cpp). R x C comes from the target's registers (the model of
+// lib/Target/MicroKernel.cpp), unless the nest's #dl.strategy fixes it.
+//
+// Each output element receives the same updates in the same order as in the
+// original nest (only the multiply-add is fused), so the result is the
+// original one up to FMA rounding. Legality is structural: the only write is
+// to the output, at an address that names every non-reduction loop, so those
+// loops are parallel and the reductions can move inside them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RegisterTileImpl.h"
+
+#include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
+#include "mlir/Dialect/Affine/IR/AffineValueMap.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/IntegerSet.h"
+
+using namespace mlir;
+using namespace mlir::dl;
+using namespace mlir::dl::register_tile;
+
+namespace {
+
+/// `map` (one result) rounded down to a multiple of `factor`.
+AffineMap roundedDown(AffineMap map, int64_t factor) {
+  AffineExpr e = map.getResult(0);
+  return AffineMap::get(map.getNumDims(), map.getNumSymbols(),
+                        e.floorDiv(factor) * factor, map.getContext());
+}
+
+/// `index - base` (base null: index).
+Value minus(OpBuilder &b, Location loc, Value index, Value base) {
+  if (!base)
+    return index;
+  MLIRContext *ctx = b.getContext();
+  AffineMap map = AffineMap::get(2, 0, getAffineDimExpr(0, ctx) - getAffineDimExpr(1, ctx));
+  return affine::AffineApplyOp::create(b, loc, map, ValueRange{index, base});
+}
+
+/// Clones the original body into the micro-kernel for output row `row` and
+/// vector column `column`, with loads turned into vector loads or broadcasts;
+/// returns the new accumulator value.
+Value cloneBody(OpBuilder &b, Accumulation &acc, IRMapping mapping,
+                Value rowIndex, Value columnIndex, Value accumulator,
+                VectorType vectorType, const Packing &packing) {
+  Location loc = acc.store.getLoc();
+  if (acc.rowLoop)
+    mapping.map(acc.rowLoop.getInductionVar(), rowIndex);
+  mapping.map(acc.columnLoop.getInductionVar(), columnIndex);
+  mapping.map(acc.accumulator.getResult(), accumulator);
+  for (Operation &op : acc.nest.back().getBody()->without_terminator()) {
+    if (&op == acc.store.getOperation() || &op == acc.accumulator.getOperation())
+      continue;
+    if (auto load = dyn_cast<affine::AffineLoadOp>(op)) {
+      SmallVector<Value> operands;
+      for (Value operand : load.getMapOperands())
+        operands.push_back(mapping.lookupOrDefault(operand));
+      Value loaded;
+      if (load.getOperation() == packing.load) {
+        Value k = minus(b, loc, packing.reductionIv, packing.reductionBase);
+        Value j = minus(b, loc, columnIndex, packing.columnBase);
+        loaded = affine::AffineVectorLoadOp::create(
+            b, loc, VectorType::get(vectorType.getShape(), load.getType()),
+            packing.buffer, b.getMultiDimIdentityMap(2), ValueRange{k, j});
+      } else if (acc.loads.lookup(load.getOperation()) == Along::Contiguous)
+        loaded = affine::AffineVectorLoadOp::create(
+            b, loc, VectorType::get(vectorType.getShape(),
+                                    load.getType()),
+            load.getMemRef(), load.getAffineMap(), operands);
+      else
+        loaded = affine::AffineLoadOp::create(b, loc, load.getMemRef(),
+                                              load.getAffineMap(), operands);
+      mapping.map(load.getResult(), loaded);
+      continue;
+    }
+    cloneWidened(b, op, mapping, vectorType);
+  }
+  Value stored = mapping.lookupOrDefault(acc.store.getValueToStore());
+  return broadcastTo(b, loc, stored, vectorType);
+}
+
+/// addf(x, mulf(y, z)) -> fma(y, z, x) on the micro-kernel's vectors.
+void fuseMultiplyAdds(Operation *root) {
+  SmallVector<arith::AddFOp> adds;
+  root->walk([&](arith::AddFOp add) {
+    if (isa<VectorType>(add.getType()))
+      adds.push_back(add);
+  });
+  for (arith::AddFOp add : adds) {
+    for (unsigned side = 0; side < 2; ++side) {
+      auto mul = add->getOperand(side).getDefiningOp<arith::MulFOp>();
+      if (!mul || !mul->hasOneUse())
+        continue;
+      OpBuilder b(add);
+      Value fma = vector::FMAOp::create(b, add.getLoc(), mul.getLhs(),
+                                        mul.getRhs(), add->getOperand(1 - side));
+      add.replaceAllUsesWith(fma);
+      add.erase();
+      mul.erase();
+      break;
+    }
+  }
+}
+
+} // namespace
+
+Value mlir::dl::register_tile::broadcastTo(OpBuilder &b, Location loc,
+                                           Value value, VectorType type) {
+  if (isa<VectorType>(value.getType()))
+    return value;
+  return vector::BroadcastOp::create(b, loc, type, value);
+}
+
+void mlir::dl::register_tile::cloneWidened(OpBuilder &b, Operation &op,
+                                           IRMapping &mapping,
+                                           VectorType shape) {
+  bool vectorOperands = llvm::any_of(op.getOperands(), [&](Value v) {
+    return isa<VectorType>(mapping.lookupOrDefault(v).getType());
+  });
+  if (!vectorOperands) {
+    b.clone(op, mapping);
+    return;
+  }
+  IRMapping local = mapping;
+  for (Value operand : op.getOperands()) {
+    Value value = mapping.lookupOrDefault(operand);
+    local.map(operand,
+              broadcastTo(b, op.getLoc(), value,
+                          VectorType::get(shape.getShape(),
+                                          getElementTypeOrSelf(value))));
+  }
+  Operation *clone = b.clone(op, local);
+  for (OpResult result : clone->getResults())
+    result.setType(VectorType::get(shape.getShape(), result.getType()));
+  for (auto [old, fresh] : llvm::zip(op.getResults(), clone->getResults()))
+    mapping.map(old, fresh);
+}
+
+FailureOr<RegisterTileResult>
+mlir::dl::registerTile(affine::AffineForOp root, const TargetInfo &target,
+                       StrategyAttr strategy,
+                       const RegisterTileOptions &options) {
+  if (strategy && strategy.getKind() == StrategyKind::Loops)
+    return failure();
+  std::optional<Accumulation> match =
+      matchAccumulation(root, target.getVectorBits() / 32);
+  if (!match)
+    return failure();
+  Accumulation &acc = *match;
+  // A transposed input is read only through its packed copy: without one
+  // (its indices do not allow it) the nest stays as it is.
+  Operation *transposedLoad = nullptr;
+  for (auto &entry : acc.loads)
+    if (entry.second == Along::Transposed)
+      transposedLoad = entry.first;
+  if (transposedLoad) {
+    AffineForOp reduction = acc.reductions.front();
+    if (!affine::getConstantTripCount(reduction) ||
+        reduction.getStepAsInt() != 1 ||
+        packCandidate(acc, reduction) != transposedLoad)
+      return failure();
+  }
+  std::optional<Epilogue> epi;
+  if (options.epilogue) {
+    std::string why;
+    epi = matchEpilogue(acc, why);
+    if (!epi && options.epilogueRefused && !why.empty())
+      options.epilogueRefused(acc.nest.front(), why);
+  }
+  if (epi)
+    for (Operation *op : epi->between)
+      op->moveBefore(acc.nest.front());
+  AffineForOp subnest = acc.nest[acc.firstMoved];
+  Location loc = subnest.getLoc();
+  MLIRContext *ctx = subnest.getContext();
+  AffineExpr d0 = getAffineDimExpr(0, ctx);
+  Type element = acc.store.getValueToStore().getType();
+  auto pick = [](int64_t option, int64_t fromStrategy, int64_t fromTarget) {
+    return option > 0 ? option : fromStrategy > 0 ? fromStrategy : fromTarget;
+  };
+  RegisterTileShape shape = chooseRegisterTile(target);
+  int64_t rows = pick(options.rows, strategy ? strategy.getRows() : 0, shape.rows);
+  int64_t vectors =
+      pick(options.vectors, strategy ? strategy.getVectors() : 0, shape.vectors);
+  TilePlan plan = planTile(
+      acc, target, rows, vectors,
+      options.columnBlock > 0 ? options.columnBlock
+                              : (strategy ? strategy.getColumnBlock() : 0),
+      options.reductionBlock > 0 ? options.reductionBlock
+                                 : (strategy ? strategy.getReductionBlock() : 0));
+  int64_t lanes = plan.lanes;
+  int64_t columnCount = plan.columnCount;
+  int64_t vectorCount = plan.vectorCount;
+  int64_t tileColumns = plan.tileColumns;
+  int64_t fullColumns = plan.fullColumns;
+  int64_t tileRows = plan.tileRows;
+  int64_t colBlock = plan.columnBlock, redBlock = plan.reductionBlock;
+  bool blockColumns = plan.blockColumns, blockReduction = plan.blockReduction;
+  int64_t columnsPerBlock = plan.columnsPerBlock;
+  int64_t reductionPerBlock = plan.reductionPerBlock;
+  std::optional<uint64_t> rowCount =
+      acc.rowLoop ? affine::getConstantTripCount(acc.rowLoop) : std::nullopt;
+  AffineForOp blockedReduction = acc.reductions.front();
+  std::optional<uint64_t> reductionCount =
+      affine::getConstantTripCount(blockedReduction);
+  auto vectorType = VectorType::get({lanes}, element);
+
+  // What is applied, recorded on the outermost new loop.
+  RegisterTileResult result;
+  result.applied = StrategyAttr::get(
+      ctx, strategy ? strategy.getKind() : StrategyKind::RegisterTiledGemm,
+      tileRows, vectorCount, blockColumns ? colBlock : 0,
+      blockReduction ? redBlock : 0, strategy ? strategy.getLayout() : "");
+  Operation *before = subnest->getPrevNode();
+  Block *block = subnest->getBlock();
+
+  OpBuilder b(subnest);
+  IRMapping mapping;
+  Packing packing;
+  // Packing pays only where a block of the input is not already contiguous
+  // (its columns are blocked) and more than one row tile reads it.
+  bool reused = acc.rowLoop && (!rowCount || static_cast<int64_t>(*rowCount) >=
+                                                 2 * tileRows);
+  if (transposedLoad)
+    packing.load = transposedLoad;
+  else if (options.pack && blockColumns && reused && reductionCount &&
+           blockedReduction.getStepAsInt() == 1)
+    packing.load = packCandidate(acc, blockedReduction);
+  auto allocatePackBuffer = [&]() {
+    packing.buffer = memref::AllocOp::create(
+        b, loc,
+        MemRefType::get({reductionPerBlock, columnsPerBlock},
+                        cast<affine::AffineLoadOp>(packing.load).getType()),
+        b.getI64IntegerAttr(64));
+  };
+  // The buffer is private to a block of columns when columns are blocked
+  // (so the column blocks are independent: dl-affine-parallelize can run
+  // them on threads), else one for the whole nest.
+  if (packing.load && !blockColumns)
+    allocatePackBuffer();
+  // Other output loops move outside the tile loops, bounds unchanged.
+  for (AffineForOp loop : acc.outerParallel) {
+    auto moved = AffineForOp::create(b, loc, loop.getLowerBoundOperands(),
+                                     loop.getLowerBoundMap(),
+                                     loop.getUpperBoundOperands(),
+                                     loop.getUpperBoundMap());
+    mapping.map(loop.getInductionVar(), moved.getInductionVar());
+    b.setInsertionPointToStart(moved.getBody());
+  }
+  AffineForOp columnBlocks;
+  if (blockColumns) {
+    columnBlocks = AffineForOp::create(b, loc, 0, fullColumns, colBlock);
+    b.setInsertionPointToStart(columnBlocks.getBody());
+    packing.columnBase = columnBlocks.getInductionVar();
+    if (packing.load)
+      allocatePackBuffer(); // freed at the end of the block, below
+  }
+  if (blockReduction) {
+    auto blocks = AffineForOp::create(b, loc, 0, *reductionCount, redBlock);
+    b.setInsertionPointToStart(blocks.getBody());
+    packing.reductionBase = blocks.getInductionVar();
+  }
+  if (packing.load)
+    emitPackingCopy(b, acc, mapping, packing, blockedReduction,
+                    *reductionCount, fullColumns, reductionPerBlock,
+                    columnsPerBlock, target.getVectorBits());
+
+  // One row of tiles (tileRows rows from rowBase) across the columns
+  // of the block: the column tile loop, the output tile loaded into
+  // registers, the reduction loops carrying it, and its store.
+  IRMapping blockMapping = mapping;
+  auto emitTiles = [&](int64_t tileRows, Value rowBase) {
+    IRMapping mapping = blockMapping;
+    AffineForOp columnTiles;
+    if (blockColumns)
+      columnTiles = AffineForOp::create(
+          b, loc, packing.columnBase, AffineMap::get(1, 0, d0), packing.columnBase,
+          AffineMap::get(1, 0, {d0 + colBlock, getAffineConstantExpr(fullColumns, ctx)},
+                         ctx),
+          tileColumns);
+    else
+      columnTiles = AffineForOp::create(b, loc, 0, fullColumns, tileColumns);
+    b.setInsertionPointToStart(columnTiles.getBody());
+
+    // Row and column indices of the tile's elements.
+    auto plus = [&](Value base, int64_t offset) -> Value {
+      AffineMap map = AffineMap::get(1, 0, d0 + offset);
+      return affine::AffineApplyOp::create(b, loc, map, ValueRange{base});
+    };
+    SmallVector<Value> rowIndex, columnIndex;
+    for (int64_t r = 0; r < tileRows; ++r)
+      rowIndex.push_back(acc.rowLoop ? plus(rowBase, r) : Value());
+    for (int64_t c = 0; c < vectorCount; ++c)
+      columnIndex.push_back(plus(columnTiles.getInductionVar(), c * lanes));
+
+    // Load the output tile into registers.
+    auto outputOperands = [&](int64_t r, int64_t c) {
+      IRMapping local = mapping;
+      if (acc.rowLoop)
+        local.map(acc.rowLoop.getInductionVar(), rowIndex[r]);
+      local.map(acc.columnLoop.getInductionVar(), columnIndex[c]);
+      SmallVector<Value> operands;
+      for (Value operand : acc.store.getMapOperands())
+        operands.push_back(local.lookupOrDefault(operand));
+      return operands;
+    };
+    SmallVector<Value> accumulators;
+    for (int64_t r = 0; r < tileRows; ++r)
+      for (int64_t c = 0; c < vectorCount; ++c)
+        accumulators.push_back(affine::AffineVectorLoadOp::create(
+            b, loc, vectorType, acc.store.getMemRef(),
+            acc.store.getAffineMap(), outputOperands(r, c)));
+
+    // The reduction loops, carrying the tile.
+    SmallVector<AffineForOp> reductionLoops;
+    ValueRange carried = accumulators;
+    for (AffineForOp loop : acc.reductions) {
+      AffineForOp moved;
+      if (loop == blockedReduction && blockReduction)
+        moved = AffineForOp::create(
+            b, loc, packing.reductionBase, AffineMap::get(1, 0, d0),
+            packing.reductionBase,
+            AffineMap::get(1, 0,
+                           {d0 + redBlock,
+                            getAffineConstantExpr(*reductionCount, ctx)},
+                           ctx),
+            1, carried);
+      else
+        moved = AffineForOp::create(
+            b, loc, loop.getLowerBoundOperands(), loop.getLowerBoundMap(),
+            loop.getUpperBoundOperands(), loop.getUpperBoundMap(),
+            loop.getStepAsInt(), carried);
+      mapping.map(loop.getInductionVar(), moved.getInductionVar());
+      if (loop == blockedReduction)
+        packing.reductionIv = moved.getInductionVar();
+      if (!reductionLoops.empty())
+        affine::AffineYieldOp::create(b, loc, moved.getResults());
+      reductionLoops.push_back(moved);
+      b.setInsertionPointToStart(moved.getBody());
+      carried = moved.getRegionIterArgs();
+    }
+    SmallVector<Value> updated;
+    for (int64_t r = 0; r < tileRows; ++r)
+      for (int64_t c = 0; c < vectorCount; ++c)
+        updated.push_back(cloneBody(b, acc, mapping, rowIndex[r],
+                                    columnIndex[c],
+                                    carried[r * vectorCount + c], vectorType,
+                                    packing));
+    affine::AffineYieldOp::create(b, loc, updated);
+    b.setInsertionPointAfter(reductionLoops.front());
+    ValueRange results = reductionLoops.front().getResults();
+    auto storeOutput = [&]() {
+      for (int64_t r = 0; r < tileRows; ++r)
+        for (int64_t c = 0; c < vectorCount; ++c)
+          affine::AffineVectorStoreOp::create(
+              b, loc, results[r * vectorCount + c], acc.store.getMemRef(),
+              acc.store.getAffineMap(), outputOperands(r, c));
+    };
+    auto storeEpilogue = [&]() {
+      for (int64_t r = 0; r < tileRows; ++r)
+        for (int64_t c = 0; c < vectorCount; ++c) {
+          IRMapping local = mapping;
+          if (acc.rowLoop)
+            local.map(acc.rowLoop.getInductionVar(), rowIndex[r]);
+          local.map(acc.columnLoop.getInductionVar(), columnIndex[c]);
+          SmallVector<Value> outputIndices;
+          for (AffineForOp loop : acc.outputLoops)
+            outputIndices.push_back(
+                local.lookupOrDefault(loop.getInductionVar()));
+          IRMapping indices;
+          for (auto [k, loop] : llvm::enumerate(epi->loops))
+            indices.map(loop.getInductionVar(),
+                        epi->toView
+                            ? affine::AffineApplyOp::create(
+                                  b, loc, epi->toView.getSubMap({unsigned(k)}),
+                                  outputIndices)
+                                  .getResult()
+                            : outputIndices[k]);
+          emitEpilogueVector(b, *epi, indices, results[r * vectorCount + c],
+                             vectorType);
+        }
+    };
+    if (!epi) {
+      storeOutput();
+    } else if (!blockReduction) {
+      storeEpilogue();
+    } else {
+      // Only the last reduction block holds the final sums: the others
+      // store their partial sums to C for the next block to resume from.
+      int64_t last = (*reductionCount - 1) / redBlock * redBlock;
+      auto isLast = affine::AffineIfOp::create(
+          b, loc, IntegerSet::get(1, 0, {d0 - last}, {false}),
+          ValueRange{packing.reductionBase}, /*withElseRegion=*/true);
+      b.setInsertionPointToStart(isLast.getThenBlock());
+      storeEpilogue();
+      b.setInsertionPointToStart(isLast.getElseBlock());
+      storeOutput();
+      b.setInsertionPointAfter(isLast);
+    }
+    if (epi)
+      columnTiles->setAttr(kFusedEpilogue, epilogueNames(*epi));
+    fuseMultiplyAdds(columnTiles);
+  };
+
+  AffineMap fullRowsMap;
+  bool rowRemainderInBlock = false;
+  if (acc.rowLoop) {
+    fullRowsMap = roundedDown(acc.rowLoop.getUpperBoundMap(), tileRows);
+    auto rowTiles = AffineForOp::create(
+        b, loc, ValueRange{}, b.getConstantAffineMap(0),
+        acc.rowLoop.getUpperBoundOperands(), fullRowsMap, tileRows);
+    b.setInsertionPointToStart(rowTiles.getBody());
+    emitTiles(tileRows, rowTiles.getInductionVar());
+    // Rows left over (a static count): one narrower tile in the same
+    // block, reading the same packed buffer, rather than the scalar nest.
+    if (rowCount && *rowCount % tileRows != 0) {
+      b.setInsertionPointAfter(rowTiles);
+      Value base = arith::ConstantIndexOp::create(
+          b, loc, static_cast<int64_t>(*rowCount - *rowCount % tileRows));
+      emitTiles(static_cast<int64_t>(*rowCount % tileRows), base);
+      rowRemainderInBlock = true;
+    }
+  } else {
+    emitTiles(tileRows, Value());
+  }
+
+  // Remainders: the original nest over the columns left over, and over the
+  // rows left over (tile columns only).
+  b.setInsertionPoint(subnest);
+  unsigned columnDepth =
+      llvm::find(acc.nest, acc.columnLoop) - acc.nest.begin() - acc.firstMoved;
+  if (fullColumns < columnCount) {
+    auto rest = cast<AffineForOp>(b.clone(*subnest));
+    nestedLoop(rest, columnDepth)
+        .setLowerBound({}, b.getConstantAffineMap(fullColumns));
+  }
+  if (acc.rowLoop && !rowRemainderInBlock) {
+    std::optional<uint64_t> rowCount = affine::getConstantTripCount(acc.rowLoop);
+    if (!rowCount || *rowCount % tileRows != 0) {
+      unsigned rowDepth = llvm::find(acc.nest, acc.rowLoop) - acc.nest.begin() -
+                          acc.firstMoved;
+      auto rest = cast<AffineForOp>(b.clone(*subnest));
+      nestedLoop(rest, rowDepth)
+          .setLowerBound(acc.rowLoop.getUpperBoundOperands(), fullRowsMap);
+      nestedLoop(rest, columnDepth)
+          .setUpperBound({}, b.getConstantAffineMap(fullColumns));
+    }
+  }
+  // The epilogue over the same remainders, after the accumulation nest.
+  if (epi) {
+    OpBuilder after(epi->root);
+    unsigned epiColumn = epi->loops.size() - 1;
+    if (fullColumns < columnCount) {
+      auto rest = cast<AffineForOp>(after.clone(*epi->root));
+      nestedLoop(rest, epiColumn)
+          .setLowerBound({}, after.getConstantAffineMap(fullColumns));
+    }
+    if (acc.rowLoop && !rowRemainderInBlock &&
+        (!rowCount || *rowCount % tileRows != 0)) {
+      unsigned epiRow = llvm::find(acc.outputLoops, acc.rowLoop) -
+                        acc.outputLoops.begin();
+      auto rest = cast<AffineForOp>(after.clone(*epi->root));
+      nestedLoop(rest, epiRow)
+          .setLowerBound(acc.rowLoop.getUpperBoundOperands(), fullRowsMap);
+      nestedLoop(rest, epiColumn)
+          .setUpperBound({}, after.getConstantAffineMap(fullColumns));
+    }
+    result.fusedEpilogue = epi->root.getOperation();
+    epi->root.erase();
+  }
+  if (packing.buffer && !blockColumns)
+    memref::DeallocOp::create(b, loc, packing.buffer);
+  if (packing.buffer && blockColumns) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(columnBlocks.getBody()->getTerminator());
+    memref::DeallocOp::create(b, loc, packing.buffer);
+  }
+  subnest.erase();
+  // The first loop built in the nest's place carries the decisions.
+  for (Operation *op = before ? before->getNextNode() : &block->front(); op;
+       op = op->getNextNode())
+    if (isa<AffineForOp>(op)) {
+      op->setAttr(kStrategyAttrName, result.applied);
+      break;
+    }
+  return result;
+
+}

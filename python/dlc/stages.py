@@ -1,0 +1,278 @@
+"""The stages of a compilation, as objects (like JAX's ``stages.py``).
+
+``dlc.jit(f).lower(*args)`` gives a :class:`Lowered`: the function traced
+for one signature, whose IR can be printed at every stage; its
+``.compile()`` gives a :class:`Compiled`, which runs. :class:`ArgSpec` says
+what a compiled function accepts at each argument position.
+"""
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import compiler, dtypes, passes, runtime
+from .errors import ArityError, CompileError, DTypeError, ShapeError, TraceError
+from .mlir import ir
+from .runtime import CompiledFunction
+from .tracing import Tensor
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """What a compiled function accepts at one argument position. `shape` has
+    None for the dynamic (batch) dimension. `static` holds the value of a
+    static argument (Python scalar, string, None or tuple of those), which is
+    a compile-time constant."""
+
+    name: str
+    shape: tuple = None
+    dtype: np.dtype = None
+    static: object = None
+
+    @property
+    def is_static(self):
+        return self.shape is None
+
+    def describe(self):
+        if self.is_static:
+            return f"the constant {self.static!r}"
+        return dtypes.format_type(self.shape, self.dtype)
+
+
+def _describe_array(array):
+    return dtypes.format_type(array.shape, array.dtype)
+
+
+def _is_static(value):
+    """Python scalars, strings, None and tuples of those are compile-time
+    constants of a call (numpy scalars and lists are arrays)."""
+    if isinstance(value, tuple):
+        return all(_is_static(v) for v in value)
+    return (value is None or isinstance(value, (bool, int, float, str))) and \
+        not isinstance(value, np.generic)
+
+
+def _to_array(value, name):
+    # The common case first, cheaply: a C-contiguous aligned numpy array.
+    if type(value) is np.ndarray:
+        flags = value.flags
+        if flags.c_contiguous and flags.aligned and dtypes.is_supported(value.dtype):
+            return value
+    if isinstance(value, Tensor):
+        raise TraceError(f"argument {name!r} is a traced tensor: a dlc.jit function "
+                         f"cannot be called while another one is being traced")
+    try:
+        array = np.asarray(value)
+    except Exception as error:  # noqa: BLE001 - re-raised with the argument's name
+        raise DTypeError(f"argument {name!r}: cannot convert {type(value).__name__} "
+                         f"to an array: {error}") from None
+    if not dtypes.is_supported(array.dtype):
+        raise DTypeError(f"argument {name!r} has dtype {array.dtype}, which dlc does "
+                         f"not support; supported: {dtypes.supported_names()}")
+    # Passed by pointer: C order and aligned, copied only when not already so
+    # (np.ascontiguousarray would turn a 0-d array into a 1-d one).
+    return np.require(array, requirements=["C_CONTIGUOUS", "ALIGNED"])
+
+
+class Lowered:
+    """A traced function before compilation: its IR at every stage."""
+
+    def __init__(self, module, symbol, arg_specs, structure, result_specs, options,
+                 parameter_slots=()):
+        self._modules = {"dl": module}
+        self.parameter_slots = list(parameter_slots)
+        self.symbol = symbol
+        self.arg_specs = arg_specs
+        self._structure = structure
+        self.result_specs = result_specs
+        self.options = options
+
+    @property
+    def stages(self):
+        """The stages of this target (:data:`dlc.STAGES`, or
+        :data:`dlc.GPU_STAGES` for ``target="cuda"``)."""
+        return compiler.stages_for(self.options)
+
+    @property
+    def target(self):
+        """The :class:`dlc.Target` the CPU code is compiled for (every stage
+        carries it as ``dl.target``)."""
+        return self.options.cpu_target
+
+    def _module_at(self, stage):
+        compiler.check_stage(stage, self.stages)
+        if stage not in self._modules:
+            path = compiler.stage_path(stage)
+            start = [s for s in path if s in self._modules][-1]
+            module = compiler.clone(self._modules[start])
+            self._modules[stage] = compiler.run_stages(module, start, stage,
+                                                       self.options, self.symbol)
+        return self._modules[stage]
+
+    def as_text(self, stage="dl", *, debug_info=False):
+        """The module's IR at `stage` (one of :attr:`stages`). With
+        `debug_info`, every op shows its location (the user's file:line).
+        ``"fused"`` gives the fusion report of the graph stage instead: the
+        kernels the graph is compiled into and the dl ops in each; for
+        ``target="cuda"``, ``"ptx"`` gives the PTX of the kernels."""
+        if stage == "fused":
+            report = passes.fusion_report(self._module_at("graph"))
+            epilogues = self.fused_epilogues()
+            if epilogues:
+                report += (f"\n  + {epilogues} elementwise kernel(s) computed in the "
+                           f"register tiles of the matmul/convolution before them")
+            return report
+        if stage == "ptx":
+            if not self.options.is_cuda:
+                raise ValueError("as_text('ptx') needs a function compiled with "
+                                 "target='cuda'")
+            return compiler.ptx_text(self._module_at("binary"))
+        return self._module_at(stage).operation.get_asm(enable_debug_info=debug_info)
+
+    def kernel_count(self):
+        """How many kernels the compiled function runs: its linalg operations
+        at the linalg stage (after fusion), each one loop nest, less the
+        elementwise ones computed in a matmul's or convolution's register
+        tiles (:meth:`fused_epilogues`)."""
+        return (compiler.kernel_counts(self._module_at("linalg"))[self.symbol]
+                - self.fused_epilogues())
+
+    def fused_epilogues(self):
+        """How many elementwise loop nests dl-affine-register-tile computes
+        in the register tiles of the matmul or convolution before them (0 for
+        ``target="cuda"``, and with ``disable="dl-fuse-epilogue"``)."""
+        if self.options.is_cuda:
+            return 0
+        for op in self._module_at("affine").body.operations:
+            if op.operation.name == "func.func" and \
+                    ir.StringAttr(op.attributes["sym_name"]).value == self.symbol:
+                if "dl.fused_epilogues" in op.attributes:
+                    return ir.IntegerAttr(op.attributes["dl.fused_epilogues"]).value
+        return 0
+
+    def memory_plan(self):
+        """The temporaries of the compiled function, from dl-plan-memory: a
+        dict with ``buffers`` (statically shaped temporaries), ``peak_bytes``
+        (the bytes they take at most, as planned) and
+        ``unplanned_peak_bytes`` (the same without sharing; equal to
+        ``peak_bytes`` when dl-plan-memory is disabled). Returned buffers and
+        dynamically shaped ones are not counted."""
+        module = self._module_at("bufferized")
+        for op in module.body.operations:
+            if op.operation.name == "func.func" and \
+                    ir.StringAttr(op.attributes["sym_name"]).value == self.symbol:
+                plan = ir.DictAttr(op.attributes["dl.memory_plan"])
+                return {name: ir.IntegerAttr(plan[name]).value
+                        for name in ("buffers", "peak_bytes", "unplanned_peak_bytes")}
+        raise LookupError(f"no function @{self.symbol} in the module")
+
+    def compile(self):
+        """JIT-compiles the function; returns a :class:`Compiled`. For
+        ``target="cuda"`` without ``emulate``, raises
+        :class:`dlc.CUDAUnavailableError` where no CUDA driver and device
+        exist; for a :class:`dlc.Target` this CPU cannot run (another
+        architecture, or ISA features it lacks), a :class:`dlc.CompileError`
+        saying so (``as_text`` still shows every stage)."""
+        start_time = time.perf_counter()
+        if self.options.is_cuda and not self.options.gpu.emulate:
+            runtime.require_cuda()
+            function = runtime.CUDAFunction(self._module_at("binary"), self.symbol,
+                                            self.result_specs)
+        else:
+            why_not = self.target.why_not_runnable()
+            if why_not is not None:
+                raise CompileError(
+                    f"{self.symbol}: the compiled code cannot run on this machine: "
+                    f"{why_not}. Use .lower(...).as_text(stage) to see its code, or "
+                    f"target='cpu' to compile for this machine.")
+            stage = "emulated" if self.options.is_cuda else "llvm"
+            function = CompiledFunction(self._module_at(stage), self.symbol,
+                                        self.result_specs)
+        seconds = time.perf_counter() - start_time
+        return Compiled(self, function, seconds)
+
+
+class Compiled:
+    """A compiled function for one signature. Calling it with arguments of
+    another shape, dtype or count raises a DTypeError, ShapeError or
+    ArityError naming the argument, what it expects and what it got."""
+
+    def __init__(self, lowered, function, compile_seconds):
+        self.lowered = lowered
+        self.arg_specs = lowered.arg_specs
+        self.compile_seconds = compile_seconds
+        self._function = function
+        # The common call, checked cheaply: every argument an array of a
+        # fully static shape, passed as a C-contiguous, aligned ndarray of
+        # exactly that dtype and shape (else the full check below runs).
+        specs = self.arg_specs
+        self._fast_specs = None
+        if all(not s.is_static and None not in s.shape for s in specs):
+            self._fast_specs = tuple((np.dtype(s.dtype), tuple(s.shape)) for s in specs)
+
+    def as_text(self, stage="dl", *, debug_info=False):
+        return self.lowered.as_text(stage, debug_info=debug_info)
+
+    def _check(self, args):
+        fast = self._fast_specs
+        if fast is not None and len(args) == len(fast):
+            for value, (dtype, shape) in zip(args, fast):
+                if type(value) is not np.ndarray or value.dtype != dtype or \
+                        value.shape != shape:
+                    break
+                flags = value.flags
+                if not (flags.c_contiguous and flags.aligned):
+                    break
+            else:
+                return list(args)
+        specs = self.arg_specs
+        if len(args) != len(specs):
+            parameters = len(self.lowered.parameter_slots)
+            user_specs = specs[:len(specs) - parameters]
+            names = ", ".join(s.name for s in user_specs)
+            raise ArityError(f"compiled function takes {len(user_specs)} arguments "
+                             f"({names}), but got {len(args) - parameters}")
+        arrays, batch_size, batch_arg = [], None, None
+        for spec, value in zip(specs, args):
+            if spec.is_static:
+                if value != spec.static or type(value) is not type(spec.static):
+                    raise ShapeError(
+                        f"argument {spec.name!r} was {spec.static!r} when compiled, "
+                        f"but got {value!r}; Python scalars, strings, None and tuples "
+                        f"are compile-time constants")
+                continue
+            array = _to_array(value, spec.name)
+            if array.dtype != spec.dtype:
+                raise DTypeError(f"argument {spec.name!r}: expected {spec.describe()}, "
+                                 f"but got {_describe_array(array)}")
+            if array.ndim != len(spec.shape) or any(
+                    e is not None and e != g for e, g in zip(spec.shape, array.shape)):
+                raise ShapeError(f"argument {spec.name!r}: expected {spec.describe()}, "
+                                 f"but got {_describe_array(array)}")
+            if spec.shape and spec.shape[0] is None:
+                if batch_size is None:
+                    batch_size, batch_arg = array.shape[0], spec.name
+                elif array.shape[0] != batch_size:
+                    raise ShapeError(
+                        f"batched arguments disagree on the batch size: "
+                        f"{batch_arg!r} has {batch_size} and {spec.name!r} has "
+                        f"{array.shape[0]}")
+            arrays.append(array)
+        return arrays
+
+    def __call__(self, *args):
+        """Runs on `args`; for a dlc.nn.Module compiled with its parameters as
+        arguments, pass the forward() arguments only: the parameters are read
+        from the module."""
+        args += tuple(getattr(owner, attr) for owner, attr in self.lowered.parameter_slots)
+        return self._run(self._check(args))
+
+    def _run(self, arrays):
+        results = self._function(arrays)
+        structure = self.lowered._structure
+        if structure is None:
+            return results[0]
+        return structure(results)
+
+
