@@ -210,6 +210,17 @@ bool accessesAreContiguous(affine::AffineForOp loop) {
   return !result.wasInterrupted();
 }
 
+/// Whether `loop` already computes on vectors (a micro-kernel built by
+/// dl-affine-register-tile): nothing left to vectorize.
+bool hasVectorCode(affine::AffineForOp loop) {
+  WalkResult result = loop.walk([](Operation *op) {
+    bool vector = llvm::any_of(op->getResultTypes(),
+                               [](Type t) { return isa<VectorType>(t); });
+    return vector ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return result.wasInterrupted();
+}
+
 /// Lanes for `loop` on a target of `vectorBits`-bit registers: the elements
 /// of the widest type the loop loads or stores in one register, halved
 /// until they divide a static trip count.
@@ -249,14 +260,19 @@ struct DLAffineVectorizePass
     affine::ReductionLoopMap reductionLoops;
     DenseSet<Operation *> all;
     getOperation().walk<WalkOrder::PreOrder>([&](affine::AffineForOp loop) {
-      SmallVector<affine::LoopReduction, 2> reductions;
-      if (!affine::isLoopParallel(loop, &reductions) ||
-          hasInvariantStore(loop) || !accessesAreContiguous(loop))
+      // The cheap structural checks first: dependence analysis
+      // (isLoopParallel) is quadratic in the accesses, and the loops of a
+      // register-tiled micro-kernel, already vectors, have hundreds.
+      if (hasVectorCode(loop) || hasInvariantStore(loop) ||
+          !accessesAreContiguous(loop))
         return;
       int64_t lanes = vectorWidth > 0
                           ? static_cast<int64_t>(vectorWidth)
                           : lanesFor(loop, target.getVectorBits());
       if (lanes < 2 || !vectorizesWithoutStaticTail(loop, lanes))
+        return;
+      SmallVector<affine::LoopReduction, 2> reductions;
+      if (!affine::isLoopParallel(loop, &reductions))
         return;
       // A candidate inside another with other lanes would be erased with
       // it before its turn: the outer one only.
