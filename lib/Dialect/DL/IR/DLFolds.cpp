@@ -84,9 +84,16 @@ std::optional<Values> read(Attribute attribute) {
   values.splat = dense.isSplat();
   if (!values.splat && type.getNumElements() > kMaxFoldedElements)
     return std::nullopt;
+  Type element = type.getElementType();
   if (values.isFloat) {
+    // f32 and f64 straight from the attribute's storage (a weight tensor
+    // has millions of elements: APFloat per element took seconds).
     if (values.splat)
       values.f.push_back(toDouble(dense.getSplatValue<APFloat>()));
+    else if (element.isF32())
+      values.f.assign(dense.value_begin<float>(), dense.value_end<float>());
+    else if (element.isF64())
+      values.f.assign(dense.value_begin<double>(), dense.value_end<double>());
     else
       for (APFloat value : dense.getValues<APFloat>())
         values.f.push_back(toDouble(value));
@@ -133,6 +140,14 @@ Attribute buildAttr(RankedTensorType type, bool splat, ArrayRef<double> f,
   if (auto floatType = dyn_cast<FloatType>(element)) {
     if (splat)
       return DenseElementsAttr::get(type, toElement(f[0], floatType));
+    // Rounding a double to float in C++ is IEEE round-to-nearest-even, as
+    // APFloat's conversion is.
+    if (floatType.isF32()) {
+      std::vector<float> values(f.begin(), f.end());
+      return DenseElementsAttr::get(type, ArrayRef<float>(values));
+    }
+    if (floatType.isF64())
+      return DenseElementsAttr::get(type, f);
     SmallVector<APFloat> values;
     values.reserve(f.size());
     for (double value : f)
