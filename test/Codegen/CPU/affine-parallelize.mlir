@@ -127,3 +127,42 @@ func.func @shared_free(%a: memref<4096xf32>) {
   }
   return
 }
+
+// -----
+
+// Unrolled accesses that differ by constants (as a register tile's): the
+// dependence problems shared by pairs with the same offset difference are
+// solved once, and each answer is still the pair's own. Each iteration
+// writes a[2i] and a[2i+1] and reads what it wrote: parallel.
+// CHECK-LABEL: func @unrolled_offsets_parallel
+// CHECK: affine.parallel
+// REMARK: remark: dl-affine-parallelize: loop runs on several threads
+func.func @unrolled_offsets_parallel(%a: memref<4098xf32>) {
+  affine.for %i = 0 to 4096 step 2 {
+    %0 = affine.load %a[%i] : memref<4098xf32>
+    %1 = affine.load %a[%i + 1] : memref<4098xf32>
+    %2 = arith.addf %0, %1 : f32
+    affine.store %2, %a[%i] : memref<4098xf32>
+    affine.store %2, %a[%i + 1] : memref<4098xf32>
+  }
+  return
+}
+
+// -----
+
+// The same with a read of a[2i+2], the next iteration's a[2i]: refused.
+// CHECK-LABEL: func @unrolled_offsets_carried
+// CHECK-NOT: affine.parallel
+// REMARK: remark: dl-affine-parallelize: loop stays sequential: a dependence between iterations
+func.func @unrolled_offsets_carried(%a: memref<4098xf32>) {
+  affine.for %i = 0 to 4096 step 2 {
+    %0 = affine.load %a[%i] : memref<4098xf32>
+    %1 = affine.load %a[%i + 1] : memref<4098xf32>
+    %2 = affine.load %a[%i + 2] : memref<4098xf32>
+    %3 = arith.addf %0, %1 : f32
+    %4 = arith.addf %3, %2 : f32
+    affine.store %4, %a[%i] : memref<4098xf32>
+    affine.store %4, %a[%i + 1] : memref<4098xf32>
+  }
+  return
+}
