@@ -20,7 +20,7 @@ default, or a named CPU such as ``dlc.Target("znver3")``), with
 :class:`CompileOptions` (:class:`CPUOptions`, :class:`GPUOptions`).
 """
 
-from . import ops
+from . import cache, ops
 from .compiler import GPU_STAGES, STAGES, STAGE_DESCRIPTIONS
 from .dtypes import BFLOAT16 as bfloat16
 from .errors import (ArityError, CompileError, CUDAUnavailableError, DLCError,
@@ -32,6 +32,7 @@ from .ops import *  # noqa: F401,F403 - the numpy-named operations
 from .stages import ArgSpec, Compiled, Lowered
 from .target import Target
 from .tracing import Tensor
+from .version import __version__
 
 __all__ = [
     "jit", "JitFunction", "Lowered", "Compiled", "ArgSpec", "Tensor", "Target",

@@ -240,22 +240,74 @@ def array_from_descriptor(descriptor, rank, dtype, owners, argument_ranges, free
     return array if array.dtype == dtype else array.view(dtype)
 
 
+class JITCode:
+    """Machine code compiled in this process by MLIR's ExecutionEngine. With
+    `pic`, compiled position-independent, so that :meth:`dump_object` writes
+    an object file a linker can make a shared library of (dlc's disk cache)."""
+
+    def __init__(self, module, opt_level=3, shared_libs=(), pic=False):
+        _load_parallel_runtime()
+        self.engine = ExecutionEngine(module, opt_level=opt_level,
+                                      shared_libs=runtime_libraries() + list(shared_libs),
+                                      enable_object_dump=pic, enable_pic=pic)
+
+    def address(self, symbol):
+        """The address of `symbol` (a function or global), or 0."""
+        return _lookup_symbol(self.engine, symbol)
+
+    def packed_address(self, name):
+        """The address of the packed wrapper of function `name`, or 0."""
+        return self.engine.raw_lookup(name) or 0
+
+    def dump_object(self, path):
+        self.engine.dump_to_object_file(path)
+
+
+_global_runtime_libraries = []
+
+
+class LibraryCode:
+    """Machine code in a shared library (an entry of dlc's disk cache): the
+    same symbols as the JIT module it was linked from. The runtime
+    libraries it calls into are loaded first with global visibility."""
+
+    def __init__(self, path):
+        _load_parallel_runtime()
+        if not _global_runtime_libraries:
+            _global_runtime_libraries.extend(
+                ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL) for lib in runtime_libraries())
+        self.path = path
+        self.library = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL)
+
+    def address(self, symbol):
+        try:
+            return ctypes.addressof(ctypes.c_char.in_dll(self.library, symbol))
+        except ValueError:
+            return 0
+
+    def packed_address(self, name):
+        # MLIR's ExecutionEngine names the packed wrapper of @f `_mlir_f`.
+        return self.address("_mlir_" + name)
+
+
 class CompiledFunction:
-    """A function in a JIT-compiled module, callable with numpy arrays."""
+    """A function in a compiled module, callable with numpy arrays. `code` is
+    an MLIR module (JIT-compiled here), a :class:`JITCode` or a
+    :class:`LibraryCode`."""
 
     #: how result buffers are released (None: libc's free)
     free = None
 
-    def __init__(self, module, name, result_specs, opt_level=3, shared_libs=()):
-        _load_parallel_runtime()
-        self.engine = ExecutionEngine(module, opt_level=opt_level,
-                                      shared_libs=runtime_libraries() + list(shared_libs))
+    def __init__(self, code, name, result_specs, opt_level=3, shared_libs=()):
+        if not isinstance(code, (JITCode, LibraryCode)):
+            code = JITCode(code, opt_level=opt_level, shared_libs=shared_libs)
+        self.code = code
         # Parallel loops read their thread count from this global at run time.
-        address = _lookup_symbol(self.engine, "dlc_num_threads")
+        address = code.address("dlc_num_threads")
         self._threads = ctypes.c_int64.from_address(address) if address else None
         self.name = name
         self.result_specs = result_specs  # [(rank, dtype)]
-        address = self.engine.raw_lookup("_mlir_ciface_" + name)
+        address = code.packed_address("_mlir_ciface_" + name)
         if not address:
             raise RuntimeError(f"compiled module has no function {name!r}")
         self._entry_address = address
@@ -271,6 +323,11 @@ class CompiledFunction:
         self._result_dtypes = [(rank, np.dtype(dtype)) for rank, dtype in result_specs]
         self._state = None
         self._state_lock = threading.Lock()
+
+    @property
+    def engine(self):
+        """The ExecutionEngine of JIT-compiled code (None for a library)."""
+        return getattr(self.code, "engine", None)
 
     def _prepare(self, ranks):
         """Descriptors and the packed argument array for arguments of these

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import compiler, dtypes, passes, runtime
+from . import cache, compiler, dtypes, passes, runtime
 from .errors import ArityError, CompileError, DTypeError, ShapeError, TraceError
 from .mlir import ir
-from .runtime import CompiledFunction
+from .runtime import CompiledFunction, JITCode, LibraryCode
 from .tracing import Tensor
 
 
@@ -186,11 +186,36 @@ class Lowered:
                     f"{self.symbol}: the compiled code cannot run on this machine: "
                     f"{why_not}. Use .lower(...).as_text(stage) to see its code, or "
                     f"target='cpu' to compile for this machine.")
-            stage = "emulated" if self.options.is_cuda else "llvm"
-            function = CompiledFunction(self._module_at(stage), self.symbol,
-                                        self.result_specs)
+            function = self._compile_for_cpu()
         seconds = time.perf_counter() - start_time
         return Compiled(self, function, seconds)
+
+    def _compile_for_cpu(self):
+        """The CPU code (of the llvm stage, or the emulated GPU one): from
+        dlc's disk cache (:mod:`dlc.cache`) when an earlier compile stored
+        it, else JIT-compiled and stored there."""
+        stage = "emulated" if self.options.is_cuda else "llvm"
+        opt_level = self.options.cpu.llvm_opt_level
+        entry_key = None
+        if cache.directory() is not None:
+            entry_key = cache.key(self._modules["dl"],
+                                  compiler.pipeline_text("dl", stage, self.options)
+                                  + f" llvm -O{opt_level}",
+                                  self.symbol, self.result_specs)
+            library = cache.lookup(entry_key)
+            if library is not None:
+                try:
+                    return CompiledFunction(LibraryCode(library), self.symbol,
+                                            self.result_specs)
+                except (OSError, RuntimeError):
+                    cache.remove(entry_key)  # unloadable: compile it again
+        start = time.perf_counter()
+        code = JITCode(self._module_at(stage), opt_level=opt_level,
+                       pic=entry_key is not None)
+        function = CompiledFunction(code, self.symbol, self.result_specs)
+        if entry_key is not None and time.perf_counter() - start >= cache.min_seconds():
+            cache.store(entry_key, code)
+        return function
 
 
 class Compiled:

@@ -1,8 +1,16 @@
 """Shared helpers of dlc's pytest suites: random inputs and tolerances."""
 
+import os
+import tempfile
+
 import ml_dtypes
 import numpy as np
 import pytest
+
+# The suite's compiles use a disk cache of their own (dlc.cache), not the
+# user's ~/.cache/dlc: removed when the session ends.
+_CACHE = tempfile.TemporaryDirectory(prefix="dlc-test-cache-")
+os.environ["DLC_CACHE_DIR"] = _CACHE.name
 
 #: (rtol, atol) per dtype for results compared with a numpy reference computed
 #: in float64 from the same inputs. float32 kernels reassociate sums

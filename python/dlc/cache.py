@@ -1,0 +1,245 @@
+"""dlc's disk cache of compiled code: a second process compiles nothing.
+
+An entry is the machine code of one compiled function, linked into a
+shared library, keyed by everything that decides that code: the function's
+``dl`` IR (its bytecode, weights included), the pass pipeline with its
+options, the target (``dl.target``, in the IR), the entry symbol and result
+types, and dlc's version and build. The first compile of a key JIT-compiles
+as always (position-independent), then writes the object file, links it with
+the system C compiler (``cc``; without one nothing is cached) and stores it;
+later compiles of the key, in any process, load the library (``dlopen``)
+instead of running the pipeline and LLVM.
+
+Where: ``$DLC_CACHE_DIR``, else ``$XDG_CACHE_HOME/dlc``, else
+``~/.cache/dlc``; ``DLC_CACHE_DIR=off`` (or empty) turns the cache off.
+Only compiles that took at least ``$DLC_CACHE_MIN_SECONDS`` (default 1.0,
+as JAX's persistent cache) are stored: linking a library costs tens of
+milliseconds, more than compiling a small function again. Size: the least
+recently used entries are removed once the cache passes
+``$DLC_CACHE_MAX_MB`` (default 2048).
+
+Safe against concurrent writers: each writer builds its entry in a private
+folder and renames it into place, which succeeds for one of them; readers
+only ever see complete entries. Safe against corrupt entries: each records
+the SHA-256 of its library, checked before loading; a mismatch, or a
+library that does not load, removes the entry and compiles again.
+"""
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+
+from . import _build_config
+from .version import __version__
+
+#: bumped when the layout of an entry changes
+FORMAT = 1
+
+_LIBRARY = "code.so"
+_META = "entry.json"
+
+
+def directory():
+    """The cache folder, or None when the cache is off."""
+    value = os.environ.get("DLC_CACHE_DIR")
+    if value is not None:
+        value = value.strip()
+        if value == "" or value.lower() in ("off", "0", "none"):
+            return None
+        return os.path.abspath(os.path.expanduser(value))
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "dlc")
+
+
+def max_bytes():
+    text = os.environ.get("DLC_CACHE_MAX_MB", "").strip()
+    try:
+        return int(float(text) * 2 ** 20) if text else 2048 * 2 ** 20
+    except ValueError:
+        raise ValueError(f"DLC_CACHE_MAX_MB must be a number of megabytes, "
+                         f"got {text!r}") from None
+
+
+def min_seconds():
+    text = os.environ.get("DLC_CACHE_MIN_SECONDS", "").strip()
+    try:
+        return float(text) if text else 1.0
+    except ValueError:
+        raise ValueError(f"DLC_CACHE_MIN_SECONDS must be a number of seconds, "
+                         f"got {text!r}") from None
+
+
+_build_identity = None
+
+
+def build_identity():
+    """dlc's version and this build's compiled libraries (size and time of
+    each): code from another build of dlc is never reused."""
+    global _build_identity
+    if _build_identity is None:
+        from .mlir import _mlir_libs
+        parts = [f"dlc {__version__}", f"format {FORMAT}",
+                 f"llvm {_build_config.LLVM_VERSION}"]
+        libraries = [os.path.join(os.path.dirname(_mlir_libs.__file__), "libDLCPythonCAPI.so"),
+                     _build_config.DLC_RUNTIME_LIB]
+        for library in libraries:
+            try:
+                status = os.stat(os.path.realpath(library))
+                parts.append(f"{os.path.basename(library)} {status.st_size} "
+                             f"{status.st_mtime_ns}")
+            except OSError:
+                parts.append(f"{os.path.basename(library)} missing")
+        _build_identity = "\n".join(parts)
+    return _build_identity
+
+
+def key(module, pipeline, symbol, result_specs):
+    """The key of `module` (an ir.Module at the dl stage) compiled through
+    `pipeline` (text) for entry `symbol` returning `result_specs`."""
+    digest = hashlib.sha256()
+    for part in (build_identity(), pipeline, symbol, repr(list(result_specs))):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    digest.update(_bytecode(module))
+    return digest.hexdigest()
+
+
+def _bytecode(module):
+    import io
+    buffer = io.BytesIO()
+    module.operation.write_bytecode(buffer)
+    return buffer.getvalue()
+
+
+def _sha256_of(path):
+    digest = hashlib.sha256()
+    with open(path, "rb") as data:
+        for block in iter(lambda: data.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def lookup(entry_key):
+    """The path of the library stored under `entry_key`, checked, or None."""
+    root = directory()
+    if root is None:
+        return None
+    folder = os.path.join(root, entry_key[:2], entry_key)
+    library, meta = os.path.join(folder, _LIBRARY), os.path.join(folder, _META)
+    try:
+        with open(meta) as data:
+            record = json.load(data)
+        if record.get("format") != FORMAT or _sha256_of(library) != record.get("sha256"):
+            raise ValueError("corrupt entry")
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        remove(entry_key)
+        return None
+    try:
+        os.utime(folder)  # most recently used
+    except OSError:
+        pass
+    return library
+
+
+def remove(entry_key):
+    root = directory()
+    if root is not None:
+        shutil.rmtree(os.path.join(root, entry_key[:2], entry_key), ignore_errors=True)
+
+
+def _linker():
+    for name in ("cc", "gcc", "clang"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def store(entry_key, code):
+    """Links the object code of `code` (a runtime.JITCode compiled with
+    pic=True) into a library stored under `entry_key`; returns its path, or
+    None where nothing could be stored (no cache, no C compiler, a full
+    disk: the cache is an optimization, never an error)."""
+    root = directory()
+    linker = _linker()
+    if root is None or linker is None:
+        return None
+    shard = os.path.join(root, entry_key[:2])
+    final = os.path.join(shard, entry_key)
+    try:
+        os.makedirs(shard, exist_ok=True)
+        private = tempfile.mkdtemp(prefix=f".{entry_key[:12]}-", dir=shard)
+    except OSError:
+        return None
+    try:
+        obj = os.path.join(private, "code.o")
+        library = os.path.join(private, _LIBRARY)
+        code.dump_object(obj)
+        process = subprocess.run([linker, "-shared", "-o", library, obj],
+                                 capture_output=True, text=True)
+        if process.returncode != 0:
+            return None
+        os.remove(obj)
+        with open(os.path.join(private, _META), "w") as data:
+            json.dump({"format": FORMAT, "sha256": _sha256_of(library),
+                       "created": time.time(), "dlc": __version__}, data)
+        try:
+            os.rename(private, final)
+        except OSError:  # another process stored the same key first
+            return os.path.join(final, _LIBRARY) if os.path.isdir(final) else None
+        private = None
+        _evict(root, keep=final)
+        return os.path.join(final, _LIBRARY)
+    except OSError:
+        return None
+    finally:
+        if private is not None:
+            shutil.rmtree(private, ignore_errors=True)
+
+
+def entries():
+    """[(path of the entry's folder, bytes, last use time)] of the cache."""
+    root = directory()
+    found = []
+    if root is None or not os.path.isdir(root):
+        return found
+    for shard in os.listdir(root):
+        shard_path = os.path.join(root, shard)
+        if not os.path.isdir(shard_path):
+            continue
+        for name in os.listdir(shard_path):
+            folder = os.path.join(shard_path, name)
+            if name.startswith(".") or not os.path.isdir(folder):
+                continue
+            try:
+                size = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))
+                found.append((folder, size, os.path.getmtime(folder)))
+            except OSError:
+                continue
+    return found
+
+
+def _evict(root, keep):
+    found = sorted((entry for entry in entries() if entry[0] != keep),
+                   key=lambda entry: entry[2])
+    total = sum(size for _, size, _ in entries())
+    limit = max_bytes()
+    for folder, size, _ in found:
+        if total <= limit:
+            break
+        shutil.rmtree(folder, ignore_errors=True)
+        total -= size
+
+
+def clear():
+    """Removes every entry of the disk cache; returns how many."""
+    found = entries()
+    for folder, _, _ in found:
+        shutil.rmtree(folder, ignore_errors=True)
+    return len(found)

@@ -1,0 +1,180 @@
+"""dlc's disk cache of compiled code (dlc.cache): a second process compiles
+nothing; corrupt entries, concurrent writers, a full cache and no cache at
+all are handled. Each test has a cache folder of its own, and stores every
+compile (DLC_CACHE_MIN_SECONDS=0)."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import dlc
+from dlc import cache
+
+# A program run in a fresh process: compiles f (and, with an argument,
+# another signature), prints how the code was obtained and the result.
+PROGRAM = textwrap.dedent("""
+    import sys, numpy as np, dlc
+    def f(x, w):
+        return dlc.relu(x @ w + 1.0)
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 8
+    x = np.arange(n * n, dtype=np.float32).reshape(n, n) / 10
+    w = np.eye(n, dtype=np.float32)[::-1].copy()
+    compiled = dlc.jit(f).lower(x, w).compile()
+    y = compiled(x, w)
+    print(type(compiled._function.code).__name__, float(y.sum()))
+""")
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("DLC_CACHE_DIR", str(folder))
+    monkeypatch.setenv("DLC_CACHE_MIN_SECONDS", "0")
+    return folder
+
+
+def run(*args, env=None):
+    process = subprocess.run([sys.executable, "-c", PROGRAM, *args], capture_output=True,
+                             text=True, env={**os.environ, **(env or {})}, timeout=300)
+    assert process.returncode == 0, process.stderr
+    kind, total = process.stdout.split()
+    return kind, float(total)
+
+
+def entry_folders(folder):
+    return sorted(p for p in folder.glob("*/*") if p.is_dir() and not p.name.startswith("."))
+
+
+def test_second_process_loads_the_cached_code(cache_dir):
+    first, total = run()
+    assert first == "JITCode"
+    entries = entry_folders(cache_dir)
+    assert len(entries) == 1
+    assert (entries[0] / "code.so").is_file()
+    record = json.loads((entries[0] / "entry.json").read_text())
+    assert record["dlc"] == dlc.__version__
+    second, again = run()
+    assert second == "LibraryCode" and again == total
+    # The expected value, from numpy.
+    x = np.arange(64, dtype=np.float32).reshape(8, 8) / 10
+    assert total == pytest.approx(float(np.maximum(x @ np.eye(8)[::-1] + 1, 0).sum()))
+
+
+def test_another_signature_is_another_entry(cache_dir):
+    run("8")
+    run("16")
+    assert len(entry_folders(cache_dir)) == 2
+
+
+def test_in_process_compile_uses_the_cache(cache_dir):
+    def g(x):
+        return dlc.exp(x) * 2.0
+    x = np.linspace(-1, 1, 37, dtype=np.float32)
+    first = dlc.jit(g).lower(x).compile()
+    second = dlc.jit(g).lower(x).compile()
+    assert type(first._function.code).__name__ == "JITCode"
+    assert type(second._function.code).__name__ == "LibraryCode"
+    np.testing.assert_allclose(second(x), np.exp(x) * 2, rtol=2e-6)
+    np.testing.assert_array_equal(first(x), second(x))
+
+
+def test_options_and_target_are_part_of_the_key(cache_dir):
+    def g(x):
+        return x * 3.0 + 1.0
+    x = np.ones(64, np.float32)
+    dlc.jit(g).lower(x).compile()
+    dlc.jit(g, vector_width=0).lower(x).compile()
+    dlc.jit(g, llvm_opt_level=1).lower(x).compile()
+    assert len(entry_folders(cache_dir)) == 3
+    other = dlc.Target.host().cpu
+    # The same function for the same target, named explicitly: the same IR.
+    compiled = dlc.jit(g, target=dlc.Target(other)).lower(x).compile()
+    assert len(entry_folders(cache_dir)) in (3, 4)
+    np.testing.assert_array_equal(compiled(x), x * 3 + 1)
+
+
+def test_corrupt_entry_is_replaced(cache_dir):
+    kind, total = run()
+    (entry,) = entry_folders(cache_dir)
+    library = entry / "code.so"
+    data = bytearray(library.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    library.write_bytes(bytes(data))
+    kind, again = run()
+    assert kind == "JITCode" and again == total  # compiled again, not loaded
+    assert run()[0] == "LibraryCode"  # and stored again
+
+
+def test_truncated_metadata_is_a_miss(cache_dir):
+    run()
+    (entry,) = entry_folders(cache_dir)
+    (entry / "entry.json").write_text("{")
+    assert run()[0] == "JITCode"
+    assert run()[0] == "LibraryCode"
+
+
+def test_concurrent_writers(cache_dir):
+    env = {**os.environ}
+    processes = [subprocess.Popen([sys.executable, "-c", PROGRAM], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for _ in range(3)]
+    results = [p.communicate(timeout=300) for p in processes]
+    assert all(p.returncode == 0 for p in processes), [err for _, err in results]
+    assert len({out.split()[1] for out, _ in results}) == 1
+    assert len(entry_folders(cache_dir)) == 1
+    # No private folder of a writer is left behind.
+    assert not [p for p in cache_dir.glob("*/.*")]
+    assert run()[0] == "LibraryCode"
+
+
+def test_cache_off(tmp_path, monkeypatch):
+    monkeypatch.setenv("DLC_CACHE_DIR", "off")
+    monkeypatch.setenv("DLC_CACHE_MIN_SECONDS", "0")
+    assert cache.directory() is None
+    assert run(env={"DLC_CACHE_DIR": "off"})[0] == "JITCode"
+    assert run(env={"DLC_CACHE_DIR": "off"})[0] == "JITCode"
+
+
+def test_fast_compiles_are_not_stored(cache_dir):
+    run(env={"DLC_CACHE_MIN_SECONDS": "1000"})
+    assert entry_folders(cache_dir) == []
+
+
+def test_size_limit_evicts_the_least_recently_used(cache_dir, monkeypatch):
+    monkeypatch.setenv("DLC_CACHE_MAX_MB", "0.000001")  # one entry at most
+    run("8", env={"DLC_CACHE_MAX_MB": "0.000001"})
+    run("16", env={"DLC_CACHE_MAX_MB": "0.000001"})
+    assert len(entry_folders(cache_dir)) == 1
+    assert run("16")[0] == "LibraryCode"
+
+
+def test_clear(cache_dir):
+    run("8")
+    run("16")
+    assert len(cache.entries()) == 2
+    assert cache.clear() == 2
+    assert entry_folders(cache_dir) == []
+
+
+def test_default_location(monkeypatch, tmp_path):
+    monkeypatch.delenv("DLC_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cache.directory() == os.path.join(str(tmp_path), "dlc")
+
+
+@pytest.mark.parametrize("name, value", [("DLC_CACHE_MAX_MB", "lots"),
+                                         ("DLC_CACHE_MIN_SECONDS", "soon")])
+def test_bad_settings_are_named(monkeypatch, name, value):
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ValueError, match=name):
+        cache.max_bytes() if name == "DLC_CACHE_MAX_MB" else cache.min_seconds()
+
+
+def test_llvm_opt_level_is_checked():
+    with pytest.raises(ValueError, match="llvm_opt_level must be an int in 0..3"):
+        dlc.jit(lambda x: x + 1, llvm_opt_level=4)
