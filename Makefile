@@ -69,7 +69,7 @@ $(BENCH_STAMP): requirements-bench.txt $(VENV_STAMP)
 	@touch $@
 
 bench: build $(BENCH_STAMP)
-	$(PY) -m dlc.bench --out bench/results
+	$(PY) -m dlc.bench --models --out bench/results
 
 clean:
 	rm -rf $(BUILD)

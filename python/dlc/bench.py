@@ -27,13 +27,13 @@ import datetime
 import json
 import os
 import platform
-import statistics
 import sys
 import time
 
 import numpy as np
 
-from . import runtime
+from . import bench_models, runtime
+from .timing import measure
 from .jit import jit
 from .target import Target
 from .mlir import ir
@@ -128,11 +128,12 @@ def peak_shape(target):
     return lanes, max(chains, target.fma_units * target.fma_latency, 1)
 
 
-def compile_peak_kernel(target):
+def compile_peak_kernel(target, chains=None):
     """The FMA micro-kernel for `target` through dlc's pipeline (llvm stage:
-    its scf.parallel runs on dlc's threads)."""
+    its scf.parallel runs on dlc's threads); `chains` overrides its chains."""
     from .tracing import context
-    lanes, chains = peak_shape(target)
+    lanes, default_chains = peak_shape(target)
+    chains = chains or default_chains
     with context():
         module = ir.Module.parse(peak_kernel_text(lanes, chains))
         module.operation.attributes["dl.target"] = ir.Attribute.parse(str(target))
@@ -141,10 +142,40 @@ def compile_peak_kernel(target):
         return runtime.CompiledFunction(module, "dlc_peak", []), lanes, chains
 
 
-def measure_peak(threads, seconds=0.3, target=None):
+def cpuinfo_ghz():
+    """The clock /proc/cpuinfo reports (nominal under a hypervisor), or None."""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("cpu MHz"):
+                    return round(float(line.split(":", 1)[1]) / 1000, 2)
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def measure_peak_facts(threads, target=None):
+    """The peak on `threads` threads and what it should be: the clock
+    measured by one dependent FMA chain (each FMA waits for the last, so a
+    thread runs one per `fma_latency` cycles, the target's table value),
+    and the theoretical rate at that clock (FMA pipes x lanes x 2 flops per
+    cycle per core)."""
+    target = target or Target.host()
+    lanes, _ = peak_shape(target)
+    chain_gflops = measure_peak(1, target=target, chains=1)
+    clock_ghz = chain_gflops / (2 * lanes) * target.fma_latency
+    theoretical = clock_ghz * target.fma_units * lanes * 2
+    return {"gflops": measure_peak(threads, target=target), "threads": threads,
+            "clock_ghz": clock_ghz, "cpuinfo_ghz": cpuinfo_ghz(),
+            "theoretical_gflops": theoretical, "lanes": lanes,
+            "fma_units": target.fma_units, "fma_latency": target.fma_latency}
+
+
+def measure_peak(threads, seconds=0.3, target=None, chains=None):
     """Peak f32 GFLOP/s of `threads` cores: independent full-width FMA
-    chains per thread, shaped for `target` (default: this machine)."""
-    kernel, lanes, chains = compile_peak_kernel(target or Target.host())
+    chains per thread, shaped for `target` (default: this machine); with
+    `chains`, that many chains instead."""
+    kernel, lanes, chains = compile_peak_kernel(target or Target.host(), chains)
     saved = runtime.get_num_threads()
     runtime.set_num_threads(threads)
     try:
@@ -372,34 +403,7 @@ def print_graph_table(rows):
           "optimization on")
 
 
-# -- measurement --------------------------------------------------------------
-
-
-def calls_per_block(fn, target_seconds):
-    start = time.perf_counter()
-    fn()
-    elapsed = max(time.perf_counter() - start, 1e-7)
-    return max(1, min(10000, int(target_seconds / elapsed)))
-
-
-def measure(peers, rounds, block_seconds, options_pause=0.2):
-    """Median seconds per call of each peer, over `rounds` interleaved blocks
-    of calls (each block about `block_seconds`)."""
-    counts = {name: calls_per_block(fn, block_seconds) for name, fn in peers.items()}
-    samples = {name: [] for name in peers}
-    for _ in range(rounds):
-        for name, fn in peers.items():
-            count = counts[name]
-            start = time.perf_counter()
-            for _ in range(count):
-                fn()
-            samples[name].append((time.perf_counter() - start) / count)
-            # Let this library's worker threads go idle before timing the
-            # next one: OpenBLAS and PyTorch's OpenMP spin for a while after
-            # each call, and on a few cores they would steal the next
-            # library's time.
-            time.sleep(options_pause)
-    return {name: statistics.median(values) for name, values in samples.items()}
+# -- cases, measured ------------------------------------------------------------
 
 
 def run_case(case, options):
@@ -596,10 +600,23 @@ def main(argv=None):
                         help="add the GPU section (skipped, saying why, without a CUDA device)")
     parser.add_argument("--gpu-only", action="store_true", help="only the GPU section")
     parser.add_argument("--gpu-matmul-sizes", type=int, nargs="*", default=[2048, 4096, 8192])
+    parser.add_argument("--models", action="store_true",
+                        help="add the model section: ResNet-18, MobileNetV2 and a BERT-base "
+                             "layer against onnxruntime and PyTorch (see dlc.bench_models)")
+    parser.add_argument("--models-only", action="store_true", help="only the model section")
+    parser.add_argument("--models-list", nargs="*", default=list(bench_models.MODELS),
+                        choices=list(bench_models.MODELS), help="which models")
+    parser.add_argument("--model-batches", type=int, nargs="*", default=[1, 8])
+    parser.add_argument("--model-rounds", type=int, default=5,
+                        help="rounds per model and runtime")
+    parser.add_argument("--interleaved", action="store_true",
+                        help="models: all runtimes in one process, interleaved "
+                             "(default: each in its own process)")
     options = parser.parse_args(argv)
     if options.quick:
         options.rounds, options.block_seconds = 2, 0.01
         options.matmul_sizes, options.conv_batches = [128, 256], [1]
+        options.model_rounds, options.model_batches = 2, [1]
     if options.threads < 1:
         parser.error("--threads must be positive")
 
@@ -617,12 +634,22 @@ def main(argv=None):
         with open(os.path.join(options.out, "gpu-latest.json"), "w") as out:
             json.dump({"machine": machine_facts(), **section}, out, indent=1)
         return section
+    if options.models_only:
+        progress = Progress(len(options.models_list) * len(options.model_batches))
+        model_rows = bench_models.run_models(options, progress)
+        print_target_and_peak(options, measure_peak_facts(1))
+        bench_models.print_models_table(model_rows)
+        write_report(options, {"models": model_rows}, name="models")
+        return model_rows
     cases = [] if options.graph_only else build_cases(options, rng)
     models = graph_models(rng)
-    progress = Progress(len(cases) + len(models) + 2)
-    peak_one = measure_peak(1)
+    model_count = len(options.models_list) * len(options.model_batches) if options.models else 0
+    progress = Progress(len(cases) + len(models) + model_count + 2)
+    peak_facts = measure_peak_facts(1)
+    peak_one = peak_facts["gflops"]
     progress.step("peak, 1 thread")
     peak = measure_peak(options.threads)
+    peak_facts["gflops_all_threads"] = peak
     progress.step(f"peak, {options.threads} threads")
     rows = []
     for case in cases:
@@ -632,36 +659,58 @@ def main(argv=None):
     for name, fn, args, jit_options in models:
         graph_rows.append(run_graph_case(name, fn, args, jit_options, options))
         progress.step(name)
+    model_rows = bench_models.run_models(options, progress) if options.models else None
 
-    host = Target.host()
-    print(f"\ntarget: {host.cpu} ({host.vector_registers} x {host.vector_bits}-bit "
-          f"vector registers, L2 {host.l2 // 1024} KiB; micro-kernel "
-          f"{host.register_tile[0]} x {host.register_tile[1]} vectors)\n  {host}")
-    print(f"peak f32 FMA throughput: {peak_one:.1f} GFLOP/s on 1 thread, "
-          f"{peak:.1f} on {options.threads}")
+    print_target_and_peak(options, peak_facts)
     print(f"threads: dlc {options.threads}, numpy (OpenBLAS) its default, "
           f"torch {options.threads if torch is not None else '-'}\n")
     if rows:
         print_table(rows, peak)
     print_graph_table(graph_rows)
+    if model_rows is not None:
+        bench_models.print_models_table(model_rows)
     gpu = run_gpu_section(options, rng) if options.gpu else None
     if gpu is not None:
         print_gpu_table(gpu)
 
+    report = {"peak": peak_facts,
+              "peak_gflops": {"1": peak_one, str(options.threads): peak},
+              "rounds": options.rounds, "results": rows, "graph": graph_rows}
+    if model_rows is not None:
+        report["models"] = model_rows
+    if gpu is not None:
+        report["gpu"] = gpu
+    image = plot(rows, peak, os.path.join(options.out, "bench.png")) if rows else None
+    write_report(options, report, name="bench", image=image)
+    return report
+
+
+def print_target_and_peak(options, peak):
+    host = Target.host()
+    print(f"\ntarget: {host.cpu} ({host.vector_registers} x {host.vector_bits}-bit "
+          f"vector registers, {host.fma_units} FMA pipe(s) of latency {host.fma_latency}, "
+          f"L2 {host.l2 // 1024} KiB; micro-kernel "
+          f"{host.register_tile[0]} x {host.register_tile[1]} vectors)\n  {host}")
+    print(f"peak f32 FMA throughput: {peak['gflops']:.1f} GFLOP/s on 1 thread"
+          + (f", {peak['gflops_all_threads']:.1f} on {options.threads}"
+             if "gflops_all_threads" in peak else ""))
+    print(f"  clock {peak['clock_ghz']:.2f} GHz (one dependent FMA chain at the "
+          f"target's latency; /proc/cpuinfo says {peak['cpuinfo_ghz'] or '-'} GHz): "
+          f"theoretical {peak['theoretical_gflops']:.1f} GFLOP/s per core, measured "
+          f"{100 * peak['gflops'] / peak['theoretical_gflops']:.0f}% of it")
+
+
+def write_report(options, report, name, image=None):
     os.makedirs(options.out, exist_ok=True)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     report = {"date": stamp, "machine": machine_facts(), "threads": options.threads,
-              "peak_gflops": {"1": peak_one, str(options.threads): peak},
-              "rounds": options.rounds, "results": rows, "graph": graph_rows}
-    if gpu is not None:
-        report["gpu"] = gpu
-    for name in (f"bench-{stamp}.json", "latest.json"):
-        with open(os.path.join(options.out, name), "w") as out:
+              **report}
+    latest = "latest.json" if name == "bench" else f"{name}-latest.json"
+    for file_name in (f"{name}-{stamp}.json", latest):
+        with open(os.path.join(options.out, file_name), "w") as out:
             json.dump(report, out, indent=1)
-    image = plot(rows, peak, os.path.join(options.out, "bench.png")) if rows else None
-    print(f"\nresults: {os.path.join(options.out, 'latest.json')}"
+    print(f"\nresults: {os.path.join(options.out, latest)}"
           + (f", plot: {image}" if image else ""))
-    return report
 
 
 if __name__ == "__main__":
