@@ -609,6 +609,9 @@ def main(argv=None):
     parser.add_argument("--model-batches", type=int, nargs="*", default=[1, 8])
     parser.add_argument("--model-rounds", type=int, default=5,
                         help="rounds per model and runtime")
+    parser.add_argument("--model-block-seconds", type=float, default=0.5,
+                        help="length of one timed block of model calls (the "
+                             "median is over blocks: several calls each)")
     parser.add_argument("--interleaved", action="store_true",
                         help="models: all runtimes in one process, interleaved "
                              "(default: each in its own process)")
@@ -617,6 +620,7 @@ def main(argv=None):
         options.rounds, options.block_seconds = 2, 0.01
         options.matmul_sizes, options.conv_batches = [128, 256], [1]
         options.model_rounds, options.model_batches = 2, [1]
+        options.model_block_seconds = 0.01
     if options.threads < 1:
         parser.error("--threads must be positive")
 

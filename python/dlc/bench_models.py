@@ -130,7 +130,8 @@ def run_model(name, batch, options, runtimes=RUNTIMES):
         for group in groups:
             command = [sys.executable, "-m", "dlc.bench_models", "--worker", name,
                        str(batch), ",".join(group), str(options.threads),
-                       str(options.model_rounds), str(options.block_seconds), workdir]
+                       str(options.model_rounds), str(options.model_block_seconds),
+                       workdir]
             # Cold compiles: a disk cache of the worker's own.
             env = {**os.environ, "DLC_CACHE_DIR": os.path.join(workdir, "cache")}
             process = subprocess.run(command, capture_output=True, text=True, env=env)

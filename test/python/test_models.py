@@ -64,7 +64,7 @@ def test_models_bench_runs_and_checks_each_runtime():
     # output checks, the row of the table), with the peers a test has.
     import argparse
     from dlc import bench_models
-    options = argparse.Namespace(threads=1, model_rounds=1, block_seconds=0.001,
+    options = argparse.Namespace(threads=1, model_rounds=1, model_block_seconds=0.001,
                                  interleaved=True)
     row = bench_models.run_model("bert_layer", 1, options, runtimes=("dlc", "torch"))
     assert "failed" not in row, row.get("failed")
