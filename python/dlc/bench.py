@@ -306,49 +306,13 @@ def graph_models(rng):
     """The MLP at batch 64, a ResNet basic block (64 channels, 28x28, batch 1,
     parameters as constants) and a transformer encoder layer (batch 4, 64
     tokens, d_model 128, 4 heads, d_ff 512): (name, function, args)."""
-    from . import nn, ops
+    # The networks of dlc.models, at the sizes of this section.
+    from . import models
 
     mlp = mlp_case(64, rng)
-
-    class BasicBlock(nn.Module):
-        def __init__(self, channels):
-            self.conv1 = nn.Conv2d(channels, channels, 3, padding=1, bias=False, rng=rng)
-            self.bn1 = nn.BatchNorm2d(channels)
-            self.conv2 = nn.Conv2d(channels, channels, 3, padding=1, bias=False, rng=rng)
-            self.bn2 = nn.BatchNorm2d(channels)
-            for bn in (self.bn1, self.bn2):
-                bn.running_mean = rng.uniform(-0.5, 0.5, channels).astype(np.float32)
-                bn.running_var = rng.uniform(0.5, 2.0, channels).astype(np.float32)
-
-        def forward(self, x):
-            out = ops.relu(self.bn1(self.conv1(x)))
-            return ops.relu(self.bn2(self.conv2(out)) + x)
-
-    class EncoderLayer(nn.Module):
-        def __init__(self, d_model, heads, d_ff):
-            self.heads = heads
-            self.q, self.k, self.v, self.out = (nn.Linear(d_model, d_model, rng=rng)
-                                                for _ in range(4))
-            self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
-            self.ff1, self.ff2 = nn.Linear(d_model, d_ff, rng=rng), nn.Linear(d_ff, d_model, rng=rng)
-
-        def split(self, t):
-            _, seq, d_model = t.shape
-            return ops.transpose(t.reshape(-1, seq, self.heads, d_model // self.heads),
-                                 (0, 2, 1, 3))
-
-        def forward(self, x):
-            _, seq, d_model = x.shape
-            q, k, v = self.split(self.q(x)), self.split(self.k(x)), self.split(self.v(x))
-            scores = q @ ops.transpose(k, (0, 1, 3, 2)) / float(np.sqrt(d_model // self.heads))
-            attention = ops.softmax(scores, axis=-1) @ v
-            merged = ops.transpose(attention, (0, 2, 1, 3)).reshape(-1, seq, d_model)
-            x = self.norm1(x + self.out(merged))
-            return self.norm2(x + self.ff2(ops.gelu(self.ff1(x))))
-
-    block = BasicBlock(64)
+    block = models.randomize_batch_norms(models.BasicBlock(64, 64, 1, rng), rng)
     image = rng.standard_normal((1, 64, 28, 28)).astype(np.float32)
-    encoder = EncoderLayer(128, 4, 512)
+    encoder = models.BertLayer(128, 4, 512, eps=1e-5, rng=rng)
     tokens = rng.standard_normal((4, 64, 128)).astype(np.float32)
     return [("mlp b64", mlp["dlc"], mlp["args"], {}),
             ("resnet basic block", block, (image,), {"constants": True}),
