@@ -246,6 +246,8 @@ mlir::dl::buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options,
   target.features = options.targetFeatures;
   target.threads = options.targetThreads;
   pm.addPass(createDLResolveTarget(target));
+  // No pass below sees a type whose size overflows int64_t.
+  pm.addPass(createDLCheckSizes());
   if (runs(CPUStage::Graph))
     addGraphStage(pm, options);
   if (runs(CPUStage::Linalg))

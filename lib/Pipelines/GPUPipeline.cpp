@@ -34,6 +34,7 @@
 #include "dl/Codegen/GPU/Passes.h"
 #include "dl/Codegen/GPUToCPU/Passes.h"
 #include "dl/Pipelines/Pipelines.h"
+#include "dl/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -101,7 +102,9 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
   if (options.from == "gpu" && to == "gpu")
     return error("dl-gpu-pipeline: from=gpu needs to=binary or to=emulated");
 
-  if (options.from != "gpu") {
+  if (options.from == "gpu")
+    pm.addPass(createDLCheckSizes()); // as the CPU pipeline's front does
+  else {
     CPUPipelineOptions front;
     front.from = options.from;
     front.to = "bufferized";

@@ -53,6 +53,19 @@ def test_broadcast_mismatch():
               match=r"not broadcast-compatible: dimension -1 is 4 .* and 5")
 
 
+@pytest.mark.parametrize("shape", [(2**40, 2**40), (2**31, 2**31), (2**62, 8)])
+def test_sizes_overflowing_64_bits_are_refused(shape):
+    # Each used to abort the process (an MLIR assertion) or segfault (the
+    # byte size wrapped around); now the tracer's op refuses the type.
+    def f(x):
+        return dlc.sum(dlc.broadcast_to(x[:1], shape), axis=1)  # <- error
+
+    raises_at(dlc.ShapeError, f, "<- error", np.ones(4, F32),
+              match=r"'dl.broadcast_to' op result #0 has type 'tensor<"
+                    rf"{shape[0]}x{shape[1]}xf32>', whose size in elements or "
+                    r"bytes does not fit in 64 bits")
+
+
 def test_operand_dtype_mismatch():
     def f(x, y):
         return x * y  # <- error

@@ -40,8 +40,14 @@ def DL_Dialect : Dialect {
   }];
 }
 
+// Tensors whose element count or byte size overflows int64_t are refused by
+// every dl op (DLDialect.h).
+def DL_SizedTensors : NativeOpTrait<"SizedTensors"> {
+  let cppNamespace = "::mlir::OpTrait::dl";
+}
+
 class DL_Op<string mnemonic, list<Trait> traits = []>
-    : Op<DL_Dialect, mnemonic, traits>;
+    : Op<DL_Dialect, mnemonic, !listconcat([DL_SizedTensors], traits)>;
 
 // Element types dl computes on.
 def DL_AnyElement : AnyTypeOf<[F16, BF16, F32, F64, I1, I8, I16, I32, I64]>;

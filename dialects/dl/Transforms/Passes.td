@@ -10,6 +10,20 @@
 
 include "mlir/Pass/PassBase.td"
 
+def DLCheckSizes : Pass<"dl-check-sizes"> {
+  let summary = "Refuse IR holding a shaped type whose size overflows 64 bits";
+  let description = [{
+    Every dl op refuses a tensor whose element count or byte size does not
+    fit in int64_t; this pass makes the same check on every op result and
+    function signature of any dialect (block arguments get their types from
+    one or the other), so that the pipelines
+    (which run it first, after dl-resolve-target) never hand such a type to
+    a pass or an upstream verifier that would overflow computing its size
+    (many of them assert instead of failing). One error per offending type,
+    naming where it was found.
+  }];
+}
+
 def DLFoldBatchNorm : Pass<"dl-fold-batchnorm"> {
   let summary = "Fold inference batch norms into the conv2d or matmul before them";
   let description = [{

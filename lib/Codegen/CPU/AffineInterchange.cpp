@@ -23,6 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dl/Support/TypeSize.h"
 #include "dl/Codegen/CPU/AffineUtils.h"
 #include "dl/Codegen/CPU/Passes.h"
 #include "dl/Target/Target.h"
@@ -54,7 +55,7 @@ constexpr unsigned kMaxDepth = 6; // 720 permutations at most
 std::optional<int64_t> elementStride(const affine::MemRefAccess &access,
                                      affine::AffineValueMap &map, Value iv) {
   auto memrefType = dyn_cast<MemRefType>(access.memref.getType());
-  if (!memrefType)
+  if (!memrefType || !dl::staticByteSize(memrefType))
     return std::nullopt;
   SmallVector<int64_t> strides;
   int64_t offset;

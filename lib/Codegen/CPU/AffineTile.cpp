@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dl/Support/TypeSize.h"
 #include "dl/Target/Target.h"
 #include "dl/Codegen/CPU/AffineUtils.h"
 #include "dl/Codegen/CPU/Passes.h"
@@ -108,7 +109,8 @@ bool hasStridedInnermostAccess(AffineForOp innermost, ArrayRef<Access> accesses,
   for (const Access &access : accesses) {
     SmallVector<int64_t> strides;
     int64_t offset;
-    if (failed(access.type.getStridesAndOffset(strides, offset)))
+    if (!dl::staticByteSize(access.type) ||
+        failed(access.type.getStridesAndOffset(strides, offset)))
       continue;
     int64_t stride = 0;
     auto &map = const_cast<affine::AffineValueMap &>(access.map);

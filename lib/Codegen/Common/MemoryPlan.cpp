@@ -26,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dl/Support/TypeSize.h"
 #include "dl/Codegen/Common/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -74,7 +75,7 @@ int64_t plannableBytes(memref::AllocOp alloc) {
     return 0;
   if (auto alignment = alloc.getAlignment(); alignment && *alignment > kAlignment)
     return 0;
-  return type.getNumElements() * (element.getIntOrFloatBitWidth() / 8);
+  return dl::staticByteSize(type).value_or(0);
 }
 
 /// Fills the lifetime and deallocs of `buffer`; false when it escapes

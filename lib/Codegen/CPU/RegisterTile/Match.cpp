@@ -12,6 +12,7 @@
 
 #include "RegisterTileImpl.h"
 
+#include "dl/Support/TypeSize.h"
 #include "dl/Codegen/CPU/AffineUtils.h"
 
 #include "mlir/Dialect/Affine/Analysis/AffineAnalysis.h"
@@ -35,9 +36,11 @@ std::optional<std::pair<int64_t, int64_t>> viewBytes(memref::ViewOp view) {
   if (!matchPattern(view.getByteShift(), m_ConstantInt(&shift)) ||
       !type.hasStaticShape() || !type.getElementType().isIntOrFloat())
     return std::nullopt;
-  int64_t first = shift.getSExtValue();
-  return std::make_pair(first, first + type.getNumElements() *
-                                           type.getElementTypeBitWidth() / 8);
+  std::optional<int64_t> bytes = mlir::dl::staticByteSize(type);
+  int64_t first = shift.getSExtValue(), last;
+  if (!bytes || llvm::AddOverflow(first, *bytes, last))
+    return std::nullopt;
+  return std::make_pair(first, last);
 }
 
 /// The memref.view of the root buffer that `memref` is (a view of), if any.

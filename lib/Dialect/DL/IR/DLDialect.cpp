@@ -1,6 +1,7 @@
 //===- DLDialect.cpp - dl dialect registration and type predicates --------===//
 
 #include "dl/IR/DLDialect.h"
+
 #include "dl/IR/DLOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -43,6 +44,24 @@ bool mlir::dl::isDLTensor(Type type) {
     if (tensor.isDynamicDim(dim))
       return false;
   return true;
+}
+
+LogicalResult mlir::dl::verifyTypeSizes(Operation *op) {
+  auto check = [&](Type type, StringRef what,
+                   unsigned index) -> LogicalResult {
+    if (sizeFits(type))
+      return success();
+    return op->emitOpError() << what << " #" << index << " has type " << type
+                             << ", whose size in elements or bytes does not "
+                                "fit in 64 bits";
+  };
+  for (auto [index, type] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(check(type, "operand", index)))
+      return failure();
+  for (auto [index, type] : llvm::enumerate(op->getResultTypes()))
+    if (failed(check(type, "result", index)))
+      return failure();
+  return success();
 }
 
 bool mlir::dl::isDLNumericTensor(Type type) {

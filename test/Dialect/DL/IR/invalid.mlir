@@ -493,3 +493,30 @@ func.func @log_softmax_axis(%x: tensor<5x3xf32>) {
   %0 = dl.log_softmax %x axis = -1 : tensor<5x3xf32> -> tensor<5x3xf32>
   return
 }
+
+// -----
+
+// Sizes that overflow int64_t are refused by every dl op before anything
+// (shape inference, folders, passes) multiplies them.
+func.func @element_count_overflows(%a: tensor<4294967296x4294967296x16xf32>) {
+  // expected-error @+1 {{'dl.add' op operand #0 has type 'tensor<4294967296x4294967296x16xf32>', whose size in elements or bytes does not fit in 64 bits}}
+  %0 = dl.add %a, %a : (tensor<4294967296x4294967296x16xf32>, tensor<4294967296x4294967296x16xf32>) -> tensor<4294967296x4294967296x16xf32>
+  return
+}
+
+// -----
+
+// 2^62 elements fit in int64_t; their 2^64 bytes do not.
+func.func @byte_size_overflows(%a: tensor<4611686018427387904xf32>) {
+  // expected-error @+1 {{'dl.reshape' op operand #0 has type 'tensor<4611686018427387904xf32>', whose size in elements or bytes does not fit in 64 bits}}
+  %0 = dl.reshape %a shape = [2, 2305843009213693952] : tensor<4611686018427387904xf32> -> tensor<2x2305843009213693952xf32>
+  return
+}
+
+// -----
+
+func.func @result_overflows(%a: tensor<1x1xf32>) {
+  // expected-error @+1 {{'dl.broadcast_to' op result #0 has type 'tensor<1099511627776x1099511627776xf32>', whose size in elements or bytes does not fit in 64 bits}}
+  %0 = dl.broadcast_to %a shape = [1099511627776, 1099511627776] : tensor<1x1xf32> -> tensor<1099511627776x1099511627776xf32>
+  return
+}
