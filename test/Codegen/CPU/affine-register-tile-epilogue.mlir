@@ -5,8 +5,8 @@
 
 // Epilogue fusion: the elementwise nest after a matmul (bias + relu, in
 // place) runs on each 4x16 tile in registers after the k loop; its bias is
-// a vector load (contiguous along the columns). Only the 8 columns the tiles
-// leave (32..40) still run the original nest.
+// a vector load (contiguous along the columns). The 8 columns the tiles
+// leave (32..40, one vector) get tiles of one vector with the same epilogue.
 // CHECK-LABEL: func @bias_relu
 // CHECK-SAME: attributes {dl.fused_epilogues = 1 : i64}
 // CHECK: affine.for %[[I:.*]] = 0 to 8 step 4 {
@@ -20,14 +20,15 @@
 // CHECK: affine.vector_store %[[M]], %[[C:.*]][%[[I]], %[[J]]] : memref<8x40xf32>, vector<8xf32>
 // CHECK-COUNT-7: arith.maximumf
 // CHECK: } {dl.fused_epilogue = ["arith.addf", "arith.maximumf"]}
-// The column remainder: its accumulation, then its epilogue.
-// CHECK: affine.for %{{.*}} = 32 to 40 {
-// CHECK: arith.mulf
-// CHECK: affine.for %{{.*}} = 0 to 8 {
-// CHECK-NEXT: affine.for %{{.*}} = 32 to 40 {
-// CHECK: arith.addf
-// CHECK: arith.maximumf
-// CHECK-NOT: affine.for
+// The column remainder: 4x8 tiles, the epilogue on them too; no scalar
+// nest is left.
+// CHECK: affine.for %{{.*}} = 0 to 8 step 4 {
+// CHECK-NEXT: affine.for %[[J2:.*]] = 32 to 40 step 8 {
+// CHECK: %[[R2:.*]]:4 = affine.for %{{.*}} = 0 to 32 iter_args
+// CHECK: affine.vector_load %arg2[%[[J2]]] : memref<40xf32>, vector<8xf32>
+// CHECK-COUNT-4: arith.maximumf
+// CHECK: } {dl.fused_epilogue = ["arith.addf", "arith.maximumf"]}
+// CHECK-NOT: arith.mulf
 // CHECK: return
 // BLOCK-LABEL: func @bias_relu
 // The reduction in blocks of 16: only the last block (k from 16) applies

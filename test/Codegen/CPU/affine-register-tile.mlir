@@ -4,7 +4,7 @@
 // across the k loop; B is loaded as vectors, A broadcast, multiply-adds fused.
 // 22 rows and 40 columns leave a row remainder (20..22), computed by a
 // 2-row tile right after the full row tiles, and a column remainder
-// (32..40), run by the original loops.
+// (32..40, one vector), computed by tiles of one vector per row after them.
 // CHECK-LABEL: func @matmul
 // CHECK: affine.for %[[I:.*]] = 0 to 20 step 4 {
 // CHECK-NEXT: affine.for %[[J:.*]] = 0 to 32 step 16 {
@@ -22,12 +22,18 @@
 // CHECK-COUNT-4: vector.fma
 // CHECK: affine.vector_store %[[R2]]#0, %[[C]][20, %[[J2]]]
 // CHECK: affine.vector_store %[[R2]]#3, %[[C]][21, %[[J2]] + 8]
-// Column remainder, every row:
-// CHECK: affine.for %{{.*}} = 0 to 22 {
-// CHECK: affine.for %{{.*}} = 0 to 32 {
-// CHECK: affine.for %{{.*}} = 32 to 40 {
-// CHECK: arith.mulf
-// CHECK-NOT: affine.for %{{.*}} = 20 to 22
+// Column remainder: 4x8 tiles over the full row tiles, a 2x8 tile over the
+// row remainder; no scalar loop is left.
+// CHECK: affine.for %[[I3:.*]] = 0 to 20 step 4 {
+// CHECK-NEXT: affine.for %[[J3:.*]] = 32 to 40 step 8 {
+// CHECK: %[[R3:.*]]:4 = affine.for %{{.*}} = 0 to 32 iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>) {
+// CHECK-COUNT-4: vector.fma
+// CHECK: affine.vector_store %[[R3]]#3, %[[C]][%[[I3]] + 3, %[[J3]]]
+// CHECK: affine.for %[[J4:.*]] = 32 to 40 step 8 {
+// CHECK: %[[R4:.*]]:2 = affine.for %{{.*}} = 0 to 32 iter_args({{.*}}) -> (vector<8xf32>, vector<8xf32>) {
+// CHECK: affine.vector_store %[[R4]]#1, %[[C]][21, %[[J4]]]
+// CHECK-NOT: arith.mulf
+// CHECK: return
 func.func @matmul(%a: memref<22x32xf32>, %b: memref<32x40xf32>) -> memref<22x40xf32> {
   %c = memref.alloc() : memref<22x40xf32>
   affine.for %i = 0 to 22 {
@@ -172,4 +178,39 @@ func.func @not_accumulations(%a: memref<8x32xf32>, %b: memref<8x4x4xf32>) -> (me
     }
   }
   return %c, %d : memref<8x32xf32>, memref<8x4xf32>
+}
+
+// -----
+
+// Columns left over that do not fill a vector (8 lanes on haswell): 22 =
+// 16 (4x2 tiles) + 4 (tiles of one vector<4xf32>) + 2, the 2 run by the
+// original loops over every row.
+// CHECK-LABEL: func @sub_vector_columns
+// CHECK: affine.for %{{.*}} = 0 to 8 step 4 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 16 step 16 {
+// CHECK: vector.fma %{{.*}} : vector<8xf32>
+// CHECK: affine.for %{{.*}} = 0 to 8 step 4 {
+// CHECK-NEXT: affine.for %[[J:.*]] = 16 to 20 step 4 {
+// CHECK: %[[R:.*]]:4 = affine.for %{{.*}} = 0 to 8 iter_args({{.*}}) -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>) {
+// CHECK-COUNT-4: vector.fma %{{.*}} : vector<4xf32>
+// CHECK: affine.vector_store %[[R]]#3, %{{.*}}[%{{.*}} + 3, %[[J]]] : memref<8x22xf32>, vector<4xf32>
+// CHECK: affine.for %{{.*}} = 0 to 8 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 8 {
+// CHECK-NEXT: affine.for %{{.*}} = 20 to 22 {
+// CHECK: arith.mulf
+func.func @sub_vector_columns(%a: memref<8x8xf32>, %b: memref<8x22xf32>) -> memref<8x22xf32> {
+  %c = memref.alloc() : memref<8x22xf32>
+  affine.for %i = 0 to 8 {
+    affine.for %k = 0 to 8 {
+      affine.for %j = 0 to 22 {
+        %0 = affine.load %a[%i, %k] : memref<8x8xf32>
+        %1 = affine.load %b[%k, %j] : memref<8x22xf32>
+        %2 = affine.load %c[%i, %j] : memref<8x22xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j] : memref<8x22xf32>
+      }
+    }
+  }
+  return %c : memref<8x22xf32>
 }

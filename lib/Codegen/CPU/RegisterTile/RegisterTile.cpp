@@ -46,6 +46,14 @@ using namespace mlir::dl::register_tile;
 
 namespace {
 
+/// The columns a nest of tiles covers: [begin, end) in tiles of `vectors`
+/// vectors, within the current block of columns where `inBlock` (`end` then
+/// bounds the last block).
+struct ColumnSpan {
+  int64_t begin, end, vectors, lanes;
+  bool inBlock;
+};
+
 /// `map` (one result) rounded down to a multiple of `factor`.
 AffineMap roundedDown(AffineMap map, int64_t factor) {
   AffineExpr e = map.getResult(0);
@@ -228,7 +236,6 @@ mlir::dl::registerTile(affine::AffineForOp root, const TargetInfo &target,
   AffineForOp blockedReduction = acc.reductions.front();
   std::optional<uint64_t> reductionCount =
       affine::getConstantTripCount(blockedReduction);
-  auto vectorType = VectorType::get({lanes}, element);
 
   // What is applied, recorded on the outermost new loop.
   RegisterTileResult result;
@@ -272,6 +279,9 @@ mlir::dl::registerTile(affine::AffineForOp root, const TargetInfo &target,
     mapping.map(loop.getInductionVar(), moved.getInductionVar());
     b.setInsertionPointToStart(moved.getBody());
   }
+  // Where the nest of tiles goes; the tiles over the columns left over
+  // follow it at the same place (below).
+  OpBuilder::InsertPoint tilesPoint = b.saveInsertionPoint();
   AffineForOp columnBlocks;
   if (blockColumns) {
     columnBlocks = AffineForOp::create(b, loc, 0, fullColumns, colBlock);
@@ -291,20 +301,26 @@ mlir::dl::registerTile(affine::AffineForOp root, const TargetInfo &target,
                     columnsPerBlock, target.getVectorBits());
 
   // One row of tiles (tileRows rows from rowBase) across the columns
-  // of the block: the column tile loop, the output tile loaded into
-  // registers, the reduction loops carrying it, and its store.
+  // [span.begin, span.end) (of the current column block where span.inBlock):
+  // the column tile loop, the output tile of span.vectors vectors per row
+  // loaded into registers, the reduction loops carrying it, and its store.
   IRMapping blockMapping = mapping;
-  auto emitTiles = [&](int64_t tileRows, Value rowBase) {
+  auto emitTiles = [&](int64_t tileRows, Value rowBase, const ColumnSpan &span,
+                       Packing &packing) {
     IRMapping mapping = blockMapping;
+    int64_t vectorCount = span.vectors, lanes = span.lanes;
+    int64_t tileColumns = vectorCount * lanes;
+    auto vectorType = VectorType::get({lanes}, element);
     AffineForOp columnTiles;
-    if (blockColumns)
+    if (span.inBlock)
       columnTiles = AffineForOp::create(
           b, loc, packing.columnBase, AffineMap::get(1, 0, d0), packing.columnBase,
-          AffineMap::get(1, 0, {d0 + colBlock, getAffineConstantExpr(fullColumns, ctx)},
+          AffineMap::get(1, 0, {d0 + colBlock, getAffineConstantExpr(span.end, ctx)},
                          ctx),
           tileColumns);
     else
-      columnTiles = AffineForOp::create(b, loc, 0, fullColumns, tileColumns);
+      columnTiles =
+          AffineForOp::create(b, loc, span.begin, span.end, tileColumns);
     b.setInsertionPointToStart(columnTiles.getBody());
 
     // Row and column indices of the tile's elements.
@@ -427,26 +443,61 @@ mlir::dl::registerTile(affine::AffineForOp root, const TargetInfo &target,
     fuseMultiplyAdds(columnTiles);
   };
 
+  // The rows of tiles over `span`: full row tiles, then (a static count of
+  // rows left over) one narrower tile in the same block, reading the same
+  // packed buffer, rather than the scalar nest.
   AffineMap fullRowsMap;
   bool rowRemainderInBlock = false;
-  if (acc.rowLoop) {
+  auto emitRows = [&](const ColumnSpan &span, Packing &packing) {
+    if (!acc.rowLoop) {
+      emitTiles(tileRows, Value(), span, packing);
+      return;
+    }
     fullRowsMap = roundedDown(acc.rowLoop.getUpperBoundMap(), tileRows);
     auto rowTiles = AffineForOp::create(
         b, loc, ValueRange{}, b.getConstantAffineMap(0),
         acc.rowLoop.getUpperBoundOperands(), fullRowsMap, tileRows);
     b.setInsertionPointToStart(rowTiles.getBody());
-    emitTiles(tileRows, rowTiles.getInductionVar());
-    // Rows left over (a static count): one narrower tile in the same
-    // block, reading the same packed buffer, rather than the scalar nest.
+    emitTiles(tileRows, rowTiles.getInductionVar(), span, packing);
     if (rowCount && *rowCount % tileRows != 0) {
       b.setInsertionPointAfter(rowTiles);
       Value base = arith::ConstantIndexOp::create(
           b, loc, static_cast<int64_t>(*rowCount - *rowCount % tileRows));
-      emitTiles(static_cast<int64_t>(*rowCount % tileRows), base);
+      emitTiles(static_cast<int64_t>(*rowCount % tileRows), base, span,
+                packing);
       rowRemainderInBlock = true;
     }
-  } else {
-    emitTiles(tileRows, Value());
+  };
+  emitRows(ColumnSpan{0, fullColumns, vectorCount, lanes, blockColumns},
+           packing);
+
+  // Columns left over: tiles of fewer vectors after the main ones (96 = 64 +
+  // 32 with a 4-vector tile of 16 lanes), then of one narrower vector, half
+  // as wide each time down to 4 lanes (24 = 16 + 8 in zmm: the 8 in a ymm
+  // register), each reading the input as it lies (the packed buffer holds
+  // only the main tiles' columns) in its own nest with its own reduction
+  // blocks. Only columns left over from those (fewer than 4) go to the
+  // scalar nest.
+  int64_t coveredColumns = fullColumns;
+  auto emitTail = [&](int64_t tailVectors, int64_t tailLanes) {
+    b.restoreInsertionPoint(tilesPoint);
+    Packing tail;
+    if (blockReduction) {
+      auto blocks = AffineForOp::create(b, loc, 0, *reductionCount, redBlock);
+      b.setInsertionPointToStart(blocks.getBody());
+      tail.reductionBase = blocks.getInductionVar();
+    }
+    int64_t end = coveredColumns + tailVectors * tailLanes;
+    emitRows(ColumnSpan{coveredColumns, end, tailVectors, tailLanes, false},
+             tail);
+    coveredColumns = end;
+  };
+  if (!transposedLoad) {
+    if (int64_t tailVectors = (columnCount - coveredColumns) / lanes)
+      emitTail(tailVectors, lanes);
+    for (int64_t narrower = lanes / 2; narrower >= 4; narrower /= 2)
+      if (columnCount - coveredColumns >= narrower)
+        emitTail(1, narrower);
   }
 
   // Remainders: the original nest over the columns left over, and over the
@@ -454,10 +505,10 @@ mlir::dl::registerTile(affine::AffineForOp root, const TargetInfo &target,
   b.setInsertionPoint(subnest);
   unsigned columnDepth =
       llvm::find(acc.nest, acc.columnLoop) - acc.nest.begin() - acc.firstMoved;
-  if (fullColumns < columnCount) {
+  if (coveredColumns < columnCount) {
     auto rest = cast<AffineForOp>(b.clone(*subnest));
     nestedLoop(rest, columnDepth)
-        .setLowerBound({}, b.getConstantAffineMap(fullColumns));
+        .setLowerBound({}, b.getConstantAffineMap(coveredColumns));
   }
   if (acc.rowLoop && !rowRemainderInBlock) {
     std::optional<uint64_t> rowCount = affine::getConstantTripCount(acc.rowLoop);
@@ -468,17 +519,17 @@ mlir::dl::registerTile(affine::AffineForOp root, const TargetInfo &target,
       nestedLoop(rest, rowDepth)
           .setLowerBound(acc.rowLoop.getUpperBoundOperands(), fullRowsMap);
       nestedLoop(rest, columnDepth)
-          .setUpperBound({}, b.getConstantAffineMap(fullColumns));
+          .setUpperBound({}, b.getConstantAffineMap(coveredColumns));
     }
   }
   // The epilogue over the same remainders, after the accumulation nest.
   if (epi) {
     OpBuilder after(epi->root);
     unsigned epiColumn = epi->loops.size() - 1;
-    if (fullColumns < columnCount) {
+    if (coveredColumns < columnCount) {
       auto rest = cast<AffineForOp>(after.clone(*epi->root));
       nestedLoop(rest, epiColumn)
-          .setLowerBound({}, after.getConstantAffineMap(fullColumns));
+          .setLowerBound({}, after.getConstantAffineMap(coveredColumns));
     }
     if (acc.rowLoop && !rowRemainderInBlock &&
         (!rowCount || *rowCount % tileRows != 0)) {
@@ -488,7 +539,7 @@ mlir::dl::registerTile(affine::AffineForOp root, const TargetInfo &target,
       nestedLoop(rest, epiRow)
           .setLowerBound(acc.rowLoop.getUpperBoundOperands(), fullRowsMap);
       nestedLoop(rest, epiColumn)
-          .setUpperBound({}, after.getConstantAffineMap(fullColumns));
+          .setUpperBound({}, after.getConstantAffineMap(coveredColumns));
     }
     result.fusedEpilogue = epi->root.getOperation();
     epi->root.erase();
