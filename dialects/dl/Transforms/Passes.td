@@ -50,7 +50,8 @@ def DLLayout : Pass<"dl-layout", "::mlir::func::FuncOp"> {
     `report` emits it as a remark.
 
     An f32 NCHW convolution (groups = 1, static spatial sizes) whose filter
-    is larger than `nchw-min-filter-bytes` stays in NCHW: its im2col GEMM
+    is not a constant and is larger than `nchw-min-filter-bytes` stays in
+    NCHW (a constant filter is transposed once, at compile time): its im2col GEMM
     reads the OIHW filter as it lies (packed by transposing squares in
     registers), where in NHWC each call would first rewrite the whole
     filter to HWIO (9.4 MB for 512x512x3x3: about 0.9 ms here, as long as

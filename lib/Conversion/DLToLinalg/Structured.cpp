@@ -430,23 +430,31 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
           SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
     }
 
-    auto col6Type =
-        RankedTensorType::get({batch, outH, outW, kH, kW, channels}, element);
-    AffineMap gather = AffineMap::get(
-        6, 0,
-        {d(0), d(1) * strides[0] + d(3) * dilations[0],
-         d(2) * strides[1] + d(4) * dilations[1], d(5)},
-        ctx);
-    Value col6 =
-        linalg::GenericOp::create(
-            b, loc, col6Type, ValueRange{input},
-            ValueRange{emptyTensor(b, loc, col6Type, batchDims)},
-            ArrayRef<AffineMap>{gather, AffineMap::getMultiDimIdentityMap(6, ctx)},
-            SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
-            copy)
-            .getResult(0);
-    Value col = tensor::CollapseShapeOp::create(
-        b, loc, col6, SmallVector<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
+    Value col;
+    if (kH == 1 && kW == 1 && strides[0] == 1 && strides[1] == 1) {
+      // A 1x1 kernel at stride 1: the (padded) input is the patch matrix.
+      col = tensor::CollapseShapeOp::create(
+          b, loc, input, SmallVector<ReassociationIndices>{{0, 1, 2}, {3}});
+    } else {
+      auto col6Type = RankedTensorType::get(
+          {batch, outH, outW, kH, kW, channels}, element);
+      AffineMap gather = AffineMap::get(
+          6, 0,
+          {d(0), d(1) * strides[0] + d(3) * dilations[0],
+           d(2) * strides[1] + d(4) * dilations[1], d(5)},
+          ctx);
+      Value col6 =
+          linalg::GenericOp::create(
+              b, loc, col6Type, ValueRange{input},
+              ValueRange{emptyTensor(b, loc, col6Type, batchDims)},
+              ArrayRef<AffineMap>{gather,
+                                  AffineMap::getMultiDimIdentityMap(6, ctx)},
+              SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
+              copy)
+              .getResult(0);
+      col = tensor::CollapseShapeOp::create(
+          b, loc, col6, SmallVector<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
+    }
     Value weights = tensor::CollapseShapeOp::create(
         b, loc, filter, SmallVector<ReassociationIndices>{{0, 1, 2}, {3}});
     int64_t rows = ShapedType::isDynamic(batch) ? ShapedType::kDynamic

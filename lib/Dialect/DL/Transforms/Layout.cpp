@@ -31,6 +31,7 @@
 #include "dl/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -313,6 +314,12 @@ struct DLLayout : public dl::impl::DLLayoutBase<DLLayout> {
     auto filter = cast<RankedTensorType>(conv.getFilter().getType());
     if (!input.getElementType().isF32() || !filter.hasStaticShape() ||
         llvm::any_of(input.getShape().drop_front(), ShapedType::isDynamic))
+      return false;
+    // A constant filter is transposed to HWIO once, by the folders, at
+    // compile time: NHWC costs nothing per call, and saves the conversions
+    // around the convolution (ResNet-18 b1 on Zen 4: 24.3 ms with its 3x3
+    // filters over the limit in NCHW, 21.2-22.1 ms in NHWC).
+    if (matchPattern(conv.getFilter(), m_Constant()))
       return false;
     int64_t limit = nchwMinFilterBytes > 0
                         ? nchwMinFilterBytes

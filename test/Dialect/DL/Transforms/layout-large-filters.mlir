@@ -45,3 +45,17 @@ func.func @by_strategy(%x: tensor<1x32x7x7xf32>, %w: tensor<32x32x3x3xf32>, %v: 
   %1 = dl.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" {dl.strategy = #dl.strategy<kind = im2col_gemm, layout = "NHWC">} : (tensor<1x32x7x7xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x7x7xf32>
   return %0, %1 : tensor<1x8x7x7xf32>, tensor<1x32x7x7xf32>
 }
+
+// Constant filters over the limit go to NHWC all the same: the folders
+// transpose them to HWIO once, at compile time, so no call pays for it.
+// CHECK-LABEL: func @constant_filters
+// CHECK: dl.conv2d {{.*}} layout = "NHWC" : (tensor<1x7x7x32xf32>, tensor<3x3x32x32xf32>) -> tensor<1x7x7x32xf32>
+// CHECK: dl.conv2d {{.*}} layout = "NHWC" : (tensor<1x7x7x32xf32>, tensor<1x1x32x96xf32>) -> tensor<1x7x7x96xf32>
+// expected-remark @+1 {{dl-layout: 2 convolution/pooling op(s) in NHWC, 2 layout conversion(s) left}}
+func.func @constant_filters(%x: tensor<1x32x7x7xf32>) -> tensor<1x96x7x7xf32> {
+  %w = dl.constant dense<0.5> : tensor<32x32x3x3xf32>
+  %v = dl.constant dense<0.25> : tensor<96x32x1x1xf32>
+  %0 = dl.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<1x32x7x7xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x7x7xf32>
+  %1 = dl.conv2d %0, %v strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<1x32x7x7xf32>, tensor<96x32x1x1xf32>) -> tensor<1x96x7x7xf32>
+  return %1 : tensor<1x96x7x7xf32>
+}
