@@ -25,6 +25,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,10 +36,13 @@ namespace {
 
 /// Fills descriptor i (allocated, aligned, offset, sizes[rank],
 /// strides[rank], all 64-bit) from the buffer of arrays[i], then runs
-/// entry(packed) without the GIL. Returns the arguments' data addresses, or
-/// None (nothing called) when an argument exports no strided buffer of the
-/// expected rank (the caller reports it).
-nb::object callPacked(uintptr_t entry, uintptr_t packed,
+/// invoke(entry, packed) without the GIL (invoke: libdlc_runtime's
+/// dlc_call_guarded, which returns the bytes of an allocation that failed in
+/// the compiled code, 0 if none did). Returns the arguments' data addresses,
+/// or None (nothing called) when an argument exports no strided buffer of
+/// the expected rank (the caller reports it); raises MemoryError where an
+/// allocation failed.
+nb::object callPacked(uintptr_t invoke, uintptr_t entry, uintptr_t packed,
                       const std::vector<uintptr_t> &descriptors,
                       const std::vector<int64_t> &ranks, nb::sequence arrays) {
   size_t count = descriptors.size();
@@ -70,11 +74,13 @@ nb::object callPacked(uintptr_t entry, uintptr_t packed,
     }
   }
   nb::object result = nb::none();
+  int64_t failedBytes = 0;
   if (ok) {
     {
       nb::gil_scoped_release release;
-      reinterpret_cast<void (*)(void **)>(entry)(
-          reinterpret_cast<void **>(packed));
+      using Entry = void (*)(void **);
+      failedBytes = reinterpret_cast<int64_t (*)(Entry, void **)>(invoke)(
+          reinterpret_cast<Entry>(entry), reinterpret_cast<void **>(packed));
     }
     nb::list addresses;
     for (size_t i = 0; i < count; ++i)
@@ -83,6 +89,16 @@ nb::object callPacked(uintptr_t entry, uintptr_t packed,
   }
   for (size_t i = 0; i < acquired; ++i)
     PyBuffer_Release(&views[i]);
+  if (failedBytes) {
+    char message[160];
+    std::snprintf(message, sizeof(message),
+                  "the compiled code could not allocate %lld bytes (%.3g "
+                  "GiB); what this call allocated before is not freed",
+                  static_cast<long long>(failedBytes),
+                  static_cast<double>(failedBytes) / (1024.0 * 1024 * 1024));
+    PyErr_SetString(PyExc_MemoryError, message);
+    throw nb::python_error();
+  }
   return result;
 }
 
@@ -127,11 +143,13 @@ NB_MODULE(_site_initialize_0, m) {
     mlirDialectHandleInsertDialect(mlirGetDialectHandle__dl__(), registry);
   });
   dlcRegisterPasses();
-  m.def("call_packed", &callPacked, nb::arg("entry"), nb::arg("packed"),
-        nb::arg("descriptors"), nb::arg("ranks"), nb::arg("arrays"),
+  m.def("call_packed", &callPacked, nb::arg("invoke"), nb::arg("entry"),
+        nb::arg("packed"), nb::arg("descriptors"), nb::arg("ranks"),
+        nb::arg("arrays"),
         "Fills the memref descriptors from the arrays' buffers and calls "
-        "entry(packed) without the GIL; the arguments' addresses, or None "
-        "if an argument has no strided buffer of its rank (nothing called).");
+        "invoke(entry, packed) without the GIL; the arguments' addresses, or "
+        "None if an argument has no strided buffer of its rank (nothing "
+        "called). MemoryError where the code could not allocate.");
 
   m.def(
       "complete_target",

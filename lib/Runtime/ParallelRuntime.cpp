@@ -45,9 +45,7 @@ static inline void cpuRelax() { _mm_pause(); }
 static inline void cpuRelax() {}
 #endif
 
-extern "C" {
-typedef void (*dlc_body_fn)(void *ctx, int64_t begin, int64_t end);
-}
+#include "Memory.h"
 
 namespace {
 
@@ -91,8 +89,11 @@ public:
 
   int64_t workers() const { return size; }
 
-  void run(dlc_body_fn fn, void *context, int64_t lower, int64_t upper,
-           int64_t stepSize, int64_t chunks, int64_t chunkIters) {
+  /// Runs the job; returns the bytes of an allocation that failed in one
+  /// of its chunks (0: none did).
+  int64_t run(dlc_body_fn fn, void *context, int64_t lower, int64_t upper,
+              int64_t stepSize, int64_t chunks, int64_t chunkIters) {
+    failed.store(0, std::memory_order_relaxed);
     body.store(fn, std::memory_order_relaxed);
     ctx.store(context, std::memory_order_relaxed);
     lb.store(lower, std::memory_order_relaxed);
@@ -114,6 +115,7 @@ public:
     // The others' chunks: they are running, spin until they end.
     while (remaining.load(std::memory_order_acquire) > 0)
       cpuRelax();
+    return failed.load(std::memory_order_relaxed);
   }
 
 private:
@@ -144,7 +146,8 @@ private:
       if (end > upper || end < begin)
         end = upper;
       insideChunk = true;
-      fn(context, begin, end);
+      if (!dlc_runtime::runGuarded(fn, context, begin, end))
+        failed.store(dlc_runtime::lastFailure(), std::memory_order_relaxed);
       insideChunk = false;
       remaining.fetch_sub(1, std::memory_order_acq_rel);
       current = state.load(std::memory_order_acquire);
@@ -184,6 +187,7 @@ private:
   std::atomic<int64_t> lb{0}, ub{0}, step{1}, chunkIterations{0}, numChunks{0};
   std::atomic<uint64_t> state{0};
   std::atomic<int64_t> remaining{0};
+  std::atomic<int64_t> failed{0}; // bytes of a failed allocation in a chunk
   std::atomic<int> sleepers{0};
   std::mutex mutex;
   std::condition_variable wake;
@@ -229,24 +233,31 @@ void dlc_parallel_for(dlc_body_fn body, void *ctx, int64_t lb, int64_t ub,
   int64_t chunks = threads < trips ? threads : trips;
   if (chunks > 0xffffffffLL)
     chunks = 0xffffffffLL;
+  // Every body runs under a guard (Memory.cpp): an allocation that fails in
+  // it is re-raised here, on the launching thread, once no chunk runs any
+  // more and no lock is held.
+  int64_t failed = 0;
+  auto serial = [&] {
+    if (!dlc_runtime::runGuarded(body, ctx, lb, ub))
+      failed = dlc_runtime::lastFailure();
+  };
   if (chunks <= 1 || insideChunk) {
-    body(ctx, lb, ub);
-    return;
+    serial();
+  } else {
+    std::unique_lock<std::mutex> lock(poolMutex, std::try_to_lock);
+    Pool *current = lock.owns_lock() ? getPool() : nullptr;
+    if (!current || current->workers() == 0) {
+      // Another thread's fork/join owns the pool (or it is being created),
+      // or there is no worker.
+      serial();
+    } else {
+      int64_t chunkIters = (trips + chunks - 1) / chunks;
+      chunks = (trips + chunkIters - 1) / chunkIters;
+      failed = current->run(body, ctx, lb, ub, step, chunks, chunkIters);
+    }
   }
-  std::unique_lock<std::mutex> lock(poolMutex, std::try_to_lock);
-  if (!lock.owns_lock()) {
-    // Another thread's fork/join owns the pool (or it is being created).
-    body(ctx, lb, ub);
-    return;
-  }
-  Pool *current = getPool();
-  if (current->workers() == 0) {
-    body(ctx, lb, ub);
-    return;
-  }
-  int64_t chunkIters = (trips + chunks - 1) / chunks;
-  chunks = (trips + chunkIters - 1) / chunkIters;
-  current->run(body, ctx, lb, ub, step, chunks, chunkIters);
+  if (failed)
+    dlc_runtime::raiseAllocationFailure(failed);
 }
 
 } // extern "C"

@@ -89,6 +89,26 @@ def _load_parallel_runtime():
 
 from .mlir._mlir_libs._site_initialize_0 import call_packed as _call_packed
 
+_guarded_call = None
+
+
+def _guarded_call_address():
+    """The address of libdlc_runtime's ``dlc_call_guarded``: every call of
+    compiled code goes through it, so that an allocation that fails in the
+    code becomes a MemoryError (lib/Runtime/Memory.cpp)."""
+    global _guarded_call
+    if _guarded_call is None:
+        function = _load_parallel_runtime().dlc_call_guarded
+        _guarded_call = ctypes.cast(function, ctypes.c_void_p).value
+    return _guarded_call
+
+
+def release_memory():
+    """Frees the large blocks dlc's runtime keeps for reuse across calls
+    (blocks of 1 MiB or more that compiled code freed; at most 8 of them and
+    ``DLC_ALLOC_CACHE_MB``, default 1024, MiB in all)."""
+    _load_parallel_runtime().dlc_runtime_release_memory()
+
 
 class _StringRef(ctypes.Structure):
     _fields_ = [("data", ctypes.c_char_p), ("length", ctypes.c_size_t)]
@@ -368,8 +388,12 @@ class CompiledFunction:
             # Descriptors filled from the arrays' buffers and the code
             # called in C++ (dlc's extension), without the GIL.
             packed_address, descriptor_addresses, ranks = keep[-1]
-            addresses = _call_packed(self._entry_address, packed_address,
-                                     descriptor_addresses, ranks, arrays)
+            try:
+                addresses = _call_packed(_guarded_call_address(), self._entry_address,
+                                         packed_address, descriptor_addresses, ranks,
+                                         arrays)
+            except MemoryError as error:
+                raise MemoryError(f"{self.name}: {error}") from None
             if addresses is None:
                 raise TypeError(
                     f"{self.name}: an argument exports no strided buffer of its "

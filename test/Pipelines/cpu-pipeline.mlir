@@ -36,10 +36,12 @@ func.func @mlp(%x: tensor<?x784xf32>, %w1: tensor<784x128xf32>, %b1: tensor<128x
 // LLVM-NOT: memref.
 // LLVM-NOT: affine.
 // LLVM-NOT: unrealized_conversion_cast
-// LLVM: llvm.func @malloc
+// Allocations call dlc's runtime (lib/Runtime/Memory.cpp), not malloc/free:
+// LLVM-NOT: llvm.func @malloc
+// LLVM: llvm.func @_mlir_memref_to_llvm_alloc
 // LLVM: llvm.func @mlp(
-// LLVM-DAG: llvm.call @malloc
-// LLVM-DAG: llvm.call @free
+// LLVM-DAG: llvm.call @_mlir_memref_to_llvm_alloc
+// LLVM-DAG: llvm.call @_mlir_memref_to_llvm_free
 // The softmax's exp is a polynomial (dl-math-approximation), not a libm
 // call per lane, unless approximate-math=false:
 // NOEXP: llvm.func @mlp(

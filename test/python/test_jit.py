@@ -401,8 +401,9 @@ def test_fast_argument_path_and_its_fallbacks():
 def test_call_packed_fills_descriptors_or_declines():
     """The C++ call path fills each memref descriptor (allocated, aligned,
     offset, sizes, strides in elements) from the buffer protocol and calls
-    the entry with the packed pointer; an argument with no buffer, or of
-    another rank, makes it decline without calling."""
+    the entry with the packed pointer (through libdlc_runtime's guard); an
+    argument with no buffer, or of another rank, makes it decline without
+    calling."""
     import ctypes
     from dlc import runtime
     if runtime._call_packed is None:
@@ -410,18 +411,19 @@ def test_call_packed_fills_descriptors_or_declines():
     calls = []
     entry = ctypes.CFUNCTYPE(None, ctypes.c_void_p)(lambda packed: calls.append(packed))
     entry_address = ctypes.cast(entry, ctypes.c_void_p).value
+    invoke = runtime._guarded_call_address()
     descriptor = (ctypes.c_int64 * 7)()
     a = np.zeros((2, 3), F32)[:, ::1]
-    addresses = runtime._call_packed(entry_address, 1234, [ctypes.addressof(descriptor)],
-                                     [2], [a])
+    addresses = runtime._call_packed(invoke, entry_address, 1234,
+                                     [ctypes.addressof(descriptor)], [2], [a])
     assert addresses == [a.ctypes.data] and calls == [1234]
     assert list(descriptor) == [a.ctypes.data, a.ctypes.data, 0, 2, 3, 3, 1]
     for bad, rank in (([1.0, 2.0], 1), (a, 3)):
-        assert runtime._call_packed(entry_address, 1, [ctypes.addressof(descriptor)],
+        assert runtime._call_packed(invoke, entry_address, 1, [ctypes.addressof(descriptor)],
                                     [rank], [bad]) is None
     assert calls == [1234]
     with pytest.raises(ValueError, match="differ in length"):
-        runtime._call_packed(entry_address, 1, [0, 0], [2], [a])
+        runtime._call_packed(invoke, entry_address, 1, [0, 0], [2], [a])
     import ml_dtypes  # bfloat16 arrays export a buffer without a format: fine
     f = dlc.jit(lambda a: a * 2.0)
     x = (np.arange(6, dtype=F32).reshape(2, 3) / 4).astype(ml_dtypes.bfloat16)

@@ -1,0 +1,110 @@
+"""Allocation in compiled code (lib/Runtime/Memory.cpp): a failed allocation
+becomes MemoryError, on the calling thread and inside parallel loops, and
+large blocks are reused across calls without changing results."""
+
+import ctypes
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import dlc
+from dlc import runtime
+
+
+def test_a_temporary_larger_than_memory_raises_memory_error():
+    # x[:, None] * y[None, :] of two 2^17-element vectors is a 64 GiB
+    # temporary; this used to segfault (a store through malloc's NULL). The
+    # address-space limit makes the failure certain on any machine.
+    script = textwrap.dedent("""
+        import resource, numpy as np, dlc
+        f = dlc.jit(lambda x, y: dlc.sum(x[:, None] * y[None, :], axis=1))
+        small = np.arange(4, dtype=np.float32)
+        assert np.allclose(f(small, small), small * small.sum())
+        big = np.ones(2 ** 17, np.float32)
+        compiled = f.lower(big, big).compile()
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        with open("/proc/self/statm") as statm:
+            used = int(statm.read().split()[0]) * resource.getpagesize()
+        resource.setrlimit(resource.RLIMIT_AS, (used + (2 << 30), hard))
+        try:
+            compiled(big, big)
+        except MemoryError as error:
+            print("MemoryError:", error)
+        # The function, and the process, go on working.
+        assert np.allclose(f(small, small), small * small.sum())
+        print("still works")
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                            text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "could not allocate 68719476" in result.stdout, result.stdout
+    assert "still works" in result.stdout
+
+
+C_PROGRAM = r"""
+#include <stdint.h>
+#include <stddef.h>
+void *_mlir_memref_to_llvm_alloc(size_t size);
+void _mlir_memref_to_llvm_free(void *p);
+void dlc_parallel_for(void (*body)(void *, int64_t, int64_t), void *ctx,
+                      int64_t lb, int64_t ub, int64_t step, int64_t threads);
+static void body(void *ctx, int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i) {
+    /* One iteration asks for an impossible block; the others a small one. */
+    size_t size = i == *(int64_t *)ctx ? (size_t)1 << 62 : 64;
+    void *p = _mlir_memref_to_llvm_alloc(size);
+    ((volatile char *)p)[0] = 1;
+    _mlir_memref_to_llvm_free(p);
+  }
+}
+void entry(void **packed) {
+  dlc_parallel_for(body, packed[0], 0, 64, 1, 2);
+}
+"""
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+@pytest.mark.parametrize("failing", [0, 63, -1])
+def test_a_failed_allocation_in_a_parallel_loop_reaches_the_caller(tmp_path, failing):
+    # In the caller's chunk (0), in the worker's (63), or nowhere (-1): the
+    # failure reaches dlc_call_guarded once both chunks have ended.
+    lib = runtime._load_parallel_runtime()
+    source = tmp_path / "body.c"
+    source.write_text(C_PROGRAM)
+    shared = tmp_path / "body.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-O1", str(source), "-o", str(shared)],
+                   check=True)
+    program = ctypes.CDLL(str(shared))
+    guarded = lib.dlc_call_guarded
+    guarded.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    guarded.restype = ctypes.c_int64
+    index = ctypes.c_int64(failing)
+    packed = (ctypes.c_void_p * 1)(ctypes.addressof(index))
+    entry = ctypes.cast(program.entry, ctypes.c_void_p)
+    for _ in range(3):  # the guards are reset after each failure
+        failed = guarded(entry, packed)
+        assert failed == (0 if failing < 0 else 1 << 62)
+
+
+def test_large_blocks_are_reused_across_calls_with_the_same_results():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((512, 1024)).astype(np.float32)
+
+    @dlc.jit
+    def f(x):
+        # Temporaries of 2 MiB: the arena is reused from call to call.
+        y = dlc.exp(x) * 2.0
+        return dlc.sum(y * y, axis=1) + dlc.sum(x, axis=1)
+
+    expected = np.sum((np.exp(x) * 2) ** 2, axis=1) + np.sum(x, axis=1)
+    first = f(x)
+    for _ in range(5):
+        np.testing.assert_allclose(f(x), first, rtol=0, atol=0)
+    np.testing.assert_allclose(first, expected, rtol=1e-5)
+    runtime.release_memory()
+    np.testing.assert_allclose(f(x), first, rtol=0, atol=0)
