@@ -82,6 +82,10 @@ void addLinalgStage(OpPassManager &pm, const CPUPipelineOptions &options) {
 /// argument or alias is cloned, and the clone becomes an alloc + copy);
 /// temporaries with disjoint lifetimes then share one arena (dl-plan-memory).
 void addBufferizedStage(OpPassManager &pm, const CPUPipelineOptions &options) {
+  // Fewer copies: each accumulation its own filled buffer, producers
+  // written straight into the interior of a padded buffer.
+  pm.addNestedPass<func::FuncOp>(createDLUnshareFills());
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =

@@ -75,5 +75,8 @@ def test_execution_engine_runs_the_pipeline_output():
           return %0 : tensor<4xf32>
         }""")
         PassManager.parse("builtin.module(dl-cpu-pipeline)").run(module.operation)
-        engine = ExecutionEngine(module, opt_level=2)
+        # The code allocates through libdlc_runtime (lib/Runtime/Memory.cpp).
+        from dlc import _build_config
+        engine = ExecutionEngine(module, opt_level=2,
+                                 shared_libs=[_build_config.DLC_RUNTIME_LIB])
         assert engine.raw_lookup("_mlir_ciface_scale")

@@ -48,6 +48,26 @@ def DLCollapseBatchMatmul : Pass<"dl-collapse-batch-matmul", "::mlir::func::Func
   ];
 }
 
+def DLUnshareFills : Pass<"dl-unshare-fills", "::mlir::func::FuncOp"> {
+  let summary = "Give each destination its own fill, and pads a destination producers can write into";
+  let description = [{
+    Prepares tensors for one-shot bufferization so that it copies less:
+    - A `linalg.fill` on tensors with several uses (CSE merges the zero
+      initializations of every matmul and convolution of one shape) is
+      cloned for each use after the first: where two accumulations shared
+      one filled tensor, bufferization filled one buffer and copied it to
+      the other (a full memcpy of the output on the calling thread).
+    - A `tensor.pad` with a constant value becomes fill + insert_slice
+      (upstream's DecomposePadOpPattern), which `eliminate-empty-tensors`
+      then turns into the producer writing straight into the interior of
+      the padded buffer, instead of a copy of its result.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def DLMemRefCopyToLinalg : Pass<"dl-memref-copy-to-linalg", "::mlir::func::FuncOp"> {
   let summary = "Turn copies between non-contiguous buffers into linalg.copy";
   let description = [{
