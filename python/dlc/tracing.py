@@ -30,6 +30,24 @@ def context():
     return _context
 
 
+_forked_contexts = []
+
+
+def _forget_context_in_child():
+    """A forked child has none of the threads of the context's thread pool
+    (MLIR's multithreaded verifier and pass manager wait on them forever):
+    it traces and compiles in a new context. The parent's is kept alive,
+    never destroyed (its destructor would join threads that do not exist)."""
+    global _context
+    if _context is not None:
+        _forked_contexts.append(_context)
+        _context = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_context_in_child)
+
+
 def current_trace():
     return getattr(_state, "trace", None)
 

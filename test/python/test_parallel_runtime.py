@@ -130,3 +130,27 @@ def test_forked_child_gets_a_fresh_pool(lib):
     finally:
         dlc.set_num_threads(saved)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_forked_child_can_compile():
+    """A child forked after its parent compiled compiles too (it used to hang
+    in MLIR's thread pool, whose threads the child does not have: the child
+    now traces into a context of its own)."""
+    f = dlc.jit(lambda a: a * 2.0 + 1.0)
+    a = np.arange(64, dtype=np.float32).reshape(8, 8)
+    np.testing.assert_array_equal(f(a), a * 2 + 1)
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(120)  # a hang fails the test instead of blocking it
+        try:
+            g = dlc.jit(lambda a: dlc.tanh(a) - 3.0)
+            ok = (bool(np.allclose(g(a), np.tanh(a) - 3, atol=1e-6))
+                  and bool(np.array_equal(f(a), a * 2 + 1))
+                  and bool(np.array_equal(f(a[:4]), a[:4] * 2 + 1)))
+        except BaseException:
+            ok = False
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    np.testing.assert_array_equal(f(a), a * 2 + 1)  # the parent goes on
