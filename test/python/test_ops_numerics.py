@@ -280,3 +280,59 @@ def test_dynamic_batch_of_zero_rows(rng):
     assert out.shape == (0, 5) and out.dtype == np.float32
     assert_matches(f(np.zeros((2, 5), np.float32)), np.full((2, 5), 0.4), np.float32)
     assert f.cache_size() == 1
+
+
+# -- slices and concatenations at the edges (issue 17: valid programs the
+# lowering refused) ----------------------------------------------------------
+
+EDGE_SLICES = [
+    ((0, 3), lambda x: x[:, 1:]),
+    ((0, 3), lambda x: x[:, ::-1]),
+    ((4, 5), lambda x: x[0:0:-1]),
+    ((4, 5), lambda x: x[3:1, ::-1]),
+    ((4, 5), lambda x: x[::-1, :3]),
+    ((4, 5), lambda x: x[:2, ::-1]),
+    ((4, 5), lambda x: x[::-1, 0]),
+    ((4, 5), lambda x: x[1::-1, 1:4:2]),
+    ((4, 5), lambda x: x[::-2, ::-3]),
+    ((3, 4, 5), lambda x: x[::-1, 1:3, ::-2]),
+    ((3, 4, 5), lambda x: x[2, ::-1, 1:]),
+]
+
+
+@pytest.mark.parametrize("shape,index", EDGE_SLICES)
+def test_slices_with_reversed_or_empty_dimensions(shape, index):
+    x = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    out = dlc.jit(index)(x)
+    assert out.shape == index(x).shape
+    np.testing.assert_array_equal(out, index(x))
+
+
+def test_random_slices_match_numpy():
+    rng = np.random.default_rng(17)
+    x = np.arange(4 * 5 * 6, dtype=np.float32).reshape(4, 5, 6)
+    for _ in range(40):
+        key = []
+        for size in x.shape:
+            step = int(rng.choice([-3, -2, -1, 1, 2]))
+            start, stop = (int(v) for v in rng.integers(-size - 1, size + 1, 2))
+            key.append(slice(start, stop, step))
+        key = tuple(key)
+        expected = x[key]
+        np.testing.assert_array_equal(dlc.jit(lambda a: a[key])(x), expected,
+                                      err_msg=str(key))
+
+
+@pytest.mark.parametrize("parts", [
+    lambda x: [x, x[:0]], lambda x: [x[:0], x], lambda x: [x[:0], x, x[:0]],
+    lambda x: [x[:0], x[:0]]])
+def test_concatenate_with_empty_operands(parts):
+    x = np.arange(20, dtype=np.float32).reshape(4, 5)
+    out = dlc.jit(lambda a: dlc.concatenate(parts(a), axis=0))(x)
+    np.testing.assert_array_equal(out, np.concatenate(parts(x), axis=0))
+
+
+def test_convolution_with_no_input_channels_and_padding():
+    w = np.zeros((4, 0, 3, 3), np.float32)
+    out = dlc.jit(lambda x: dlc.conv2d(x, w, padding=1))(np.zeros((1, 0, 5, 5), np.float32))
+    np.testing.assert_array_equal(out, np.zeros((1, 4, 5, 5), np.float32))

@@ -105,31 +105,57 @@ struct SliceLowering : OpConversionPattern<SliceOp> {
     RankedTensorType resultType = storageType(*getTypeConverter(), op.getType());
     ArrayRef<int64_t> starts = op.getStarts(), strides = op.getStrides();
     int64_t rank = resultType.getRank();
-    if (llvm::all_of(strides, [](int64_t s) { return s > 0; })) {
-      SmallVector<OpFoldResult> offsets, sizes, steps;
-      for (int64_t dim = 0; dim < rank; ++dim) {
-        offsets.push_back(rewriter.getIndexAttr(starts[dim]));
-        steps.push_back(rewriter.getIndexAttr(strides[dim]));
-        if (resultType.isDynamicDim(dim))
-          sizes.push_back(
-              tensor::DimOp::create(rewriter, loc, input, dim).getResult());
-        else
-          sizes.push_back(rewriter.getIndexAttr(resultType.getDimSize(dim)));
-      }
-      rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
-          op, resultType, input, offsets, sizes, steps);
+    // An empty result reads nothing (its offsets may not even be inside an
+    // empty input: x[:, 1:] of a 0x3 tensor).
+    if (llvm::is_contained(resultType.getShape(), 0)) {
+      rewriter.replaceOp(
+          op, emptyTensor(rewriter, loc, resultType,
+                          alignedDynamicSizes(rewriter, loc, resultType,
+                                              {input})));
       return success();
     }
-    // Some stride is negative: read input[start + stride * i] per dimension.
+    // The elements read, as a slice with positive steps: along a dimension
+    // read backwards, from the last element read (the lowest index) up.
+    SmallVector<OpFoldResult> offsets, sizes, steps;
+    for (int64_t dim = 0; dim < rank; ++dim) {
+      int64_t stride = strides[dim];
+      if (resultType.isDynamicDim(dim)) {
+        // Only the leading (batch) dimension is dynamic; dl.slice reads it
+        // whole, forwards.
+        offsets.push_back(rewriter.getIndexAttr(starts[dim]));
+        sizes.push_back(
+            tensor::DimOp::create(rewriter, loc, input, dim).getResult());
+        steps.push_back(rewriter.getIndexAttr(stride));
+        continue;
+      }
+      int64_t size = resultType.getDimSize(dim);
+      offsets.push_back(rewriter.getIndexAttr(
+          stride > 0 ? starts[dim] : starts[dim] + stride * (size - 1)));
+      sizes.push_back(rewriter.getIndexAttr(size));
+      steps.push_back(rewriter.getIndexAttr(stride > 0 ? stride : -stride));
+    }
+    Value slice = tensor::ExtractSliceOp::create(rewriter, loc, resultType,
+                                                 input, offsets, sizes, steps);
+    if (llvm::all_of(strides, [](int64_t s) { return s > 0; })) {
+      rewriter.replaceOp(op, slice);
+      return success();
+    }
+    // Then reversed along the dimensions read backwards: out[.., i, ..] =
+    // slice[.., size - 1 - i, ..], every operand of the same extents.
     MLIRContext *ctx = rewriter.getContext();
     SmallVector<AffineExpr> exprs;
-    for (int64_t dim = 0; dim < rank; ++dim)
-      exprs.push_back(getAffineConstantExpr(starts[dim], ctx) +
-                      getAffineDimExpr(dim, ctx) * strides[dim]);
+    for (int64_t dim = 0; dim < rank; ++dim) {
+      AffineExpr d = getAffineDimExpr(dim, ctx);
+      exprs.push_back(strides[dim] > 0
+                          ? d
+                          : getAffineConstantExpr(
+                                resultType.getDimSize(dim) - 1, ctx) -
+                                d);
+    }
     Value init = emptyTensor(rewriter, loc, resultType,
                              alignedDynamicSizes(rewriter, loc, resultType, {input}));
     auto generic = linalg::GenericOp::create(
-        rewriter, loc, resultType, ValueRange{input}, ValueRange{init},
+        rewriter, loc, resultType, ValueRange{slice}, ValueRange{init},
         ArrayRef<AffineMap>{AffineMap::get(rank, 0, exprs, ctx),
                             AffineMap::getMultiDimIdentityMap(rank, ctx)},
         SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel),
@@ -182,6 +208,11 @@ struct ConcatLowering : OpConversionPattern<ConcatOp> {
     }
     Value result = emptyTensor(rewriter, loc, resultType, dynamicSizes);
     for (auto [input, offset] : llvm::zip(inputs, offsets)) {
+      // An input with no elements inserts nothing (and its offset may be
+      // the end of the result, out of bounds for insert_slice).
+      if (llvm::is_contained(cast<RankedTensorType>(input.getType()).getShape(),
+                             0))
+        continue;
       SmallVector<OpFoldResult> at(rank, rewriter.getIndexAttr(0));
       at[axis] = offset;
       SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(rewriter, loc, input);

@@ -211,3 +211,41 @@ func.func @half_sum(%a: tensor<4x5xf16>) -> tensor<4xf16> {
   %0 = dl.reduce_sum %a axes = [1] : tensor<4x5xf16> -> tensor<4xf16>
   return %0 : tensor<4xf16>
 }
+
+// -----
+
+// A slice read backwards along a dimension: the elements read, as a slice
+// with positive steps from the lowest index read, then reversed by a
+// generic whose operands all have the result's extents (x[::-1, :3]; a map
+// (3 - d0, d1) on the whole input failed linalg's shape check).
+// CHECK-LABEL: func @reversed_slice
+// CHECK: %[[S:.*]] = tensor.extract_slice %{{.*}}[0, 0] [4, 3] [1, 1] : tensor<4x5xf32> to tensor<4x3xf32>
+// CHECK: linalg.generic {indexing_maps = [#[[REV:.*]], #{{.*}}], {{.*}} ins(%[[S]] : tensor<4x3xf32>)
+func.func @reversed_slice(%x: tensor<4x5xf32>) -> tensor<4x3xf32> {
+  %0 = dl.slice %x starts = [3, 0] sizes = [4, 3] strides = [-1, 1] : tensor<4x5xf32> -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// An empty slice reads nothing: x[:, 1:] of a 0x3 tensor is an empty
+// tensor (extract_slice would refuse offset 0 of an empty dimension).
+// CHECK-LABEL: func @empty_slice
+// CHECK-NOT: tensor.extract_slice
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<0x2xf32>
+// CHECK: return %[[E]]
+func.func @empty_slice(%x: tensor<0x3xf32>) -> tensor<0x2xf32> {
+  %0 = dl.slice %x starts = [0, 1] sizes = [0, 2] strides = [1, 1] : tensor<0x3xf32> -> tensor<0x2xf32>
+  return %0 : tensor<0x2xf32>
+}
+
+// -----
+
+// An empty operand of a concatenation inserts nothing.
+// CHECK-LABEL: func @concat_empty_last
+// CHECK-COUNT-1: tensor.insert_slice
+// CHECK-NOT: tensor.insert_slice
+func.func @concat_empty_last(%x: tensor<4x5xf32>, %y: tensor<0x5xf32>) -> tensor<4x5xf32> {
+  %0 = dl.concat %x, %y axis = 0 : (tensor<4x5xf32>, tensor<0x5xf32>) -> tensor<4x5xf32>
+  return %0 : tensor<4x5xf32>
+}
