@@ -25,7 +25,7 @@ from .compiler import GPU_STAGES, STAGES, STAGE_DESCRIPTIONS
 from .dtypes import BFLOAT16 as bfloat16
 from .errors import (ArityError, CompileError, CUDAUnavailableError, DLCError,
                      DTypeError, ShapeError, TraceError)
-from .jit import JitFunction, jit
+from .jit import JitFunction, clear_cache, jit
 from .options import CHIPS, CompileOptions, CPUOptions, GPUOptions
 from .runtime import get_num_threads, set_num_threads
 from .ops import *  # noqa: F401,F403 - the numpy-named operations
@@ -35,7 +35,7 @@ from .tracing import Tensor
 from .version import __version__
 
 __all__ = [
-    "jit", "JitFunction", "Lowered", "Compiled", "ArgSpec", "Tensor", "Target",
+    "jit", "clear_cache", "JitFunction", "Lowered", "Compiled", "ArgSpec", "Tensor", "Target",
     "CompileOptions", "CPUOptions", "GPUOptions", "CHIPS", "STAGES",
     "GPU_STAGES", "STAGE_DESCRIPTIONS", "DLCError", "DTypeError", "ShapeError",
     "ArityError", "TraceError", "CompileError", "CUDAUnavailableError", "bfloat16",

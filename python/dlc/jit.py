@@ -10,10 +10,13 @@ how is a :class:`dlc.CompileOptions` (its common fields are keywords of
 :func:`jit`).
 """
 
+import collections
 import contextlib
 import functools
 import inspect
+import os
 import re
+import weakref
 
 import numpy as np
 
@@ -46,7 +49,10 @@ class JitFunction:
             raise TypeError(f"options must be a dlc.CompileOptions, but got {options!r}")
         self._options = options
         self._dynamic_batch = dynamic_batch
-        self._cache = {}
+        # Compiled versions by signature, least recently used first; at most
+        # max_signatures() of them (each holds machine code and, JIT-compiled,
+        # an LLVM session: about 2 MB).
+        self._cache = collections.OrderedDict()
         # Fast path of calls with positional numpy arrays only: the compiled
         # version by (shape, dtype) of each array, without binding the
         # signature. Only for plain signatures (no defaults, *args, **kwargs
@@ -65,6 +71,7 @@ class JitFunction:
         # library: a function called `exp` would capture the calls that
         # math.exp lowers to. The prefix keeps user names out of that namespace.
         self._symbol = "dlc_" + re.sub(r"\W", "_", getattr(self, "__name__", "") or "fn")
+        _functions.add(self)
 
     # -- arguments -------------------------------------------------------
 
@@ -209,8 +216,10 @@ class JitFunction:
             return self._fn(*args, **kwargs)
         fast_key = None if kwargs else self._fast_key(args)
         if fast_key is not None:
-            compiled = self._fast_cache.get(fast_key)
-            if compiled is not None:
+            hit = self._fast_cache.get(fast_key)
+            if hit is not None:
+                compiled, key = hit
+                self._cache.move_to_end(key)
                 return compiled._run(list(args))
         names, values, layout = self._bind(args, kwargs)
         specs, arrays = self._specs(names, values, layout)
@@ -219,13 +228,60 @@ class JitFunction:
         if compiled is None:
             compiled = self._lower(specs, layout).compile()
             self._cache[key] = compiled
+            self._evict()
+        else:
+            self._cache.move_to_end(key)
         if fast_key is not None and all(a is not None for a in arrays):
-            self._fast_cache[fast_key] = compiled
+            self._fast_cache[fast_key] = (compiled, key)
         return compiled._run([a for a in arrays if a is not None])
 
     def cache_size(self):
-        """How many signatures have been compiled."""
+        """How many compiled signatures this function keeps."""
         return len(self._cache)
+
+    def clear_cache(self):
+        """Forgets every compiled signature (the next call compiles again, or
+        loads from the disk cache)."""
+        self._cache.clear()
+        self._fast_cache.clear()
+
+    def _evict(self):
+        limit = max_signatures()
+        while len(self._cache) > limit:
+            _, old = self._cache.popitem(last=False)
+            for fast_key in [k for k, v in self._fast_cache.items() if v[0] is old]:
+                del self._fast_cache[fast_key]
+
+
+def max_signatures():
+    """How many compiled signatures each jit function keeps, least recently
+    used evicted first: ``$DLC_JIT_CACHE_SIZE``, default 64."""
+    text = os.environ.get("DLC_JIT_CACHE_SIZE", "")
+    try:
+        value = int(text) if text else 64
+    except ValueError:
+        raise ValueError(f"DLC_JIT_CACHE_SIZE must be a positive integer, but is "
+                         f"{text!r}") from None
+    if value < 1:
+        raise ValueError(f"DLC_JIT_CACHE_SIZE must be a positive integer, but is "
+                         f"{text!r}")
+    return value
+
+
+_functions = weakref.WeakSet()
+
+
+def clear_cache(disk=False):
+    """Forgets the compiled signatures of every ``dlc.jit`` function, frees
+    the blocks dlc's runtime keeps for reuse, and with ``disk=True`` empties
+    the disk cache (:mod:`dlc.cache`) too."""
+    for function in list(_functions):
+        function.clear_cache()
+    from . import runtime
+    runtime.release_memory()
+    if disk:
+        from . import cache
+        cache.clear()
 
 
 def _unflatten(layout, flat):

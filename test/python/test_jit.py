@@ -520,3 +520,27 @@ def test_reproducers_of_the_graph_stage_use_dlc_opt(tmp_path):
 def _build_config_dl_opt():
     from dlc import _build_config
     return _build_config.DL_OPT
+
+
+def test_compiled_signatures_are_bounded_and_clearable(monkeypatch):
+    """Each jit function keeps at most DLC_JIT_CACHE_SIZE signatures (least
+    recently used evicted first); clear_cache() forgets them all."""
+    monkeypatch.setenv("DLC_JIT_CACHE_SIZE", "2")
+    f = dlc.jit(lambda a: a + 1.0)
+    arrays = [np.ones(n, F32) for n in (1, 2, 3)]
+    for a in arrays:
+        np.testing.assert_array_equal(f(a), a + 1)
+    assert f.cache_size() == 2
+    f(arrays[1])                # the 2-element one becomes the most recent
+    f(np.ones(4, F32))          # evicts the 3-element one
+    assert f.cache_size() == 2
+    keys = [spec[0][0].shape for spec in f._cache]
+    assert keys == [(2,), (4,)], keys
+    assert all(v[0] in f._cache.values() for v in f._fast_cache.values())
+    np.testing.assert_array_equal(f(arrays[2]), arrays[2] + 1)  # compiles again
+    dlc.clear_cache()
+    assert f.cache_size() == 0 and not f._fast_cache
+    np.testing.assert_array_equal(f(arrays[0]), arrays[0] + 1)
+    monkeypatch.setenv("DLC_JIT_CACHE_SIZE", "0")
+    with pytest.raises(ValueError, match="DLC_JIT_CACHE_SIZE"):
+        f(np.ones(5, F32))
