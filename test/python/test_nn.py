@@ -120,6 +120,50 @@ def test_mobilenet_v2_inverted_residual(cin, cout, stride):
     assert model.cache_size() == 1
 
 
+# -- Squeeze-and-excitation (EfficientNet-B0 / MobileNetV3 MBConv) -------------
+
+class MBConvSE(nn.Module):
+    """Depthwise conv -> BN -> SiLU -> squeeze-and-excitation (mean over
+    H, W; 1x1 conv, SiLU, 1x1 conv, sigmoid; a broadcast (N, C, 1, 1) mul)
+    -> 1x1 projection -> BN (+ residual). It once crashed dl-layout: the
+    NHWC conversions sank through the broadcasting mul with the wrong type."""
+
+    def __init__(self, channels, squeezed, kernel, rng):
+        self.depthwise = nn.Conv2d(channels, channels, kernel, padding=kernel // 2,
+                                   groups=channels, bias=False, rng=rng)
+        self.bn1 = nn.BatchNorm2d(channels)
+        self.reduce = nn.Conv2d(channels, squeezed, 1, rng=rng)
+        self.expand = nn.Conv2d(squeezed, channels, 1, rng=rng)
+        self.project = nn.Conv2d(channels, channels, 1, bias=False, rng=rng)
+        self.bn2 = nn.BatchNorm2d(channels)
+
+    def forward(self, x):
+        y = dlc.silu(self.bn1(self.depthwise(x)))
+        s = dlc.mean(y, axis=(2, 3), keepdims=True)
+        s = dlc.sigmoid(self.expand(dlc.silu(self.reduce(s))))
+        return x + self.bn2(self.project(y * s))
+
+
+def mbconv_se_reference(block, x):
+    silu = lambda t: t * ref.sigmoid(t)  # noqa: E731
+    y = silu(np_bn(np_conv(x, block.depthwise), block.bn1))
+    s = y.mean(axis=(2, 3), keepdims=True)
+    s = ref.sigmoid(np_conv(silu(np_conv(s, block.reduce)), block.expand))
+    return x + np_bn(np_conv(y * s, block.project), block.bn2)
+
+
+@pytest.mark.parametrize("channels,squeezed,kernel,size", [
+    (4, 1, 3, 6), (16, 4, 3, 7), (24, 6, 5, 1), (40, 10, 5, 9)])
+def test_squeeze_and_excitation_block(channels, squeezed, kernel, size):
+    rng = np.random.default_rng(channels)
+    block = MBConvSE(channels, squeezed, kernel, rng)
+    randomize_batch_norms(block, rng)
+    for batch, constants in ((1, False), (2, True)):
+        x = rng.standard_normal((batch, channels, size, size)).astype(np.float32)
+        out = dlc.jit(block, constants=constants)(x)
+        assert relative_error(out, mbconv_se_reference(block, x.astype(np.float64))) <= 1e-4
+
+
 # -- Transformer encoder layer ----------------------------------------------------
 
 class EncoderLayer(nn.Module):

@@ -209,9 +209,10 @@ struct SinkThroughBinary : public RewritePattern {
       Operation *moved = rewriter.clone(*op);
       moved->setOperand(side, t.getInput());
       moved->setOperand(1 - side, otherInNew);
-      auto inputType = cast<RankedTensorType>(t.getInput().getType());
-      moved->getResult(0).setType(RankedTensorType::get(
-          inputType.getShape(), resultType.getElementType()));
+      // The result in the new layout: the old result's shape permuted,
+      // not the converted operand's (that one may be the broadcast side,
+      // e.g. the [N,1,1,C] gate of a squeeze-and-excitation block).
+      moved->getResult(0).setType(permuted(resultType, back));
       rewriter.replaceOp(op, transpose(rewriter, loc, moved->getResult(0),
                                        perm));
       rewriter.eraseOp(t);

@@ -68,3 +68,23 @@ func.func @argument_bias(%x: tensor<1x8x6x6xf32>, %w: tensor<8x8x3x3xf32>, %bias
   %s = dl.add %r, %y : (tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>) -> tensor<1x8x6x6xf32>
   return %s : tensor<1x8x6x6xf32>
 }
+
+// -----
+
+// Squeeze-and-excitation: the gate s is [1,4,1,1] and comes out of a 1x1
+// convolution (so it is converted too); when the conversions sink through
+// y * s the new mul has the result's shape in NHWC, [1,6,6,4], not the
+// converted operand's [1,1,1,4] (that mismatch made the transpose folder
+// abort the process: "incorrect fold result type").
+// CHECK-LABEL: func @squeeze_excite
+// CHECK: %[[Y:.*]] = dl.conv2d {{.*}} layout = "NHWC" : (tensor<1x6x6x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x6x6x4xf32>
+// CHECK: %[[S:.*]] = dl.conv2d {{.*}} layout = "NHWC" : (tensor<1x1x1x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x1x4xf32>
+// CHECK: dl.mul %[[Y]], %[[S]] : (tensor<1x6x6x4xf32>, tensor<1x1x1x4xf32>) -> tensor<1x6x6x4xf32>
+// expected-remark @+1 {{dl-layout: 2 convolution/pooling op(s) in NHWC}}
+func.func @squeeze_excite(%x: tensor<1x4x6x6xf32>, %w: tensor<4x4x1x1xf32>, %v: tensor<4x4x1x1xf32>) -> tensor<1x4x6x6xf32> {
+  %y = dl.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<1x4x6x6xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x6x6xf32>
+  %m = dl.reduce_mean %y axes = [2, 3] keepdims : tensor<1x4x6x6xf32> -> tensor<1x4x1x1xf32>
+  %s = dl.conv2d %m, %v strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<1x4x1x1xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x1x1xf32>
+  %r = dl.mul %y, %s : (tensor<1x4x6x6xf32>, tensor<1x4x1x1xf32>) -> tensor<1x4x6x6xf32>
+  return %r : tensor<1x4x6x6xf32>
+}
