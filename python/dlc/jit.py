@@ -48,7 +48,7 @@ class JitFunction:
         if not isinstance(options, CompileOptions):
             raise TypeError(f"options must be a dlc.CompileOptions, but got {options!r}")
         self._options = options
-        self._dynamic_batch = dynamic_batch
+        self._dynamic_batch = self._check_dynamic_batch(dynamic_batch)
         # Compiled versions by signature, least recently used first; at most
         # max_signatures() of them (each holds machine code and, JIT-compiled,
         # an LLVM session: about 2 MB).
@@ -109,6 +109,32 @@ class JitFunction:
                 values.append(getattr(owner, attr))
                 layout.append(("param", (owner, attr)))
         return names, values, tuple(layout)
+
+    def _check_dynamic_batch(self, batch):
+        """`batch` if it is a bool or a tuple/list of positions and names of
+        this function's parameters; else a TypeError/ValueError naming what
+        is accepted (an unknown name used to be ignored silently)."""
+        if isinstance(batch, bool):
+            return batch
+        if isinstance(batch, (str, int)) or not isinstance(batch, (tuple, list)):
+            raise TypeError(f"dynamic_batch must be True, False or a tuple of argument "
+                            f"positions or names, but got {batch!r}")
+        parameters = list(self._signature.parameters.values())
+        names = [p.name for p in parameters]
+        variadic = any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in parameters)
+        for entry in batch:
+            if isinstance(entry, bool) or not isinstance(entry, (int, str)):
+                raise TypeError(f"dynamic_batch entries must be argument positions or "
+                                f"names, but got {entry!r}")
+            if isinstance(entry, str) and entry not in names:
+                raise ValueError(f"dynamic_batch names {entry!r}, which is not an argument "
+                                 f"of {getattr(self, '__name__', 'the function')}; its "
+                                 f"arguments are {names}")
+            if isinstance(entry, int) and not variadic and not 0 <= entry < len(names):
+                raise ValueError(f"dynamic_batch position {entry} is out of range for "
+                                 f"{getattr(self, '__name__', 'the function')}, which takes "
+                                 f"{len(names)} argument(s)")
+        return tuple(batch)
 
     def _is_batched(self, index, name, layout_entry):
         if layout_entry[0] == "param":

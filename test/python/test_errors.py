@@ -240,3 +240,19 @@ def test_unknown_stage():
     lowered = dlc.jit(mlp).lower(np.ones((2, 3), F32), np.ones((3, 4), F32), np.ones(4, F32))
     with pytest.raises(ValueError, match=r"unknown stage 'loops'; stages are: dl, graph, linalg"):
         lowered.as_text("loops")
+
+
+@pytest.mark.parametrize("batch,error,match", [
+    (("nope",), ValueError, r"dynamic_batch names 'nope', which is not an argument of f; "
+                            r"its arguments are \['a', 'b'\]"),
+    ((5,), ValueError, r"dynamic_batch position 5 is out of range for f, which takes 2"),
+    ("a", TypeError, r"dynamic_batch must be True, False or a tuple"),
+    ((1.5,), TypeError, r"dynamic_batch entries must be argument positions or names"),
+])
+def test_bad_dynamic_batch_is_refused_at_jit_time(batch, error, match):
+    # An unknown name used to be ignored silently.
+    def f(a, b):
+        return a + b
+
+    with pytest.raises(error, match=match):
+        dlc.jit(f, dynamic_batch=batch)
