@@ -346,10 +346,20 @@ def _flatten_outputs(outputs, fn_name):
         if not outputs:
             raise TraceError(f"{fn_name}() returned an empty {type(outputs).__name__}; "
                              f"a dlc.jit function must return at least one tensor")
+        for i, item in enumerate(outputs):
+            if not isinstance(item, (Tensor, np.ndarray, np.generic, int, float, bool)):
+                raise TraceError(
+                    f"{fn_name}() returned a {type(outputs).__name__} whose item {i} is a "
+                    f"{type(item).__name__}; a dlc.jit function returns a tensor (or a "
+                    f"number or array) or a flat tuple/list of them")
         return type(outputs), list(outputs)
     if outputs is None:
         raise TraceError(f"{fn_name}() returned None; a dlc.jit function must return "
                          f"a tensor or a tuple/list of tensors")
+    if not isinstance(outputs, (Tensor, np.ndarray, np.generic, int, float, bool)):
+        raise TraceError(f"{fn_name}() returned a {type(outputs).__name__}; a dlc.jit "
+                         f"function returns a tensor (or a number or array) or a flat "
+                         f"tuple/list of them")
     return None, [outputs]
 
 

@@ -64,6 +64,10 @@ def _tensor(value, op_name, dtype=None):
         if dtype is not None and np.dtype(dtype) != value.dtype:
             return astype(value, dtype)
         return value
+    if value is None or isinstance(value, (str, bytes, dict, set)):
+        raise TypeError(f"{_where()}: dlc.{op_name}: {value!r} ({type(value).__name__}) "
+                        f"is not a tensor operand; operands are traced tensors, numpy "
+                        f"arrays and Python numbers")
     trace = _trace(op_name)
     array = np.asarray(value, dtype=dtypes.numpy_dtype(dtype) if dtype is not None else None)
     if dtype is None and isinstance(value, float):
@@ -193,6 +197,11 @@ def clip(x, a_min=None, a_max=None):
     x = _tensor(x, "clip")
     if a_min is None and a_max is None:
         raise ValueError(f"{_where()}: dlc.clip: a_min and a_max cannot both be None")
+    for name, bound in (("a_min", a_min), ("a_max", a_max)):
+        if bound is not None and not (isinstance(bound, (Tensor, np.ndarray, list, tuple))
+                                      or _is_scalar(bound)):
+            raise TypeError(f"{_where()}: dlc.clip: {name} must be None, a number or an "
+                            f"array broadcastable to {x!r}, but got {bound!r}")
     if a_min is not None:
         x = maximum(x, a_min)
     if a_max is not None:
@@ -768,6 +777,15 @@ def getitem(x, key):
     ``None`` (new axis) and ``...``. The dynamic dimension only takes ``:``."""
     x = _tensor(x, "getitem")
     key = key if isinstance(key, tuple) else (key,)
+    for k in key:
+        if isinstance(k, (Tensor, np.ndarray, list)):
+            kind = "a boolean mask" if getattr(k, "dtype", None) == np.bool_ else \
+                "an array of indices"
+            raise IndexError(
+                f"{_where()}: indexing {x!r} with {kind} is not supported: with a "
+                f"mask the result's shape depends on the data (use dlc.where(mask, "
+                f"x, 0) to keep the shape), and gathers are dlc.take; indices are "
+                f"ints, slices, None and ...")
     if builtins.sum(k is Ellipsis for k in key) > 1:
         raise IndexError(f"{_where()}: an index can only have a single ellipsis")
     consumed = builtins.sum(1 for k in key if k is not None and k is not Ellipsis)
@@ -827,8 +845,13 @@ def pad(x, pad_width, mode="constant", constant_values=0):
     if mode != "constant":
         raise ValueError(f"{_where()}: dlc.pad supports mode='constant' only, but got "
                          f"{mode!r}")
-    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2)).tolist() \
-        if x.ndim else []
+    try:
+        widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64),
+                                 (x.ndim, 2)).tolist() if x.ndim else []
+    except (ValueError, TypeError):
+        raise ValueError(f"{_where()}: dlc.pad: pad_width must be an int, a (before, "
+                         f"after) pair or one pair per dimension of {x!r} ({x.ndim} "
+                         f"pairs), but got {pad_width!r}") from None
     if builtins.any(w < 0 for pair in widths for w in pair):
         raise ValueError(f"{_where()}: dlc.pad: pad widths must be >= 0, got {pad_width!r}")
     for (before, after), size in zip(widths, x.shape):

@@ -98,7 +98,7 @@ class Trace:
                 self.func = func.FuncOp(name, (arg_types, []))
             self.func.attributes["llvm.emit_c_interface"] = ir.UnitAttr.get()
             self.block = self.func.add_entry_block()
-        self.arguments = [Tensor(value) for value in self.block.arguments]
+        self.arguments = [Tensor(value, self) for value in self.block.arguments]
 
     def _loc(self, location):
         file, line, column = location
@@ -125,7 +125,7 @@ class Trace:
                 op.operation.verify()
             except ir.MLIRError as error:
                 raise _diagnostic_error(op_name, location, error) from None
-        return Tensor(op.result)
+        return Tensor(op.result, self)
 
     def constant(self, array):
         """A dl.constant holding a numpy array (or scalar)."""
@@ -177,13 +177,28 @@ class Tensor:
     ``.reshape``, ``.astype``), so that this module never imports the ops.
     """
 
-    __slots__ = ("value", "shape", "dtype")
+    __slots__ = ("_value", "_trace", "shape", "dtype")
     __array_ufunc__ = None  # `ndarray + Tensor` defers to Tensor.__radd__
 
-    def __init__(self, value):
-        self.value = value
+    def __init__(self, value, trace):
+        self._value = value
+        self._trace = trace
         self.shape = dtypes.shape_of(value.type)
         self.dtype = dtypes.from_mlir(ir.RankedTensorType(value.type).element_type)
+
+    @property
+    def value(self):
+        """The MLIR value, for building ops in the trace that made it. A
+        tensor kept from another trace (stored in a global or a list by an
+        earlier call) refers to IR that may be gone: using it is an error,
+        not a crash."""
+        if self._trace is not current_trace():
+            raise TraceError(
+                f"{format_location(user_location())}: {self!r} comes from another "
+                f"dlc.jit trace (it was kept, e.g. in a list or a global, after the "
+                f"call that traced it ended); a traced tensor exists only inside the "
+                f"call that made it: pass the value as an argument instead")
+        return self._value
 
     @property
     def ndim(self):

@@ -256,3 +256,44 @@ def test_bad_dynamic_batch_is_refused_at_jit_time(batch, error, match):
 
     with pytest.raises(error, match=match):
         dlc.jit(f, dynamic_batch=batch)
+
+
+_kept = []
+
+
+def test_a_tensor_kept_from_another_trace_is_an_error_not_a_crash():
+    # It used to segfault: the kept tensor's IR belongs to a finished trace.
+    def keep(a):
+        _kept.append(a)
+        return a + 1
+
+    dlc.jit(keep)(np.ones(3, F32))
+
+    def use(a):
+        return a + _kept[0]  # <- error
+
+    raises_at(dlc.TraceError, use, "<- error", np.ones(3, F32),
+              match=r"comes from another dlc.jit trace .* pass the value as an argument")
+
+
+@pytest.mark.parametrize("fn,error,match", [
+    (lambda a: a[a > 0], IndexError, r"with a boolean mask is not supported: .*dlc.where"),
+    (lambda a: a == None, TypeError, r"dlc.equal: None \(NoneType\) is not a tensor operand"),  # noqa: E711
+    (lambda a: dlc.pad(a, ((1, 1), (1, 1), (1, 1))), ValueError,
+     r"dlc.pad: pad_width must be an int, a \(before, after\) pair or one pair per "
+     r"dimension of Tensor\(float32\[2, 3\]\) \(2 pairs\)"),
+    (lambda a: dlc.clip(a, "x", 1.0), TypeError, r"dlc.clip: a_min must be None, a number"),
+])
+def test_unclear_errors_name_the_op_and_what_is_accepted(fn, error, match):
+    with pytest.raises(error, match=match) as info:
+        dlc.jit(fn)(np.ones((2, 3), F32))
+    assert str(info.value).startswith(__file__ + ":"), str(info.value)
+
+
+@pytest.mark.parametrize("fn,match", [
+    (lambda a: {"y": a}, r"returned a dict; a dlc.jit function returns a tensor"),
+    (lambda a: ((a, a), a), r"returned a tuple whose item 0 is a tuple"),
+])
+def test_unsupported_return_structures_are_named(fn, match):
+    with pytest.raises(dlc.TraceError, match=match):
+        dlc.jit(fn)(np.ones((2, 3), F32))
