@@ -15,7 +15,7 @@ BENCH_STAMP := $(VENV)/.bench-requirements-installed
 BUILD_NINJA := $(BUILD)/build.ninja
 PTH_STAMP   := $(VENV)/.dlc-pth-installed
 
-.PHONY: all venv configure build test lit pytest demo bench clean distclean
+.PHONY: all venv configure build test lit pytest demo bench fuzz clean distclean
 
 all: build
 
@@ -62,6 +62,13 @@ test: build
 
 demo: build
 	$(PY) examples/mlp.py
+
+# The dl-opt mutation fuzzer (tools/fuzz/dlopt_fuzz.py); make test runs a
+# seeded slice of it. Reproducers of what it finds go to fuzz-findings/.
+FUZZ_COUNT ?= 20000
+FUZZ_SEED ?= 1
+fuzz: build
+	$(PY) tools/fuzz/dlopt_fuzz.py --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) --out fuzz-findings
 
 # The benchmark's peers (PyTorch) and plotting come from their own file.
 $(BENCH_STAMP): requirements-bench.txt $(VENV_STAMP)

@@ -10,10 +10,36 @@
 using namespace mlir;
 using affine::AffineForOp;
 
+bool mlir::dl::hasAnalyzableConstants(Operation *nest) {
+  constexpr int64_t kLimit = int64_t(1) << 32;
+  auto small = [&](AffineMap map) {
+    bool ok = true;
+    for (AffineExpr result : map.getResults())
+      result.walk([&](AffineExpr e) {
+        if (auto constant = dyn_cast<AffineConstantExpr>(e))
+          ok &= constant.getValue() > -kLimit && constant.getValue() < kLimit;
+      });
+    return ok;
+  };
+  WalkResult walked = nest->walk([&](Operation *op) {
+    if (auto loop = dyn_cast<AffineForOp>(op))
+      if (loop.getStepAsInt() >= kLimit || !small(loop.getLowerBoundMap()) ||
+          !small(loop.getUpperBoundMap()))
+        return WalkResult::interrupt();
+    for (NamedAttribute attribute : op->getAttrs())
+      if (auto map = dyn_cast<AffineMapAttr>(attribute.getValue()))
+        if (!small(map.getValue()))
+          return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return !walked.wasInterrupted();
+}
+
 SmallVector<AffineForOp> mlir::dl::outermostAffineLoops(Operation *root) {
   SmallVector<AffineForOp> loops;
   root->walk<WalkOrder::PreOrder>([&](AffineForOp loop) {
-    loops.push_back(loop);
+    if (hasAnalyzableConstants(loop))
+      loops.push_back(loop);
     return WalkResult::skip(); // its inner loops belong to its nest
   });
   return loops;

@@ -24,6 +24,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dl/Codegen/CPU/AffineUtils.h"
 #include "dl/Codegen/CPU/Passes.h"
 #include "dl/Target/Target.h"
 
@@ -264,7 +265,7 @@ struct DLAffineVectorizePass
       // (isLoopParallel) is quadratic in the accesses, and the loops of a
       // register-tiled micro-kernel, already vectors, have hundreds.
       if (hasVectorCode(loop) || hasInvariantStore(loop) ||
-          !accessesAreContiguous(loop))
+          !accessesAreContiguous(loop) || !dl::hasAnalyzableConstants(loop))
         return;
       int64_t lanes = vectorWidth > 0
                           ? static_cast<int64_t>(vectorWidth)

@@ -35,9 +35,17 @@ inline std::optional<int64_t> coefficientOf(affine::AffineValueMap &map,
   return coefficient;
 }
 
+/// Whether every constant of the affine maps in `nest` (loop bounds, access
+/// offsets and coefficients) and every step is under 2^32 in magnitude.
+/// Upstream's dependence analysis converts its results back to int64_t with
+/// an assertion (computeDirectionVector), which larger constants (a loop
+/// from INT64_MIN) trip: dlc's loop passes leave such nests alone.
+bool hasAnalyzableConstants(Operation *nest);
+
 /// The outermost affine loops under `root` (no affine loop encloses them;
 /// loops in non-affine regions included), in program order: the nests the
-/// affine passes work on one by one.
+/// affine passes work on one by one. Nests that hasAnalyzableConstants
+/// refuses are left out.
 SmallVector<affine::AffineForOp> outermostAffineLoops(Operation *root);
 
 /// Whether no bound of a loop of `nest` depends on a loop of the nest: its

@@ -1,0 +1,46 @@
+"""A seeded slice of the dl-opt mutation fuzzer (tools/fuzz/dlopt_fuzz.py):
+mutated lit inputs through their RUN lines' passes and the whole CPU
+pipeline. dl-opt must answer each with output or a diagnostic, never an
+abort, a segfault or a hang. `make fuzz` runs the long version."""
+
+import os
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tools", "fuzz"))
+
+import dlopt_fuzz  # noqa: E402
+
+
+@pytest.mark.skipif(not os.path.exists(dlopt_fuzz.DL_OPT), reason="dl-opt is not built")
+@pytest.mark.parametrize("seed", [1, 2])
+def test_mutated_inputs_never_abort_dl_opt(seed, tmp_path):
+    stats, findings = dlopt_fuzz.fuzz(300, seed, out=str(tmp_path), timeout=120,
+                                      progress=False)
+    assert stats["inputs"] == 300
+    dlc_findings = {key: value[0] for key, value in findings.items()
+                    if key[0] in ("dlc", "hang")}
+    assert not dlc_findings, (
+        f"dl-opt aborted or hung (reproducers in {tmp_path}): {dlc_findings}")
+
+
+def test_the_seeds_cover_every_lit_folder():
+    names = {name.split("#")[0] for name, _, _ in dlopt_fuzz.seeds()}
+    folders = {os.path.dirname(name) for name in names}
+    assert {"test/Dialect/DL/IR", "test/Conversion/DLToLinalg", "test/Codegen/CPU",
+            "test/Pipelines"} <= folders, folders
+
+
+def test_classify():
+    assert dlopt_fuzz.classify(0, "", False) is None
+    assert dlopt_fuzz.classify(1, "error: bad", False) is None
+    kind, signature = dlopt_fuzz.classify(
+        -6, "dl-opt: X.cpp:1: f: Assertion `x' failed.\n #5 mlir::PassManager::run", False)
+    assert kind == "dlc" and "Assertion" in signature
+    kind, _ = dlopt_fuzz.classify(
+        -6, "Assertion `y' failed.\n #3 mlir::detail::Parser::parseType\n"
+            " #9 mlir::parseSourceFile", False)
+    assert kind == "upstream-parser"
+    assert dlopt_fuzz.classify(0, "", True) == ("hang", "timeout")

@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""A mutation fuzzer for dl-opt: dlc's passes must never abort or hang.
+
+Seeds are the lit tests (each `// -----` chunk of test/**/*.mlir), run with
+the dl-opt invocations of their RUN lines (the part before the first pipe,
+without -verify-diagnostics) and with the whole CPU pipeline. Each input is
+a seed with a few mutations, as an outside tester would make them: a line
+deleted, duplicated or swapped with another, an integer (a shape, an
+attribute) changed to an edge value, one type swapped for another, one op
+name swapped for another of the same dialect. Inputs are deterministic in
+(seed, index).
+
+A run is a finding when dl-opt dies of a signal (an assertion's abort, a
+segfault) or hangs past the time limit. Exit code 1 with a diagnostic is
+the right answer to a bad input, and so is success. A finding whose stack
+shows no pass running and MLIR's parser at work is upstream's (the parser
+of the pinned MLIR asserts on some types it accepts, e.g. a dense literal
+whose element count overflows); it is counted apart and not a failure of
+dlc. Each finding's input is written to the reproducer folder with the
+command line and the first lines of the crash.
+
+  python tools/fuzz/dlopt_fuzz.py --count 2000 --seed 1 --out fuzz-findings
+  make fuzz FUZZ_COUNT=20000
+
+Exit status: 0 if dlc's code had no finding, 1 otherwise.
+"""
+
+import argparse
+import hashlib
+import os
+import random
+import re
+import shlex
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DL_OPT = os.path.join(ROOT, "build", "bin", "dl-opt")
+
+EDGE_INTEGERS = ["0", "1", "-1", "2", "3", "7", "64", "65536", "2147483647",
+                 "4294967296", "9223372036854775807", "-9223372036854775808"]
+TYPES = ["f32", "f16", "bf16", "f64", "i1", "i8", "i32", "i64", "index"]
+INT_RE = re.compile(r"(?<![\w#%.])-?\d+(?![\w.])")
+TYPE_RE = re.compile(r"\b(f16|bf16|f32|f64|i1|i8|i16|i32|i64|index)\b")
+OP_RE = re.compile(r"\b(dl|linalg|affine|memref|tensor|arith|vector|scf)\.([a-z_0-9]+)\b")
+FULL_PIPELINE = ["--pass-pipeline=builtin.module(dl-cpu-pipeline)"]
+
+
+def seeds(root=ROOT):
+    """(name, text, [dl-opt argument lists]) for every chunk of every lit test."""
+    found = []
+    for folder, _, files in sorted(os.walk(os.path.join(root, "test"))):
+        for name in sorted(files):
+            if not name.endswith(".mlir") or "Inputs" in folder:
+                continue
+            path = os.path.join(folder, name)
+            text = open(path).read()
+            commands = []
+            for line in text.splitlines():
+                match = re.match(r"\s*//\s*RUN:\s*dl-opt\s+%s\s+(.*)", line)
+                if not match:
+                    continue
+                command = match.group(1).split("|")[0].replace("\\", " ")
+                try:
+                    args = shlex.split(command)
+                except ValueError:
+                    continue
+                args = [a for a in args if a not in ("-verify-diagnostics",
+                                                     "--verify-diagnostics",
+                                                     "-split-input-file",
+                                                     "--split-input-file")
+                        and not a.startswith(">") and a not in ("-o", "/dev/null")]
+                if args and args not in commands:
+                    commands.append(args)
+            if FULL_PIPELINE not in commands:
+                commands.append(FULL_PIPELINE)
+            relative = os.path.relpath(path, root)
+            for index, chunk in enumerate(text.split("// -----")):
+                body = "\n".join(l for l in chunk.splitlines()
+                                 if not l.lstrip().startswith("//"))
+                if "func.func" in body or "gpu.module" in body:
+                    found.append((f"{relative}#{index}", body, commands))
+    return found
+
+
+def mutate(text, rng, count):
+    lines = text.splitlines()
+    for _ in range(count):
+        if not lines:
+            break
+        kind = rng.randrange(7)
+        i = rng.randrange(len(lines))
+        if kind == 0 and len(lines) > 1:
+            del lines[i]
+        elif kind == 1:
+            lines.insert(i, lines[i])
+        elif kind == 2 and len(lines) > 1:
+            j = rng.randrange(len(lines))
+            lines[i], lines[j] = lines[j], lines[i]
+        elif kind in (3, 4):
+            numbers = list(INT_RE.finditer(lines[i]))
+            if numbers:
+                m = rng.choice(numbers)
+                lines[i] = lines[i][:m.start()] + rng.choice(EDGE_INTEGERS) + lines[i][m.end():]
+        elif kind == 5:
+            found = list(TYPE_RE.finditer(lines[i]))
+            if found:
+                m = rng.choice(found)
+                lines[i] = lines[i][:m.start()] + rng.choice(TYPES) + lines[i][m.end():]
+        else:
+            found = list(OP_RE.finditer(lines[i]))
+            others = OP_RE.findall(text)
+            if found and others:
+                m = rng.choice(found)
+                dialect, op = rng.choice(others)
+                lines[i] = lines[i][:m.start()] + f"{dialect}.{op}" + lines[i][m.end():]
+    return "\n".join(lines) + "\n"
+
+
+def classify(returncode, stderr, timed_out):
+    """None (a proper answer), or (kind, signature) for a finding."""
+    if timed_out:
+        return "hang", "timeout"
+    if returncode >= 0:
+        return None
+    lines = stderr.splitlines()
+    head = next((l for l in lines if "Assertion" in l or "LLVM ERROR" in l
+                 or "UNREACHABLE" in l), None)
+    if head is None:
+        frames = [l for l in lines if re.match(r"\s*#\d+ ", l)]
+        head = next((re.sub(r"^\s*#\d+\s+0x[0-9a-f]+\s*", "", f) for f in frames
+                     if "Signals" not in f and "libc.so" not in f
+                     and "SignalHandler" not in f), f"signal {-returncode}")
+    head = re.sub(r"0x[0-9a-f]+", "0x?", head)[:300]
+    in_passes = "PassManager::run" in stderr or "runOnOperation" in stderr
+    parsing = "parseSourceFile" in stderr or "Parser" in stderr or "parseOp" in stderr
+    kind = "upstream-parser" if parsing and not in_passes else "dlc"
+    return kind, head
+
+
+def run_one(task):
+    name, text, args, timeout = task
+    start = time.monotonic()
+    try:
+        result = subprocess.run([DL_OPT, "-", *args], input=text, capture_output=True,
+                                text=True, timeout=timeout)
+        verdict = classify(result.returncode, result.stderr, False)
+        stderr = result.stderr
+    except subprocess.TimeoutExpired:
+        verdict, stderr = classify(0, "", True), ""
+    return name, text, args, verdict, stderr, time.monotonic() - start
+
+
+def fuzz(count, seed, out=None, jobs=None, timeout=60.0, mutations=(1, 3),
+         progress=True, root=ROOT):
+    """Runs `count` mutated inputs; returns a dict of counts and findings."""
+    pool = seeds(root)
+    rng = random.Random(seed)
+    tasks = []
+    for index in range(count):
+        name, text, commands = pool[rng.randrange(len(pool))]
+        local = random.Random(f"{seed}:{index}")
+        mutated = mutate(text, local, local.randint(*mutations))
+        args = commands[local.randrange(len(commands))]
+        tasks.append((f"{name}@{seed}:{index}", mutated, args, timeout))
+    findings = {}
+    stats = {"inputs": 0, "ok": 0, "diagnosed": 0, "dlc": 0, "upstream-parser": 0,
+             "hang": 0}
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=jobs or os.cpu_count() or 1) as executor:
+        for done, (name, text, args, verdict, stderr, _) in enumerate(
+                executor.map(run_one, tasks), 1):
+            stats["inputs"] += 1
+            if verdict is None:
+                stats["ok"] += 1
+            else:
+                kind, signature = verdict
+                stats[kind] += 1
+                key = (kind, signature)
+                if key not in findings:
+                    findings[key] = (name, text, args, stderr)
+                    if out:
+                        write_reproducer(out, kind, signature, name, text, args, stderr)
+            tty = sys.stderr.isatty()
+            step = 100 if tty else max(100, count // 10)
+            if progress and (done % step == 0 or done == count):
+                elapsed = time.monotonic() - started
+                width = 30
+                bar = "#" * (width * done // count)
+                print(f"{chr(13) if tty else ''}[{bar:<{width}}] {done}/{count} inputs, "
+                      f"dlc findings {stats['dlc'] + stats['hang']}, upstream parser "
+                      f"{stats['upstream-parser']}, {elapsed:.0f} s",
+                      end="" if tty else "\n", file=sys.stderr, flush=True)
+    if progress and sys.stderr.isatty():
+        print(file=sys.stderr)
+    stats["seconds"] = round(time.monotonic() - started, 1)
+    return stats, findings
+
+
+def write_reproducer(out, kind, signature, name, text, args, stderr):
+    os.makedirs(out, exist_ok=True)
+    digest = hashlib.sha1(f"{kind}{signature}".encode()).hexdigest()[:10]
+    base = os.path.join(out, f"{kind}-{digest}")
+    with open(base + ".mlir", "w") as f:
+        f.write(f"// {kind}: {signature}\n// from {name}\n"
+                f"// reproduce: dl-opt {base}.mlir {shlex.join(args)}\n{text}")
+    with open(base + ".log", "w") as f:
+        f.write(stderr[-20000:])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--count", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--out", default="fuzz-findings",
+                        help="folder for reproducers (one per distinct finding)")
+    parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument("--timeout", type=float, default=60.0,
+                        help="seconds before a run counts as a hang")
+    options = parser.parse_args(argv)
+    if not os.path.exists(DL_OPT):
+        sys.exit(f"{DL_OPT} is missing: run `make build` first")
+    stats, findings = fuzz(options.count, options.seed, options.out, options.jobs,
+                           options.timeout)
+    print(f"inputs {stats['inputs']} (seed {options.seed}): diagnosed or succeeded "
+          f"{stats['ok']}, dlc aborts {stats['dlc']}, hangs {stats['hang']}, upstream "
+          f"parser aborts {stats['upstream-parser']} ({stats['seconds']} s)")
+    for (kind, signature), (name, _, args, _) in sorted(findings.items()):
+        print(f"  {kind}: {signature}\n    first from {name}: dl-opt - {shlex.join(args)}")
+    if findings:
+        print(f"reproducers in {options.out}/")
+    return 1 if stats["dlc"] or stats["hang"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
