@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/DestinationStyleOpInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::dl {
@@ -40,11 +41,17 @@ struct DLUnshareFillsPass
     });
     for (linalg::FillOp fill : shared) {
       Value result = fill->getResult(0);
+      // Only destinations (a fill read as an input is not written over).
       SmallVector<OpOperand *> uses;
       for (OpOperand &use : result.getUses())
-        uses.push_back(&use);
-      // The first use (in walk order of users) keeps the original.
-      for (OpOperand *use : llvm::drop_begin(uses)) {
+        if (auto dps = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
+            dps && dps.isDpsInit(&use))
+          uses.push_back(&use);
+      // One destination keeps the original while nothing else reads it.
+      bool othersRead = uses.size() < static_cast<size_t>(std::distance(
+                                          result.use_begin(), result.use_end()));
+      for (OpOperand *use : othersRead ? ArrayRef<OpOperand *>(uses)
+                                       : ArrayRef<OpOperand *>(uses).drop_front()) {
         OpBuilder b(use->getOwner());
         Operation *clone = b.clone(*fill);
         use->set(clone->getResult(0));

@@ -66,3 +66,25 @@ func.func @single_use(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) -> tensor<4x16x
   %0 = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
   return %0 : tensor<4x16xf32>
 }
+
+// -----
+
+// A fill also read as an input keeps serving the reader; each destination
+// gets its own fill.
+// CHECK-LABEL: func @fill_also_read
+// CHECK-COUNT-2: linalg.fill
+// CHECK-NOT: linalg.fill
+// CHECK: return
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @fill_also_read(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<4x8xf32>, tensor<8x16xf32>) outs(%f : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %1 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%f : tensor<4x16xf32>) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  return %0, %1 : tensor<4x16xf32>, tensor<4x16xf32>
+}
