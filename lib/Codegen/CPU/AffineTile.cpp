@@ -216,6 +216,8 @@ struct DLAffineTilePass : public dl::impl::DLAffineTileBase<DLAffineTilePass> {
       if (!trip || loop.getNumIterOperands() != 0 || !loop.hasConstantBounds())
         return remark(root, "band left alone: loops with non-constant bounds "
                             "or carried values");
+      if (*trip == 0)
+        return remark(root, "band left alone: a loop runs no iteration");
       trips.push_back(static_cast<int64_t>(*trip));
     }
     SmallVector<Access> accesses;

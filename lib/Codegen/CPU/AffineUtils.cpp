@@ -23,7 +23,8 @@ bool mlir::dl::hasAnalyzableConstants(Operation *nest) {
   };
   WalkResult walked = nest->walk([&](Operation *op) {
     if (auto loop = dyn_cast<AffineForOp>(op))
-      if (loop.getStepAsInt() >= kLimit || !small(loop.getLowerBoundMap()) ||
+      if (loop.getStepAsInt() < 1 || loop.getStepAsInt() >= kLimit ||
+          !small(loop.getLowerBoundMap()) ||
           !small(loop.getUpperBoundMap()))
         return WalkResult::interrupt();
     for (NamedAttribute attribute : op->getAttrs())

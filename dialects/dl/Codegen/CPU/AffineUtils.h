@@ -36,7 +36,9 @@ inline std::optional<int64_t> coefficientOf(affine::AffineValueMap &map,
 }
 
 /// Whether every constant of the affine maps in `nest` (loop bounds, access
-/// offsets and coefficients) and every step is under 2^32 in magnitude.
+/// offsets and coefficients) and every step is under 2^32 in magnitude, and
+/// every step is positive (the parser accepts `step 0`; trip counts divide
+/// by it).
 /// Upstream's dependence analysis converts its results back to int64_t with
 /// an assertion (computeDirectionVector), which larger constants (a loop
 /// from INT64_MIN) trip: dlc's loop passes leave such nests alone.
