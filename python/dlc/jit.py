@@ -14,7 +14,6 @@ import collections
 import contextlib
 import functools
 import inspect
-import os
 import re
 import weakref
 
@@ -282,16 +281,9 @@ class JitFunction:
 def max_signatures():
     """How many compiled signatures each jit function keeps, least recently
     used evicted first: ``$DLC_JIT_CACHE_SIZE``, default 64."""
-    text = os.environ.get("DLC_JIT_CACHE_SIZE", "")
-    try:
-        value = int(text) if text else 64
-    except ValueError:
-        raise ValueError(f"DLC_JIT_CACHE_SIZE must be a positive integer, but is "
-                         f"{text!r}") from None
-    if value < 1:
-        raise ValueError(f"DLC_JIT_CACHE_SIZE must be a positive integer, but is "
-                         f"{text!r}")
-    return value
+    from .runtime import positive_int_from_env
+    value = positive_int_from_env("DLC_JIT_CACHE_SIZE")
+    return 64 if value is None else value
 
 
 _functions = weakref.WeakSet()

@@ -142,17 +142,24 @@ def _lookup_symbol(engine, name):
     return _lookup_function(pointer, _StringRef(encoded, len(encoded))) or 0
 
 
+def positive_int_from_env(name):
+    """The positive integer in environment variable `name`, None where it is
+    unset or empty; a ValueError naming it for anything else."""
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"{name} must be a positive integer, got {text!r}")
+    return value
+
+
 def _default_num_threads():
-    text = os.environ.get("DLC_NUM_THREADS", "").strip()
-    if text:
-        try:
-            value = int(text)
-        except ValueError:
-            raise ValueError(f"DLC_NUM_THREADS must be a positive integer, "
-                             f"got {text!r}") from None
-        if value < 1:
-            raise ValueError(f"DLC_NUM_THREADS must be a positive integer, "
-                             f"got {text!r}")
+    value = positive_int_from_env("DLC_NUM_THREADS")
+    if value is not None:
         return value
     try:
         return len(os.sched_getaffinity(0))

@@ -108,3 +108,29 @@ def test_large_blocks_are_reused_across_calls_with_the_same_results():
     np.testing.assert_allclose(first, expected, rtol=1e-5)
     runtime.release_memory()
     np.testing.assert_allclose(f(x), first, rtol=0, atol=0)
+
+
+def test_a_freed_large_block_serves_the_next_allocation_of_its_size():
+    lib = runtime._load_parallel_runtime()
+    alloc, free = lib._mlir_memref_to_llvm_alloc, lib._mlir_memref_to_llvm_free
+    alloc.argtypes, alloc.restype = [ctypes.c_size_t], ctypes.c_void_p
+    free.argtypes, free.restype = [ctypes.c_void_p], None
+    runtime.release_memory()
+    size = 6 << 20
+    first = alloc(size)
+    ctypes.memset(first, 1, size)  # usable, all of it
+    free(first)                    # kept (>= 1 MiB), not unmapped
+    # A block of the same size from plain malloc: had `first` been returned
+    # to the system, this one would most likely take its address.
+    libc = ctypes.CDLL(None)
+    libc.malloc.argtypes, libc.malloc.restype = [ctypes.c_size_t], ctypes.c_void_p
+    libc.free.argtypes, libc.free.restype = [ctypes.c_void_p], None
+    blocker = libc.malloc(size)
+    again = alloc(size - 4096)     # fits within 25%: the same block
+    assert again == first and blocker != first
+    libc.free(blocker)
+    free(again)
+    runtime.release_memory()       # frees it for good
+    small = alloc(64)              # small blocks are plain malloc
+    assert small
+    free(small)

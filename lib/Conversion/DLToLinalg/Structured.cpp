@@ -332,8 +332,19 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     int64_t pixels = outH * outW;
     SmallVector<Value> batchDims = batchSizes(b, loc, input, resultType);
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
-    auto copy = [](OpBuilder &nested, Location l, ValueRange args) {
-      linalg::YieldOp::create(nested, l, args[0]);
+    // The 6-D patch tensor of `type`, element (n, oh, ow, ...) read from
+    // the input at `gather`, written contiguously.
+    auto gatherPatches = [&](RankedTensorType type, AffineMap gather) -> Value {
+      return linalg::GenericOp::create(
+                 b, loc, type, ValueRange{input},
+                 ValueRange{emptyTensor(b, loc, type, batchDims)},
+                 ArrayRef<AffineMap>{gather,
+                                     AffineMap::getMultiDimIdentityMap(6, ctx)},
+                 SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
+                 [](OpBuilder &nested, Location l, ValueRange args) {
+                   linalg::YieldOp::create(nested, l, args[0]);
+                 })
+          .getResult(0);
     };
     auto multiplyAdd = [&](OpBuilder &nested, Location l, ValueRange args) {
       Value x = convertFloat(nested, l, args[0], accType);
@@ -381,15 +392,7 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
           {d(0), d(3), d(1) * strides[0] + d(4) * dilations[0],
            d(2) * strides[1] + d(5) * dilations[1]},
           ctx);
-      Value col6 =
-          linalg::GenericOp::create(
-              b, loc, col6Type, ValueRange{input},
-              ValueRange{emptyTensor(b, loc, col6Type, batchDims)},
-              ArrayRef<AffineMap>{gather,
-                                  AffineMap::getMultiDimIdentityMap(6, ctx)},
-              SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
-              copy)
-              .getResult(0);
+      Value col6 = gatherPatches(col6Type, gather);
       Value col = tensor::CollapseShapeOp::create(
           b, loc, col6, SmallVector<ReassociationIndices>{{0}, {1, 2}, {3, 4, 5}});
       Value weights = tensor::CollapseShapeOp::create(
@@ -443,15 +446,7 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
           {d(0), d(1) * strides[0] + d(3) * dilations[0],
            d(2) * strides[1] + d(4) * dilations[1], d(5)},
           ctx);
-      Value col6 =
-          linalg::GenericOp::create(
-              b, loc, col6Type, ValueRange{input},
-              ValueRange{emptyTensor(b, loc, col6Type, batchDims)},
-              ArrayRef<AffineMap>{gather,
-                                  AffineMap::getMultiDimIdentityMap(6, ctx)},
-              SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
-              copy)
-              .getResult(0);
+      Value col6 = gatherPatches(col6Type, gather);
       col = tensor::CollapseShapeOp::create(
           b, loc, col6, SmallVector<ReassociationIndices>{{0, 1, 2}, {3, 4, 5}});
     }
