@@ -20,15 +20,18 @@ default, or a named CPU such as ``dlc.Target("znver3")``), with
 :class:`CompileOptions` (:class:`CPUOptions`, :class:`GPUOptions`).
 """
 
-from . import cache, ops
+from . import cache, composite, ops
 from .compiler import GPU_STAGES, STAGES, STAGE_DESCRIPTIONS
 from .dtypes import BFLOAT16 as bfloat16
 from .errors import (ArityError, CompileError, CUDAUnavailableError, DLCError,
-                     DTypeError, ShapeError, TraceError)
+                     DTypeError, ModelImportError, ShapeError, TraceError,
+                     UnsupportedOpError)
+from .frontends import from_onnx, from_torch
 from .jit import JitFunction, clear_cache, jit
 from .options import CHIPS, CompileOptions, CPUOptions, GPUOptions
 from .runtime import get_num_threads, set_num_threads
 from .ops import *  # noqa: F401,F403 - the numpy-named operations
+from .composite import *  # noqa: F401,F403 - operations built from them
 from .stages import ArgSpec, Compiled, Lowered
 from .target import Target
 from .tracing import Tensor
@@ -39,4 +42,5 @@ __all__ = [
     "CompileOptions", "CPUOptions", "GPUOptions", "CHIPS", "STAGES",
     "GPU_STAGES", "STAGE_DESCRIPTIONS", "DLCError", "DTypeError", "ShapeError",
     "ArityError", "TraceError", "CompileError", "CUDAUnavailableError", "bfloat16",
-] + ops.__all__
+    "UnsupportedOpError", "ModelImportError", "from_onnx", "from_torch",
+] + ops.__all__ + composite.__all__

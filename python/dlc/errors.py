@@ -36,3 +36,20 @@ class CUDAUnavailableError(DLCError, RuntimeError):
     """A function compiled with ``target="cuda"`` was run where there is no
     CUDA driver (``libcuda.so.1``) or no CUDA device. ``emulate=True`` runs
     the same kernels on the CPU."""
+
+
+class UnsupportedOpError(DLCError, NotImplementedError):
+    """A model given to an importer (:func:`dlc.from_torch`,
+    :func:`dlc.from_onnx`) uses operators dlc does not support. The message
+    lists every one of them at once, with its count and where it is used;
+    ``ops`` maps each operator to the list of those places."""
+
+    def __init__(self, message, ops=None):
+        super().__init__(message)
+        self.ops = dict(ops or {})
+
+
+class ModelImportError(DLCError, ValueError):
+    """A model could not be imported: a node with attributes or inputs dlc
+    does not support, or a model that is not valid. The message names the
+    node and what was wrong."""

@@ -63,8 +63,30 @@ def user_frame():
     return None
 
 
+class located:
+    """Within this context, ops traced are located at (file, line, column)
+    instead of the calling Python line: the importers locate each op at the
+    model's node or the PyTorch module's source line it comes from."""
+
+    def __init__(self, location):
+        self.location = location
+
+    def __enter__(self):
+        self.saved = getattr(_state, "location", None)
+        _state.location = self.location
+        return self
+
+    def __exit__(self, *exc):
+        _state.location = self.saved
+        return False
+
+
 def user_location():
-    """(file, line, column) of the user's code calling into dlc."""
+    """(file, line, column) of the user's code calling into dlc (or of the
+    model node being imported, see :class:`located`)."""
+    override = getattr(_state, "location", None)
+    if override is not None:
+        return override
     frame = user_frame()
     if frame is None:
         return ("<unknown>", 0, 0)

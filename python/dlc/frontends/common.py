@@ -1,0 +1,171 @@
+"""What the importers share: the compiled callable they return, and the
+all-at-once error for unsupported operators.
+
+An importer only translates: it turns a model into a Python function that
+calls dlc's ops (so every op it makes goes through the same tracer, verifier
+and error messages as user code, located at the model's node or source line)
+and hands that function to :func:`dlc.jit`. Compilation is the compiler's.
+"""
+
+import collections
+import inspect
+import keyword
+import re
+
+import numpy as np
+
+from .. import dtypes
+from ..errors import ArityError, DTypeError, ShapeError, UnsupportedOpError
+
+__all__ = ["ImportedFunction", "raise_unsupported", "identifier_names"]
+
+
+def identifier_names(names, fallback="arg"):
+    """Python identifiers for model input names ("input.1" -> "input_1"),
+    unique, in order."""
+    result, seen = [], set()
+    for index, name in enumerate(names):
+        text = re.sub(r"\W", "_", str(name)) or f"{fallback}{index}"
+        if text[0].isdigit() or keyword.iskeyword(text):
+            text = f"{fallback}_{text}"
+        base, suffix = text, 1
+        while text in seen:
+            text, suffix = f"{base}_{suffix}", suffix + 1
+        seen.add(text)
+        result.append(text)
+    return result
+
+
+def raise_unsupported(frontend, uses, hint):
+    """Raises UnsupportedOpError listing every unsupported operator.
+
+    `uses` maps an operator name to the places it is used (strings: a node
+    name or a source line), in the model's order."""
+    if not uses:
+        return
+    total = sum(len(places) for places in uses.values())
+    lines = [f"{frontend}: the model uses {len(uses)} operator(s) dlc does not support "
+             f"({total} use(s)):"]
+    for op, places in uses.items():
+        shown = "; ".join(places[:3]) + ("; ..." if len(places) > 3 else "")
+        lines.append(f"  {op} x{len(places)}: {shown}")
+    lines.append(hint)
+    raise UnsupportedOpError("\n".join(lines), uses)
+
+
+def _to_numpy(value):
+    """numpy view of a torch tensor (on the CPU, detached), else the value."""
+    module = type(value).__module__
+    if module.startswith("torch") and hasattr(value, "detach"):
+        return value.detach().cpu().numpy()
+    return value
+
+
+class ImportedFunction:
+    """A model compiled by dlc: call it with numpy arrays (or torch tensors)
+    in the model's input order; it returns a numpy array, or a tuple of them
+    for a model with several outputs.
+
+    Like a :func:`dlc.jit` function, it compiles on the first call per input
+    signature; ``lower(*inputs)`` gives the :class:`dlc.Lowered` whose
+    ``as_text(stage)`` shows the IR at every stage. Inputs that the model
+    uses as shapes (`static_inputs`) are compile-time values: a new value
+    compiles a new version.
+    """
+
+    def __init__(self, name, input_names, input_specs, static_inputs, build,
+                 output_names, jit_kwargs):
+        from ..jit import jit
+        self.__name__ = name
+        self.input_names = list(input_names)
+        self.output_names = list(output_names)
+        #: per input: (dtype, shape with None for symbolic dims) or None if unknown
+        self.input_specs = list(input_specs)
+        self.static_inputs = frozenset(static_inputs)
+        self._params = identifier_names(self.input_names)
+
+        def traced(*args):
+            arrays = [_from_static(a) if n in self.static_inputs else a
+                      for n, a in zip(self.input_names, args)]
+            return build(arrays)
+
+        traced.__name__ = identifier_names([name], "model")[0]
+        traced.__signature__ = inspect.Signature(
+            [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+             for p in self._params])
+        batch = jit_kwargs.pop("dynamic_batch", False)
+        if batch is True:
+            batch = tuple(p for p, n, spec in zip(self._params, self.input_names,
+                                                  self.input_specs)
+                          if n not in self.static_inputs and spec is not None
+                          and spec[1] and spec[1][0] is None)
+        self._jit = jit(traced, dynamic_batch=batch, **jit_kwargs)
+
+    def _arguments(self, args, kwargs):
+        if kwargs:
+            unknown = [k for k in kwargs if k not in self.input_names and k not in self._params]
+            if unknown:
+                raise ArityError(f"{self.__name__}(): unknown input(s) {unknown}; the "
+                                 f"inputs are {self.input_names}")
+            by_name = dict(zip(self.input_names, args))
+            for key, value in kwargs.items():
+                name = key if key in self.input_names else \
+                    self.input_names[self._params.index(key)]
+                if name in by_name:
+                    raise ArityError(f"{self.__name__}(): input {name!r} given twice")
+                by_name[name] = value
+            missing = [n for n in self.input_names if n not in by_name]
+            if missing:
+                raise ArityError(f"{self.__name__}(): missing input(s) {missing}")
+            args = [by_name[n] for n in self.input_names]
+        if len(args) != len(self.input_names):
+            raise ArityError(f"{self.__name__}() takes {len(self.input_names)} input(s) "
+                             f"({', '.join(self.input_names)}), but got {len(args)}")
+        result = []
+        for name, spec, value in zip(self.input_names, self.input_specs, args):
+            value = np.asarray(_to_numpy(value)) if not isinstance(value, np.ndarray) \
+                else value
+            if spec is not None:
+                dtype, shape = spec
+                if dtype is not None and value.dtype != dtype:
+                    raise DTypeError(f"{self.__name__}(): input {name!r} must have dtype "
+                                     f"{dtype}, but got {value.dtype}")
+                if shape is not None and (len(shape) != value.ndim or any(
+                        d is not None and d != v for d, v in zip(shape, value.shape))):
+                    want = "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+                    raise ShapeError(f"{self.__name__}(): input {name!r} must have shape "
+                                     f"{want}, but got {list(value.shape)}")
+            result.append(_as_static(value) if name in self.static_inputs else value)
+        return result
+
+    def __call__(self, *args, **kwargs):
+        return self._jit(*self._arguments(args, kwargs))
+
+    def lower(self, *args, **kwargs):
+        """The :class:`dlc.Lowered` of this model for these inputs."""
+        return self._jit.lower(*self._arguments(args, kwargs))
+
+    def clear_cache(self):
+        self._jit.clear_cache()
+
+    def __repr__(self):
+        return f"<dlc imported model {self.__name__}({', '.join(self.input_names)})>"
+
+
+def _as_static(array):
+    """A numpy array as a hashable compile-time value of dlc.jit."""
+    return ("ndarray", str(array.dtype), tuple(array.shape),
+            tuple(array.reshape(-1).tolist()))
+
+
+def _from_static(value):
+    _, dtype, shape, flat = value
+    return np.array(flat, dtype=dtypes.numpy_dtype(dtype)).reshape(shape)
+
+
+def count_uses(pairs):
+    """{op: [place, ...]} from (op, place) pairs, in first-use order."""
+    uses = collections.OrderedDict()
+    for op, place in pairs:
+        uses.setdefault(op, []).append(place)
+    return uses
