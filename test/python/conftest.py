@@ -1,6 +1,7 @@
 """Shared helpers of dlc's pytest suites: random inputs and tolerances."""
 
 import os
+import sys
 import tempfile
 
 import ml_dtypes
@@ -49,3 +50,21 @@ def random_array(rng, shape, dtype, low=-3, high=3):
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The ONNX node-test count (test_onnx_node.py), and cases that pass
+    without being in onnx_node_expected.txt."""
+    module = sys.modules.get("test_onnx_node")
+    if module is None or not module.RESULTS:
+        return
+    results = module.RESULTS
+    passing = sorted(n for n, s in results.items() if s == "pass")
+    terminalreporter.write_line(
+        f"ONNX backend node cases: {len(passing)} of {len(results)} run pass "
+        f"({100.0 * len(passing) / len(results):.1f}%)")
+    new = [n for n in passing if n not in module.EXPECTED]
+    if new:
+        terminalreporter.write_line(
+            f"  {len(new)} pass without being expected (add them with "
+            f"tools/onnx/node_report.py): {', '.join(new[:10])}")

@@ -1,0 +1,257 @@
+"""PyTorch importer: an ``nn.Module`` into `dl` through ``torch.export``.
+
+``torch.export`` captures the module's forward as a graph of ATen operators;
+``run_decompositions()`` lowers it to the core ATen set. The graph is then
+interpreted node by node inside a :func:`dlc.jit` trace with the converters
+of :mod:`dlc.frontends.torch_ops`; each op is located at the line of the
+module's source (the FX node's stack trace) that produced it. Parameters and
+buffers become constants (the graph passes fold batch norms into
+convolutions) unless ``params="arguments"``.
+"""
+
+import operator
+import os
+
+import numpy as np
+
+from .. import dtypes
+from ..errors import DLCError, ModelImportError
+from ..tracing import Tensor, located
+from . import torch_ops
+from .common import ImportedFunction, count_uses, raise_unsupported
+
+__all__ = ["from_torch"]
+
+_TORCH_DIR = None
+
+
+def _torch_dir():
+    global _TORCH_DIR
+    if _TORCH_DIR is None:
+        import torch
+        _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
+    return _TORCH_DIR
+
+
+def source_location(node):
+    """(file, line, column) of the user's source line an FX node comes from:
+    the innermost frame of its stack trace outside torch itself."""
+    trace = node.meta.get("stack_trace") or ""
+    best = None
+    for line in trace.splitlines():
+        line = line.strip()
+        if line.startswith('File "'):
+            try:
+                path, rest = line[6:].split('", line ', 1)
+                number = int(rest.split(",", 1)[0])
+            except ValueError:
+                continue
+            if not os.path.abspath(path).startswith(_torch_dir() + os.sep):
+                best = (path, number, 0)
+    return best or ("<torch.export>", 0, 0)
+
+
+def _describe(location):
+    path, line, _ = location
+    return f"{path}:{line}" if line else path
+
+
+def _key(node):
+    target = node.target
+    if isinstance(target, str):
+        return target
+    if getattr(target, "__module__", None) in ("_operator", "operator"):
+        return f"operator.{target.__name__}"
+    return str(target)
+
+
+def _to_numpy(tensor):
+    import torch
+    tensor = tensor.detach().cpu()
+    if tensor.dtype == torch.bfloat16:
+        return tensor.view(torch.int16).numpy().view(dtypes.BFLOAT16)
+    return tensor.numpy()
+
+
+def from_torch(module, *example_args, dynamic_batch=False, params="constants",
+               **jit_kwargs):
+    """Compiles a PyTorch module with dlc, through ``torch.export``.
+
+    Args:
+      module: a ``torch.nn.Module`` in eval mode (dlc compiles inference:
+        batch norms use their running statistics, dropout is off).
+      *example_args: example inputs (torch tensors or numpy arrays) of the
+        shapes and dtypes the module will be called with; the module is
+        exported for them.
+      dynamic_batch: ``True`` exports the leading dimension of every input as
+        one dynamic ``torch.export.Dim``, so one compiled version serves every
+        batch size.
+      params: ``"constants"`` (default) bakes parameters and buffers into the
+        compiled code (constant folding applies); ``"arguments"`` passes them
+        at each call, read from the module then (so updated weights are seen).
+      **jit_kwargs: as for :func:`dlc.jit`.
+
+    Returns an :class:`~dlc.frontends.common.ImportedFunction` taking the
+    module's inputs (numpy arrays or torch tensors) and returning numpy
+    arrays. Raises :class:`dlc.UnsupportedOpError` listing every ATen
+    operator dlc does not support, with its count and source lines.
+    """
+    import torch
+    if not isinstance(module, torch.nn.Module):
+        raise TypeError(f"dlc.from_torch expects a torch.nn.Module, but got "
+                        f"{type(module).__name__}")
+    if module.training:
+        raise ModelImportError(
+            f"dlc.from_torch: {type(module).__name__} is in training mode; dlc compiles "
+            f"inference: call .eval() on it first")
+    if params not in ("constants", "arguments"):
+        raise ValueError(f"params must be 'constants' or 'arguments', but got {params!r}")
+    args = tuple(torch.from_numpy(np.ascontiguousarray(a)) if isinstance(a, np.ndarray)
+                 else a for a in example_args)
+    for index, a in enumerate(args):
+        if not isinstance(a, torch.Tensor):
+            raise TypeError(f"dlc.from_torch: example argument {index} is a "
+                            f"{type(a).__name__}; example arguments are tensors")
+    dynamic_shapes = None
+    if dynamic_batch:
+        batch = torch.export.Dim("batch")
+        dynamic_shapes = tuple({0: batch} if a.dim() else None for a in args)
+    try:
+        program = torch.export.export(module, args, dynamic_shapes=dynamic_shapes)
+        program = program.run_decompositions()
+    except Exception as error:  # noqa: BLE001 - torch's own message, with context
+        raise ModelImportError(f"dlc.from_torch: torch.export could not capture "
+                               f"{type(module).__name__}: {type(error).__name__}: "
+                               f"{error}") from None
+    return _import_program(program, module, args, params, dynamic_batch, jit_kwargs)
+
+
+def _import_program(program, module, args, params, dynamic_batch, jit_kwargs):
+    from torch.export.graph_signature import InputKind
+    graph = program.graph_module.graph
+    signature = program.graph_signature
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    state = dict(program.state_dict)
+    state.update(program.constants)
+    user_nodes, param_nodes = [], []
+    for node, spec in zip(placeholders, signature.input_specs):
+        if spec.kind == InputKind.USER_INPUT:
+            user_nodes.append(node)
+        elif spec.kind in (InputKind.PARAMETER, InputKind.BUFFER,
+                           InputKind.CONSTANT_TENSOR):
+            param_nodes.append((node, spec.target))
+        else:
+            raise ModelImportError(f"dlc.from_torch: unsupported graph input kind "
+                                   f"{spec.kind} ({spec.target})")
+    pairs = []
+    for node in graph.nodes:
+        if node.op == "call_function" and _key(node) not in torch_ops.CONVERTERS:
+            pairs.append((_key(node), _describe(source_location(node))))
+    raise_unsupported("dlc.from_torch", count_uses(pairs),
+                      "Supported ATen operators: dlc.frontends.torch_ops.CONVERTERS "
+                      "(docs/frontends.md).")
+    mutated = list(signature.buffers_to_mutate) if hasattr(signature, "buffers_to_mutate") \
+        else []
+    if mutated:
+        raise ModelImportError(f"dlc.from_torch: the module mutates buffers {mutated}; "
+                               f"dlc compiles pure functions")
+    constants = {}
+    for node, target in param_nodes:
+        constants[node.name] = _to_numpy(state[target])
+    names = [n.name for n in user_nodes]
+    specs = []
+    for node, example in zip(user_nodes, args):
+        shape = tuple(example.shape)
+        if dynamic_batch and shape:
+            shape = (None,) + shape[1:]
+        specs.append((np.dtype(_to_numpy(example[:0] if example.dim() else example).dtype),
+                      shape))
+    param_names = [target for _, target in param_nodes] if params == "arguments" else []
+
+    def build(arrays):
+        env = {}
+        user_values = arrays[:len(user_nodes)]
+        for node, value in zip(user_nodes, user_values):
+            env[node.name] = value
+        if params == "arguments":
+            for (node, _), value in zip(param_nodes, arrays[len(user_nodes):]):
+                env[node.name] = value
+        else:
+            env.update(constants)
+        return _run(graph, env)
+
+    function = ImportedFunction(type(module).__name__, names + param_names,
+                                specs + [None] * len(param_names), (), build,
+                                [str(o) for o in signature.user_outputs],
+                                dict(jit_kwargs, dynamic_batch=bool(dynamic_batch) and
+                                     tuple(range(len(names)))))
+    if params == "arguments":
+        return _WithParameters(function, module, [target for _, target in param_nodes],
+                               len(names))
+    return function
+
+
+class _WithParameters:
+    """An imported module whose parameters are read from the module at each
+    call (``params="arguments"``)."""
+
+    def __init__(self, function, module, targets, count):
+        self.function, self.module, self.targets, self.count = function, module, targets, count
+        self.__name__ = function.__name__
+        self.input_names = function.input_names[:count]
+
+    def _values(self):
+        state = dict(self.module.state_dict(keep_vars=False))
+        return [_to_numpy(state[t]) if t in state else _to_numpy(self._named(t))
+                for t in self.targets]
+
+    def _named(self, target):
+        value = self.module
+        for part in target.split("."):
+            value = getattr(value, part)
+        return value
+
+    def __call__(self, *args):
+        return self.function(*args, *self._values())
+
+    def lower(self, *args):
+        return self.function.lower(*args, *self._values())
+
+
+def _run(graph, env):
+    def value(arg):
+        if hasattr(arg, "op") and hasattr(arg, "name") and hasattr(arg, "meta"):
+            return env[arg.name]
+        if isinstance(arg, (list, tuple)):
+            return type(arg)(value(a) for a in arg)
+        return arg
+    for node in graph.nodes:
+        if node.op == "placeholder":
+            continue
+        if node.op == "output":
+            outputs = value(node.args[0])
+            outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+            outputs = [o if isinstance(o, (Tensor, np.ndarray)) else np.asarray(o)
+                       for o in outputs]
+            return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        if node.op != "call_function":
+            raise ModelImportError(f"dlc.from_torch: unsupported FX node {node.op} "
+                                   f"({node.name})")
+        location = source_location(node)
+        converter = torch_ops.CONVERTERS[_key(node)]
+        args = value(node.args)
+        kwargs = {k: value(v) for k, v in node.kwargs.items()}
+        with located(location):
+            try:
+                env[node.name] = converter(node, *args, **kwargs)
+            except ModelImportError:
+                raise
+            except DLCError as error:
+                raise type(error)(f"{_key(node)} at {_describe(location)}: {error}") from None
+            except (ValueError, TypeError, IndexError, NotImplementedError) as error:
+                raise ModelImportError(f"{_key(node)} at {_describe(location)}: "
+                                       f"{error}") from None
+    raise ModelImportError("dlc.from_torch: the graph has no output")
+
+
+_ = operator

@@ -1,0 +1,869 @@
+"""The ATen operator table of the PyTorch importer: one converter per core
+ATen overload (after ``torch.export``'s decompositions), calling dlc's ops.
+
+``CONVERTERS["aten.add.Tensor"](node, *args, **kwargs)`` receives the FX
+node and its arguments with graph values replaced by traced tensors (or
+numpy arrays for parameters), and returns the node's value. Dtypes follow
+PyTorch's type promotion (``torch.result_type``), which dlc itself never
+applies implicitly.
+"""
+
+import builtins
+import numbers
+
+import numpy as np
+
+from .. import composite as C
+from .. import dtypes
+from .. import ops as D
+from ..errors import ModelImportError
+from ..mlir.dialects import dl
+from ..tracing import Tensor
+
+__all__ = ["CONVERTERS"]
+
+CONVERTERS = {}
+
+
+def converter(*names):
+    def register(fn):
+        for name in names:
+            CONVERTERS[name] = fn
+        return fn
+    return register
+
+
+def _is_value(x):
+    return isinstance(x, (Tensor, np.ndarray))
+
+
+def _shape(x):
+    return tuple(x.shape)
+
+
+def _ndim(x):
+    return len(x.shape)
+
+
+def _np_dtype(torch_dtype):
+    import torch
+    if torch_dtype == torch.bfloat16:
+        return dtypes.BFLOAT16
+    dtype = np.dtype(torch.empty((), dtype=torch_dtype).numpy().dtype)
+    if not dtypes.is_supported(dtype):
+        raise ModelImportError(f"dtype {torch_dtype} is not supported by dlc "
+                               f"({dtypes.supported_names()})")
+    return dtype
+
+
+def _torch_dtype(np_dtype):
+    import torch
+    if np.dtype(np_dtype) == dtypes.BFLOAT16:
+        return torch.bfloat16
+    return torch.from_numpy(np.zeros((), np_dtype)).dtype
+
+
+def _result_dtype(*operands):
+    """PyTorch's promoted dtype of tensors and Python scalars."""
+    import torch
+    probes = []
+    for x in operands:
+        if _is_value(x):
+            probes.append(torch.empty((1,) if _ndim(x) else (), dtype=_torch_dtype(x.dtype)))
+        elif isinstance(x, (bool, numbers.Number)):
+            probes.append(x)
+    if len(probes) == 1:
+        p = probes[0]
+        return _np_dtype(p.dtype) if isinstance(p, torch.Tensor) else \
+            _np_dtype(torch.tensor(p).dtype)
+    result = probes[0]
+    dtype = None
+    for p in probes[1:]:
+        dtype = torch.result_type(result, p)
+        result = torch.empty((1,), dtype=dtype) if (
+            isinstance(result, torch.Tensor) and result.dim()) or (
+            isinstance(p, torch.Tensor) and p.dim()) else torch.empty((), dtype=dtype)
+    return _np_dtype(dtype)
+
+
+def _cast(x, dtype):
+    if _is_value(x):
+        return x if x.dtype == dtype else D.astype(x, dtype)
+    return np.asarray(x, dtype)
+
+
+def _promoted(*operands):
+    dtype = _result_dtype(*operands)
+    return [_cast(x, dtype) for x in operands], dtype
+
+
+def _float_of(x):
+    """x as floating point (PyTorch's default float32 for integers)."""
+    return x if dtypes.is_float(x.dtype) else D.astype(x, np.float32)
+
+
+# -- elementwise -------------------------------------------------------------------------
+
+def _binary(fn):
+    def convert(node, a, b, alpha=1):
+        (a, b), _ = _promoted(a, b)
+        if alpha != 1:
+            b = D.multiply(b, alpha)
+        return fn(a, b)
+    return convert
+
+
+for _names, _fn in [(("aten.add.Tensor", "aten.add.Scalar"), D.add),
+                    (("aten.sub.Tensor", "aten.sub.Scalar"), D.subtract),
+                    (("aten.mul.Tensor", "aten.mul.Scalar"), D.multiply),
+                    (("aten.maximum.default",), D.maximum),
+                    (("aten.minimum.default",), D.minimum)]:
+    for _name in _names:
+        CONVERTERS[_name] = _binary(_fn)
+
+
+@converter("aten.rsub.Scalar", "aten.rsub.Tensor")
+def _rsub(node, a, b, alpha=1):
+    (a, b), _ = _promoted(a, b)
+    return D.subtract(b, D.multiply(a, alpha) if alpha != 1 else a)
+
+
+@converter("aten.div.Tensor", "aten.div.Scalar", "aten.div.Tensor_mode", "aten.div.Scalar_mode")
+def _div(node, a, b, rounding_mode=None):
+    (a, b), dtype = _promoted(a, b)
+    if rounding_mode is None:
+        if not dtypes.is_float(dtype):
+            a, b = D.astype(a, np.float32), _cast(b, np.float32)
+        return D.divide(a, b)
+    if dtypes.is_float(dtype):
+        q = D.divide(a, b)
+        floor = getattr(D, "floor", None)
+        if rounding_mode == "trunc":
+            return D.astype(D.astype(q, np.int64), dtype)
+        if floor is None:
+            raise ModelImportError("floor division of floats needs dlc.floor")
+        return floor(q)
+    trace, x, y = D._operands("divide", a, b)
+    q = trace.emit("dl.div", lambda: dl.DivOp(x.value, y.value))
+    if rounding_mode == "trunc":
+        return q
+    # Floor: one less where the signs differ and the division was inexact.
+    zero = np.zeros((), dtype)
+    inexact = D.not_equal(D.multiply(q, y), x)
+    negative = D.not_equal(D.less(x, zero), D.less(y, zero))
+    return D.where(D.where(inexact, negative, np.zeros((), bool)),
+                   D.subtract(q, np.ones((), dtype)), q)
+
+
+@converter("aten.pow.Tensor_Scalar", "aten.pow.Tensor_Tensor", "aten.pow.Scalar")
+def _pow(node, a, b):
+    (a, b), dtype = _promoted(a, b)
+    if not _is_value(a) and not _is_value(b):
+        return np.power(a, b)
+    if not dtypes.is_float(dtype):
+        return D.power(a, b)
+    if not _is_value(b) and float(b) == 2.0:
+        return D.multiply(a, a)
+    if not _is_value(b) and float(b) == 0.5:
+        return D.sqrt(a)
+    return D.power(a, b)
+
+
+def _compare(fn):
+    def convert(node, a, b):
+        (a, b), _ = _promoted(a, b)
+        return fn(a, b)
+    return convert
+
+
+for _op, _fn in [("eq", D.equal), ("ne", D.not_equal), ("lt", D.less), ("le", D.less_equal),
+                 ("gt", D.greater), ("ge", D.greater_equal)]:
+    CONVERTERS[f"aten.{_op}.Tensor"] = _compare(_fn)
+    CONVERTERS[f"aten.{_op}.Scalar"] = _compare(_fn)
+
+
+def _unary(fn, floating=True):
+    def convert(node, x):
+        return fn(_float_of(x) if floating else x)
+    return convert
+
+
+for _name, _fn, _floating in [
+        ("relu", D.relu, False), ("sigmoid", D.sigmoid, True), ("tanh", D.tanh, True),
+        ("exp", D.exp, True), ("log", D.log, True), ("sqrt", D.sqrt, True),
+        ("rsqrt", D.rsqrt, True), ("erf", D.erf, True), ("neg", D.negative, False),
+        ("abs", D.abs, False), ("reciprocal", C.reciprocal, True),
+        ("silu", D.silu, True), ("hardswish", D.hardswish, True), ("mish", C.mish, True)]:
+    CONVERTERS[f"aten.{_name}.default"] = _unary(_fn, _floating)
+
+
+for _name in ("clone", "alias", "detach", "lift_fresh_copy", "contiguous"):
+    CONVERTERS[f"aten.{_name}.default"] = lambda node, x, **kwargs: x
+
+
+@converter("aten.gelu.default")
+def _gelu(node, x, approximate="none"):
+    return D.gelu(x, approximate)
+
+
+@converter("aten.hardtanh.default")
+def _hardtanh(node, x, min_val=-1.0, max_val=1.0):
+    if min_val == 0.0 and max_val == 6.0:
+        return D.relu6(x)
+    return D.clip(x, min_val, max_val)
+
+
+@converter("aten.hardsigmoid.default")
+def _hardsigmoid(node, x):
+    return C.hard_sigmoid(x)
+
+
+@converter("aten.leaky_relu.default")
+def _leaky_relu(node, x, negative_slope=0.01):
+    return D.leaky_relu(x, negative_slope)
+
+
+@converter("aten.elu.default")
+def _elu(node, x, alpha=1.0, scale=1.0, input_scale=1.0):
+    y = C.elu(D.multiply(x, input_scale) if input_scale != 1.0 else x, alpha)
+    return D.multiply(y, scale) if scale != 1.0 else y
+
+
+@converter("aten.softplus.default")
+def _softplus(node, x, beta=1.0, threshold=20.0):
+    y = C.softplus(x, beta)
+    return D.where(D.greater(D.multiply(x, beta), threshold), x, y)
+
+
+@converter("aten.clamp.default", "aten.clamp.Tensor")
+def _clamp(node, x, min=None, max=None):  # noqa: A002 - ATen's names
+    if min is not None:
+        x = D.maximum(*_promoted(x, min)[0])
+    if max is not None:
+        x = D.minimum(*_promoted(x, max)[0])
+    return x
+
+
+@converter("aten.clamp_min.default", "aten.clamp_min.Tensor")
+def _clamp_min(node, x, low):
+    return _clamp(node, x, min=low)
+
+
+@converter("aten.clamp_max.default", "aten.clamp_max.Tensor")
+def _clamp_max(node, x, high):
+    return _clamp(node, x, max=high)
+
+
+@converter("aten.where.self", "aten.where.ScalarSelf", "aten.where.ScalarOther",
+           "aten.where.Scalar")
+def _where(node, condition, a, b):
+    (a, b), _ = _promoted(a, b)
+    return D.where(condition, a, b)
+
+
+@converter("aten.logical_not.default")
+def _logical_not(node, x):
+    return D.equal(_cast(x, np.bool_) if x.dtype != np.bool_ else x, np.array(False))
+
+
+@converter("aten.bitwise_not.default")
+def _bitwise_not(node, x):
+    if x.dtype == np.bool_:
+        return D.equal(x, np.array(False))
+    return D.subtract(D.negative(x), np.ones((), x.dtype))
+
+
+@converter("aten.logical_and.default", "aten.bitwise_and.Tensor")
+def _logical_and(node, a, b):
+    a, b = _cast(a, np.bool_), _cast(b, np.bool_)
+    return D.where(a, b, np.array(False))
+
+
+@converter("aten.logical_or.default", "aten.bitwise_or.Tensor")
+def _logical_or(node, a, b):
+    a, b = _cast(a, np.bool_), _cast(b, np.bool_)
+    return D.where(a, np.array(True), b)
+
+
+@converter("aten.logical_xor.default")
+def _logical_xor(node, a, b):
+    return D.not_equal(_cast(a, np.bool_), _cast(b, np.bool_))
+
+
+@converter("aten.isnan.default")
+def _isnan(node, x):
+    return D.not_equal(x, x)
+
+
+@converter("aten.sign.default")
+def _sign(node, x):
+    one, zero = np.ones((), x.dtype), np.zeros((), x.dtype)
+    return D.where(D.greater(x, zero), one, D.where(D.less(x, zero), -one, x))
+
+
+@converter("aten._to_copy.default")
+def _to_copy(node, x, dtype=None, **kwargs):
+    return x if dtype is None else _cast(x, _np_dtype(dtype))
+
+
+# -- linear algebra, convolution, pooling, normalization -------------------------------------
+
+@converter("aten.mm.default", "aten.bmm.default", "aten.matmul.default")
+def _mm(node, a, b):
+    return D.matmul(a, b)
+
+
+@converter("aten.addmm.default")
+def _addmm(node, bias, a, b, beta=1, alpha=1):
+    y = D.matmul(a, b)
+    if alpha != 1:
+        y = D.multiply(y, alpha)
+    return D.add(y, bias if beta == 1 else D.multiply(bias, beta))
+
+
+@converter("aten.linear.default")
+def _linear(node, x, w, b=None):
+    return D.linear(x, w, b)
+
+
+@converter("aten.convolution.default")
+def _convolution(node, x, w, b, stride, padding, dilation, transposed, output_padding,
+                 groups):
+    rank = _ndim(x) - 2
+    if rank not in (1, 2):
+        raise ModelImportError(f"{rank}-D convolutions are not supported (1-D and 2-D are)")
+    if rank == 1:
+        x, w = D.expand_dims(x, 2), D.expand_dims(w, 2)
+        stride, padding, dilation = [1] + list(stride), [0] + list(padding), \
+            [1] + list(dilation)
+        output_padding = [0] + list(output_padding)
+    if transposed:
+        y = C.conv_transpose2d(x, w, b, stride=tuple(stride), padding=tuple(padding),
+                               output_padding=tuple(output_padding), groups=groups,
+                               dilation=tuple(dilation))
+    else:
+        y = D.conv2d(x, w, b, stride=tuple(stride), padding=tuple(padding),
+                     dilation=tuple(dilation), groups=groups)
+    return D.squeeze(y, 2) if rank == 1 else y
+
+
+@converter("aten._native_batch_norm_legit_no_training.default")
+def _batch_norm(node, x, weight, bias, mean, var, momentum, eps):
+    channels = _shape(x)[1]
+    weight = np.ones(channels, x.dtype) if weight is None else weight
+    bias = np.zeros(channels, x.dtype) if bias is None else bias
+    return (D.batch_norm(x, mean, var, weight, bias, eps=eps, axis=1), None, None)
+
+
+@converter("aten.native_layer_norm.default")
+def _layer_norm(node, x, shape, weight, bias, eps):
+    axis = _ndim(x) - len(shape)
+    return (D.layer_norm(x, weight, bias, axis=axis, eps=eps), None, None)
+
+
+@converter("aten.native_group_norm.default")
+def _group_norm(node, x, weight, bias, n, c, hw, groups, eps):
+    return (C.group_norm(x, groups, weight, bias, eps=eps), None, None)
+
+
+@converter("aten.max_pool2d_with_indices.default", "aten.max_pool2d.default")
+def _max_pool2d(node, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=False):
+    kernel = _pair(kernel)
+    stride = _pair(stride) if stride else kernel
+    padding, dilation = _pair(padding), _pair(dilation)
+    if dilation != (1, 1) or ceil_mode:
+        y = _pool_general(x, kernel, stride, padding, dilation, ceil_mode, "max")
+    else:
+        y = D.max_pool2d(x, kernel, stride, padding)
+    return (y, None) if "with_indices" in str(node.target) else y
+
+
+@converter("aten.avg_pool2d.default")
+def _avg_pool2d(node, x, kernel, stride=(), padding=0, ceil_mode=False,
+                count_include_pad=True, divisor_override=None):
+    kernel = _pair(kernel)
+    stride = _pair(stride) if stride else kernel
+    padding = _pair(padding)
+    if divisor_override:
+        raise ModelImportError("avg_pool2d with divisor_override is not supported")
+    if ceil_mode:
+        return _pool_general(x, kernel, stride, padding, (1, 1), True,
+                             "avg" if count_include_pad else "avg_exclude")
+    return D.avg_pool2d(x, kernel, stride, padding, count_include_pad=count_include_pad)
+
+
+def _pool_general(x, kernel, stride, padding, dilation, ceil_mode, kind):
+    """Pooling as a combination of strided slices (ceil_mode, dilation)."""
+    from .onnx_ops import _window_slices
+    n, c, h, w = _shape(x)
+    out, extra = [], []
+    for size, k, s, p, d in zip((h, w), kernel, stride, padding, dilation):
+        span = size + 2 * p - d * (k - 1) - 1
+        o = (-(-span // s) if ceil_mode else span // s) + 1
+        if ceil_mode and (o - 1) * s >= size + p:
+            o -= 1
+        out.append(o)
+        extra.append(builtins.max((o - 1) * s + d * (k - 1) + 1 - (size + 2 * p), 0))
+    widths = [(0, 0), (0, 0), (padding[0], padding[0] + extra[0]),
+              (padding[1], padding[1] + extra[1])]
+    fill = float("-inf") if kind == "max" else 0.0
+    padded = D.pad(x, widths, constant_values=fill)
+    result = None
+    for key in _window_slices(padded, kernel, stride, dilation, out):
+        piece = padded[key]
+        result = piece if result is None else (D.maximum if kind == "max" else D.add)(
+            result, piece)
+    if kind == "max":
+        return result
+    mask = np.zeros((1, 1, h + 2 * padding[0] + extra[0], w + 2 * padding[1] + extra[1]))
+    if kind == "avg":
+        mask[:, :, :h + 2 * padding[0], :w + 2 * padding[1]] = 1
+    else:
+        mask[:, :, padding[0]:padding[0] + h, padding[1]:padding[1] + w] = 1
+    count = builtins.sum(mask[key] for key in _window_slices(mask, kernel, stride, dilation, out))
+    return D.divide(result, np.maximum(count, 1).astype(x.dtype))
+
+
+def _pair(v):
+    if isinstance(v, numbers.Integral):
+        return (int(v), int(v))
+    v = list(v)
+    return (int(v[0]), int(v[0])) if len(v) == 1 else (int(v[0]), int(v[1]))
+
+
+@converter("aten._adaptive_avg_pool2d.default", "aten.adaptive_avg_pool2d.default")
+def _adaptive_avg_pool2d(node, x, output_size):
+    oh, ow = _pair(output_size)
+    n, c, h, w = _shape(x)
+    if (oh, ow) == (1, 1):
+        return D.mean(x, axis=(2, 3), keepdims=True)
+    if h % oh == 0 and w % ow == 0:
+        return D.avg_pool2d(x, (h // oh, w // ow), (h // oh, w // ow))
+    # General case: each output cell averages rows [floor(i*h/oh), ceil((i+1)*h/oh)).
+    rows = []
+    for i in range(oh):
+        r0, r1 = (i * h) // oh, -(-((i + 1) * h) // oh)
+        cols = []
+        for j in range(ow):
+            c0, c1 = (j * w) // ow, -(-((j + 1) * w) // ow)
+            cols.append(D.mean(x[:, :, r0:r1, c0:c1], axis=(2, 3), keepdims=True))
+        rows.append(D.concatenate(cols, axis=3))
+    return D.concatenate(rows, axis=2)
+
+
+@converter("aten._softmax.default")
+def _softmax(node, x, dim, half_to_float=False):
+    return D.softmax(x, dim)
+
+
+@converter("aten._log_softmax.default")
+def _log_softmax(node, x, dim, half_to_float=False):
+    return D.log_softmax(x, dim)
+
+
+@converter("aten._scaled_dot_product_flash_attention_for_cpu.default")
+def _sdpa_flash(node, q, k, v, dropout_p=0.0, is_causal=False, attn_mask=None, scale=None):
+    return (_attention(q, k, v, attn_mask, is_causal, scale), None)
+
+
+@converter("aten.scaled_dot_product_attention.default")
+def _sdpa(node, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+          enable_gqa=False):
+    return _attention(q, k, v, attn_mask, is_causal, scale)
+
+
+def _attention(q, k, v, mask, causal, scale):
+    size = _shape(q)[-1]
+    scale = 1.0 / np.sqrt(size) if scale is None else scale
+    scores = D.multiply(D.matmul(q, D.transpose(k, list(range(_ndim(k) - 2)) +
+                                                [_ndim(k) - 1, _ndim(k) - 2])), scale)
+    lq, lk = _shape(q)[-2], _shape(k)[-2]
+    if causal:
+        keep = np.tril(np.ones((lq, lk), bool))
+        scores = D.where(keep, scores, np.array(-np.inf, scores.dtype))
+    if mask is not None:
+        if mask.dtype == np.bool_:
+            scores = D.where(mask, scores, np.array(-np.inf, scores.dtype))
+        else:
+            scores = D.add(scores, mask)
+    return D.matmul(D.softmax(scores, -1), v)
+
+
+# -- reductions ---------------------------------------------------------------------------------
+
+def _dims(x, dim):
+    if dim is None or dim == [] or dim == ():
+        return None
+    return tuple(dim) if isinstance(dim, (list, tuple)) else (dim,)
+
+
+@converter("aten.mean.dim", "aten.mean.default")
+def _mean(node, x, dim=None, keepdim=False, dtype=None):
+    x = _cast(x, _np_dtype(dtype)) if dtype is not None else x
+    return D.mean(x, axis=_dims(x, dim), keepdims=keepdim)
+
+
+@converter("aten.sum.dim_IntList", "aten.sum.default")
+def _sum(node, x, dim=None, keepdim=False, dtype=None):
+    if dtype is not None:
+        x = _cast(x, _np_dtype(dtype))
+    elif x.dtype == np.bool_ or (not dtypes.is_float(x.dtype) and x.dtype != np.int64):
+        x = _cast(x, np.int64)
+    return D.sum(x, axis=_dims(x, dim), keepdims=keepdim)
+
+
+@converter("aten.prod.dim_int", "aten.prod.default")
+def _prod(node, x, dim=None, keepdim=False, dtype=None):
+    if dtype is not None:
+        x = _cast(x, _np_dtype(dtype))
+    return C.prod(x, axis=_dims(x, dim), keepdims=keepdim)
+
+
+@converter("aten.amax.default")
+def _amax(node, x, dim=(), keepdim=False):
+    return D.max(x, axis=_dims(x, dim), keepdims=keepdim)
+
+
+@converter("aten.amin.default")
+def _amin(node, x, dim=(), keepdim=False):
+    return D.min(x, axis=_dims(x, dim), keepdims=keepdim)
+
+
+@converter("aten.max.dim")
+def _max_dim(node, x, dim, keepdim=False):
+    return (D.max(x, axis=dim, keepdims=keepdim), D.argmax(x, axis=dim, keepdims=keepdim))
+
+
+@converter("aten.min.dim")
+def _min_dim(node, x, dim, keepdim=False):
+    return (D.min(x, axis=dim, keepdims=keepdim), D.argmin(x, axis=dim, keepdims=keepdim))
+
+
+@converter("aten.max.default")
+def _max_all(node, x):
+    return D.max(x)
+
+
+@converter("aten.min.default")
+def _min_all(node, x):
+    return D.min(x)
+
+
+@converter("aten.argmax.default")
+def _argmax(node, x, dim=None, keepdim=False):
+    return D.argmax(x, axis=dim, keepdims=keepdim and dim is not None)
+
+
+@converter("aten.argmin.default")
+def _argmin(node, x, dim=None, keepdim=False):
+    return D.argmin(x, axis=dim, keepdims=keepdim and dim is not None)
+
+
+@converter("aten.any.dim", "aten.any.dims", "aten.any.default")
+def _any(node, x, dim=None, keepdim=False):
+    hits = D.astype(D.not_equal(x, np.zeros((), x.dtype)), np.int8)
+    return D.greater(D.max(hits, axis=_dims(x, dim), keepdims=keepdim), np.zeros((), np.int8))
+
+
+@converter("aten.all.dim", "aten.all.dims", "aten.all.default")
+def _all(node, x, dim=None, keepdim=False):
+    hits = D.astype(D.not_equal(x, np.zeros((), x.dtype)), np.int8)
+    return D.greater(D.min(hits, axis=_dims(x, dim), keepdims=keepdim), np.zeros((), np.int8))
+
+
+@converter("aten.var.correction", "aten.var.dim")
+def _var(node, x, dim=None, correction=None, keepdim=False, unbiased=None):
+    axes = _dims(x, dim)
+    if correction is None:
+        correction = 1 if unbiased is None or unbiased else 0
+    mean = D.mean(x, axis=axes, keepdims=True)
+    centered = D.subtract(x, mean)
+    total = D.sum(D.multiply(centered, centered), axis=axes, keepdims=keepdim)
+    count = int(np.prod([_shape(x)[a] for a in (axes or range(_ndim(x)))], dtype=np.int64))
+    return D.divide(total, float(builtins.max(count - correction, 0)))
+
+
+@converter("aten.cumsum.default")
+def _cumsum(node, x, dim, dtype=None):
+    if dtype is not None:
+        x = _cast(x, _np_dtype(dtype))
+    elif not dtypes.is_float(x.dtype):
+        x = _cast(x, np.int64)
+    return C.cumsum(x, dim)
+
+
+# -- shapes and creation ------------------------------------------------------------------------
+
+def _sizes(size):
+    return tuple(-1 if s is None else int(s) for s in size)
+
+
+@converter("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default")
+def _view(node, x, size):
+    return D.reshape(x, _sizes(size))
+
+
+@converter("aten.permute.default")
+def _permute(node, x, dims):
+    return D.transpose(x, [d % builtins.max(_ndim(x), 1) for d in dims])
+
+
+@converter("aten.t.default")
+def _t(node, x):
+    return D.transpose(x) if _ndim(x) == 2 else x
+
+
+@converter("aten.transpose.int")
+def _transpose(node, x, a, b):
+    perm = list(range(_ndim(x)))
+    perm[a], perm[b] = perm[b], perm[a]
+    return D.transpose(x, perm)
+
+
+@converter("aten.expand.default")
+def _expand(node, x, size, implicit=False):
+    shape = _shape(x)
+    offset = len(size) - len(shape)
+    target = []
+    for i, s in enumerate(size):
+        if s is None or s == -1:
+            s = shape[i - offset] if i >= offset else 1
+        target.append(-1 if s is None else int(s))
+    if tuple(target) == tuple(-1 if d is None else d for d in shape):
+        return x
+    return D.broadcast_to(x, tuple(target))
+
+
+@converter("aten.unsqueeze.default")
+def _unsqueeze(node, x, dim):
+    return D.expand_dims(x, dim % (_ndim(x) + 1))
+
+
+@converter("aten.squeeze.dims", "aten.squeeze.dim", "aten.squeeze.default")
+def _squeeze(node, x, dims=None):
+    if dims is None:
+        return D.squeeze(x)
+    dims = [d % builtins.max(_ndim(x), 1) for d in (dims if isinstance(dims, (list, tuple))
+                                                     else [dims])]
+    dims = [d for d in dims if _shape(x)[d] == 1]
+    return D.squeeze(x, tuple(dims)) if dims else x
+
+
+@converter("aten.cat.default")
+def _cat(node, tensors, dim=0):
+    tensors = [t for t in tensors if not (_ndim(t) == 1 and _shape(t)[0] == 0)]
+    tensors, _ = _promoted(*tensors) if len(tensors) > 1 else (tensors, None)
+    return D.concatenate(tensors, axis=dim)
+
+
+@converter("aten.stack.default")
+def _stack(node, tensors, dim=0):
+    rank = _ndim(tensors[0]) + 1
+    return D.concatenate([D.expand_dims(t, dim % rank) for t in tensors], axis=dim % rank)
+
+
+@converter("aten.slice.Tensor")
+def _slice(node, x, dim=0, start=None, end=None, step=1):
+    dim = dim % _ndim(x)
+    size = _shape(x)[dim]
+    if size is None:
+        if (start in (None, 0)) and (end is None or end >= 2**62) and step == 1:
+            return x
+        raise ModelImportError("slicing the dynamic dimension is not supported")
+    key = [slice(None)] * _ndim(x)
+    key[dim] = slice(start, None if end is not None and end >= 2**62 else end, step)
+    return x[tuple(key)]
+
+
+@converter("aten.select.int")
+def _select(node, x, dim, index):
+    key = [slice(None)] * _ndim(x)
+    key[dim % _ndim(x)] = index
+    return x[tuple(key)]
+
+
+@converter("aten.split_with_sizes.default", "aten.split.Tensor")
+def _split(node, x, sizes, dim=0):
+    dim = dim % _ndim(x)
+    n = _shape(x)[dim]
+    if isinstance(sizes, numbers.Integral):
+        sizes = [sizes] * (n // sizes) + ([n % sizes] if n % sizes else [])
+    bounds = list(np.cumsum(sizes)[:-1])
+    return D.split(x, bounds, axis=dim)
+
+
+@converter("aten.flip.default")
+def _flip(node, x, dims):
+    return C.flip(x, tuple(dims))
+
+
+@converter("aten.repeat.default")
+def _repeat(node, x, repeats):
+    return C.tile(x, tuple(repeats))
+
+
+@converter("aten.constant_pad_nd.default")
+def _constant_pad(node, x, pad, value=0):
+    widths = [[0, 0] for _ in range(_ndim(x))]
+    for i in range(len(pad) // 2):
+        widths[_ndim(x) - 1 - i] = [pad[2 * i], pad[2 * i + 1]]
+    if builtins.any(w < 0 for pair in widths for w in pair):
+        key = tuple(slice(-a if a < 0 else None, b if b < 0 else None) for a, b in widths)
+        x = x[key]
+        widths = [[builtins.max(a, 0), builtins.max(b, 0)] for a, b in widths]
+    return D.pad(x, widths, constant_values=value)
+
+
+@converter("aten.index_select.default")
+def _index_select(node, x, dim, index):
+    return D.take(x, index, axis=dim)
+
+
+@converter("aten.embedding.default")
+def _embedding(node, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    return D.take(weight, indices, axis=0)
+
+
+@converter("aten.gather.default")
+def _gather(node, x, dim, index, sparse_grad=False):
+    return C.take_along_axis(x, index, dim)
+
+
+@converter("aten.index.Tensor")
+def _index(node, x, indices):
+    present = [(i, t) for i, t in enumerate(indices) if t is not None]
+    if len(present) != 1 or (_is_value(present[0][1]) and present[0][1].dtype == np.bool_):
+        raise ModelImportError("indexing with more than one index tensor, or a boolean "
+                               "mask, is not supported")
+    axis, index = present[0]
+    return D.take(x, index, axis=axis)
+
+
+@converter("aten.tril.default")
+def _tril(node, x, diagonal=0):
+    return C.tril(x, diagonal)
+
+
+@converter("aten.triu.default")
+def _triu(node, x, diagonal=0):
+    return C.triu(x, diagonal)
+
+
+def _creation_dtype(dtype, value):
+    if dtype is not None:
+        return _np_dtype(dtype)
+    if isinstance(value, bool):
+        return np.dtype(np.bool_)
+    return np.dtype(np.int64) if isinstance(value, numbers.Integral) else np.dtype(np.float32)
+
+
+@converter("aten.full.default")
+def _full(node, size, value, dtype=None, **kwargs):
+    return np.full(_sizes(size), value, _creation_dtype(dtype, value))
+
+
+@converter("aten.scalar_tensor.default")
+def _scalar_tensor(node, value, dtype=None, **kwargs):
+    return np.array(value, _creation_dtype(dtype, value) if dtype is not None
+                    else np.float32)
+
+
+@converter("aten.full_like.default")
+def _full_like(node, x, value, dtype=None, **kwargs):
+    dtype = _np_dtype(dtype) if dtype is not None else x.dtype
+    if None in _shape(x):
+        return D.add(D.multiply(_cast(x, dtype), np.zeros((), dtype)), np.asarray(value, dtype))
+    return np.full(_shape(x), value, dtype)
+
+
+@converter("aten.zeros.default")
+def _zeros(node, size, dtype=None, **kwargs):
+    return np.zeros(_sizes(size), _creation_dtype(dtype, 0.0))
+
+
+@converter("aten.ones.default")
+def _ones(node, size, dtype=None, **kwargs):
+    return np.ones(_sizes(size), _creation_dtype(dtype, 0.0))
+
+
+@converter("aten.zeros_like.default")
+def _zeros_like(node, x, dtype=None, **kwargs):
+    return _full_like(node, x, 0, dtype)
+
+
+@converter("aten.ones_like.default")
+def _ones_like(node, x, dtype=None, **kwargs):
+    return _full_like(node, x, 1, dtype)
+
+
+@converter("aten.arange.start_step", "aten.arange.default", "aten.arange.start")
+def _arange(node, start, end=None, step=1, dtype=None, **kwargs):
+    if end is None:
+        start, end = 0, start
+    values = np.arange(start, end, step)
+    if dtype is not None:
+        return values.astype(_np_dtype(dtype))
+    floating = builtins.any(isinstance(v, float) for v in (start, end, step))
+    return values.astype(np.float32 if floating else np.int64)
+
+
+@converter("aten.upsample_nearest2d.vec", "aten.upsample_nearest2d.default")
+def _upsample_nearest(node, x, output_size=None, scale_factors=None, *rest):
+    n, c, h, w = _shape(x)
+    if output_size is None:
+        output_size = [int(h * scale_factors[0]), int(w * scale_factors[1])]
+    oh, ow = output_size
+    rows = np.minimum((np.arange(oh) * (h / oh)).astype(np.int64), h - 1)
+    cols = np.minimum((np.arange(ow) * (w / ow)).astype(np.int64), w - 1)
+    return D.take(D.take(x, rows, axis=2), cols, axis=3)
+
+
+@converter("aten.upsample_bilinear2d.vec", "aten.upsample_bilinear2d.default")
+def _upsample_bilinear(node, x, output_size=None, align_corners=False, scale_factors=None,
+                       *rest):
+    n, c, h, w = _shape(x)
+    if output_size is None:
+        output_size = [int(h * scale_factors[0]), int(w * scale_factors[1])]
+    y = x
+    for axis, (size, out) in zip((2, 3), ((h, output_size[0]), (w, output_size[1]))):
+        if align_corners:
+            coords = np.arange(out) * ((size - 1) / (out - 1) if out > 1 else 0.0)
+        else:
+            scale = size / out if scale_factors is None else 1.0 / scale_factors[axis - 2]
+            coords = np.maximum((np.arange(out) + 0.5) * scale - 0.5, 0.0)
+        low = np.minimum(np.floor(coords).astype(np.int64), size - 1)
+        high = np.minimum(low + 1, size - 1)
+        frac = (coords - low).astype(x.dtype)
+        shape = [out if i == axis else 1 for i in range(4)]
+        y = D.add(D.multiply(D.take(y, low, axis=axis), (1 - frac).reshape(shape)),
+                  D.multiply(D.take(y, high, axis=axis), frac.reshape(shape)))
+    return y
+
+
+@converter("aten.pixel_shuffle.default")
+def _pixel_shuffle(node, x, factor):
+    return C.depth_to_space(x, factor, "CRD")
+
+
+@converter("aten.sym_size.int")
+def _sym_size(node, x, dim):
+    return _shape(x)[dim]
+
+
+def _sym(fn):
+    def convert(node, a, b):
+        if a is None or b is None:
+            return None
+        return fn(a, b)
+    return convert
+
+
+CONVERTERS["operator.mul"] = _sym(lambda a, b: a * b)
+CONVERTERS["operator.add"] = _sym(lambda a, b: a + b)
+CONVERTERS["operator.sub"] = _sym(lambda a, b: a - b)
+CONVERTERS["operator.floordiv"] = _sym(lambda a, b: a // b)
+
+
+@converter("operator.getitem")
+def _getitem(node, value, index):
+    return value[index]

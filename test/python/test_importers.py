@@ -1,0 +1,268 @@
+"""The importers: dlc.from_torch (torch.export) and dlc.from_onnx on real
+model definitions (torch_zoo.py) against PyTorch eager, dynamic batch,
+parameters as arguments, compile-time shape inputs, and the errors: every
+unsupported operator listed at once, bad inputs, training mode."""
+
+import io
+import os
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper  # noqa: E402
+
+import dlc  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_zoo  # noqa: E402
+
+ZOO = torch_zoo.zoo()
+
+#: max |dlc - eager| / max |eager| accepted for the float32 models
+MODEL_RTOL = 1e-4
+
+
+def _max_rel_error(got, want):
+    return float(np.max(np.abs(got - want)) / max(float(np.max(np.abs(want))), 1e-30))
+
+
+def _onnx_bytes(module, args, dynamic_batch=False):
+    buffer = io.BytesIO()
+    kwargs = {}
+    if dynamic_batch:
+        kwargs["input_names"] = [f"in{i}" for i in range(len(args))]
+        kwargs["dynamic_axes"] = {f"in{i}": {0: "batch"} for i in range(len(args))}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(module, args, buffer, dynamo=False, opset_version=17, **kwargs)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("frontend", ["torch", "onnx"])
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_model_matches_eager(name, frontend):
+    module, args = ZOO[name]
+    with torch.no_grad():
+        want = module(*args).numpy()
+    if frontend == "torch":
+        compiled = dlc.from_torch(module, *args)
+    else:
+        compiled = dlc.from_onnx(_onnx_bytes(module, args))
+    got = compiled(*[a.numpy() for a in args])
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert _max_rel_error(got, want) <= MODEL_RTOL
+    # torch tensors are accepted as inputs too
+    np.testing.assert_array_equal(compiled(*args), got)
+
+
+class SmallCNN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.fc = torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        y = torch.relu(self.bn(self.conv(x)))
+        return self.fc(y.mean(dim=(2, 3)))
+
+
+def _cnn():
+    torch.manual_seed(1)
+    return torch_zoo._randomize_norms(SmallCNN()).eval()
+
+
+def test_torch_dynamic_batch_compiles_once():
+    module = _cnn()
+    f = dlc.from_torch(module, torch.randn(2, 3, 8, 8), dynamic_batch=True)
+    for batch in (1, 5):
+        x = torch.randn(batch, 3, 8, 8)
+        with torch.no_grad():
+            want = module(x).numpy()
+        assert _max_rel_error(f(x.numpy()), want) <= MODEL_RTOL
+    assert f._jit.cache_size() == 1
+
+
+def test_onnx_dynamic_batch_from_symbolic_dims():
+    module = _cnn()
+    model = _onnx_bytes(module, (torch.randn(2, 3, 8, 8),), dynamic_batch=True)
+    f = dlc.from_onnx(model, dynamic_batch=True)
+    assert f.input_specs[0][1][0] is None
+    for batch in (1, 4):
+        x = torch.randn(batch, 3, 8, 8)
+        with torch.no_grad():
+            want = module(x).numpy()
+        assert _max_rel_error(f(x.numpy()), want) <= MODEL_RTOL
+    assert f._jit.cache_size() == 1
+
+
+def test_torch_parameters_as_arguments_follow_the_module():
+    module = _cnn()
+    x = torch.randn(1, 3, 8, 8)
+    f = dlc.from_torch(module, x, params="arguments")
+    with torch.no_grad():
+        module.fc.bias.add_(1.0)
+        want = module(x).numpy()
+    assert _max_rel_error(f(x.numpy()), want) <= MODEL_RTOL
+
+
+def test_lowered_stages_are_printable():
+    module = _cnn()
+    x = torch.randn(1, 3, 8, 8)
+    text = dlc.from_torch(module, x).lower(x.numpy()).as_text("dl")
+    assert "dl.conv2d" in text
+    onnx_text = dlc.from_onnx(_onnx_bytes(module, (x,))).lower(x.numpy()).as_text("linalg")
+    assert "linalg" in onnx_text
+
+
+class Unsupported(torch.nn.Module):
+    def forward(self, x):
+        y = torch.lgamma(x)          # first use of lgamma
+        z = torch.lgamma(x + 1)      # second use
+        return torch.digamma(y + z)  # one use of digamma
+
+
+def test_torch_unsupported_ops_listed_at_once():
+    with pytest.raises(dlc.UnsupportedOpError) as info:
+        dlc.from_torch(Unsupported().eval(), torch.rand(3) + 1)
+    message = str(info.value)
+    assert "aten.lgamma.default x2" in message and "aten.digamma.default x1" in message
+    assert "test_importers.py" in message       # the module's source lines
+    assert info.value.ops["aten.lgamma.default"][0] != info.value.ops["aten.lgamma.default"][1]
+
+
+def _model(nodes, inputs, outputs, initializers=(), opset=17):
+    graph = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _info(name, dtype, shape):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def test_onnx_unsupported_ops_listed_at_once():
+    model = _model(
+        [helper.make_node("Det", ["x"], ["d"], name="det"),
+         helper.make_node("NonZero", ["x"], ["n1"], name="nz1"),
+         helper.make_node("NonZero", ["x"], ["n2"], name="nz2")],
+        [_info("x", TensorProto.FLOAT, [3, 3])],
+        [_info("d", TensorProto.FLOAT, []), _info("n1", TensorProto.INT64, None),
+         _info("n2", TensorProto.INT64, None)])
+    with pytest.raises(dlc.UnsupportedOpError) as info:
+        dlc.from_onnx(model)
+    message = str(info.value)
+    assert "Det x1" in message and "NonZero x2" in message and "'nz2'" in message
+
+
+def test_onnx_shape_inputs_specialize():
+    model = _model([helper.make_node("Reshape", ["x", "shape"], ["y"])],
+                   [_info("x", TensorProto.FLOAT, [2, 6]),
+                    _info("shape", TensorProto.INT64, [2])],
+                   [_info("y", TensorProto.FLOAT, None)])
+    f = dlc.from_onnx(model)
+    assert f.static_inputs == {"shape"}
+    x = np.arange(12, dtype=np.float32).reshape(2, 6)
+    for shape in ([3, 4], [4, 3], [12, -1]):
+        np.testing.assert_array_equal(f(x, np.array(shape, np.int64)),
+                                      x.reshape(shape))
+    assert f._jit.cache_size() == 3
+
+
+def test_onnx_shape_subgraph_folds():
+    # Shape -> Gather -> Concat -> Reshape, as exported models compute shapes.
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+        helper.make_node("Unsqueeze", ["n", "axes"], ["n1"]),
+        helper.make_node("Concat", ["n1", "minus1"], ["shape"], axis=0),
+        helper.make_node("Reshape", ["x", "shape"], ["y"]),
+    ]
+    inits = [helper.make_tensor("zero", TensorProto.INT64, [], [0]),
+             helper.make_tensor("axes", TensorProto.INT64, [1], [0]),
+             helper.make_tensor("minus1", TensorProto.INT64, [1], [-1])]
+    model = _model(nodes, [_info("x", TensorProto.FLOAT, [2, 3, 4])],
+                   [_info("y", TensorProto.FLOAT, None)], inits)
+    f = dlc.from_onnx(model)
+    x = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
+    np.testing.assert_array_equal(f(x), x.reshape(2, -1))
+    assert "dl.reshape" in f.lower(x).as_text("dl")
+    assert "Shape" not in f.lower(x).as_text("dl")
+
+
+def test_onnx_backend_runs_tensorprotos():
+    from dlc.onnx_backend import DlcBackend
+    from onnx import numpy_helper
+    model = _model([helper.make_node("Relu", ["x"], ["y"])],
+                   [_info("x", TensorProto.FLOAT, [4])], [_info("y", TensorProto.FLOAT, [4])])
+    x = np.array([-1, 2, -3, 4], np.float32)
+    (y,) = DlcBackend.run_model(model, [numpy_helper.from_array(x)])
+    np.testing.assert_array_equal(y, np.maximum(x, 0))
+    assert DlcBackend.supports_device("CPU") and not DlcBackend.supports_device("CUDA")
+
+
+def test_imported_function_checks_inputs():
+    model = _model([helper.make_node("Relu", ["x"], ["y"])],
+                   [_info("x", TensorProto.FLOAT, [2, 3])], [_info("y", TensorProto.FLOAT, None)])
+    f = dlc.from_onnx(model)
+    with pytest.raises(dlc.DTypeError, match="'x' must have dtype float32"):
+        f(np.zeros((2, 3), np.float64))
+    with pytest.raises(dlc.ShapeError, match=r"'x' must have shape \[2, 3\]"):
+        f(np.zeros((3, 2), np.float32))
+    with pytest.raises(dlc.ArityError):
+        f()
+    np.testing.assert_array_equal(f(x=np.ones((2, 3), np.float32)), np.ones((2, 3)))
+
+
+def test_onnx_errors_name_the_node():
+    model = _model([helper.make_node("Reshape", ["x", "shape"], ["y"], name="bad_reshape")],
+                   [_info("x", TensorProto.FLOAT, [2, 6])], [_info("y", TensorProto.FLOAT, None)],
+                   [helper.make_tensor("shape", TensorProto.INT64, [2], [5, 5])])
+    with pytest.raises(dlc.ShapeError, match="bad_reshape.*Reshape"):
+        dlc.from_onnx(model)(np.zeros((2, 6), np.float32))
+
+
+def test_onnx_unsupported_dtype_is_named():
+    model = _model([helper.make_node("Relu", ["x"], ["y"])],
+                   [_info("x", TensorProto.UINT8, [2])], [_info("y", TensorProto.UINT8, None)])
+    with pytest.raises(dlc.ModelImportError, match="input 'x' has ONNX type UINT8"):
+        dlc.from_onnx(model)
+
+
+def test_from_onnx_bad_arguments():
+    with pytest.raises(FileNotFoundError):
+        dlc.from_onnx("/nonexistent/model.onnx")
+    with pytest.raises(TypeError):
+        dlc.from_onnx(42)
+
+
+def test_from_torch_refuses_training_mode_and_non_modules():
+    module = SmallCNN()  # training mode
+    with pytest.raises(dlc.ModelImportError, match=r"training mode.*\.eval\(\)"):
+        dlc.from_torch(module, torch.randn(1, 3, 8, 8))
+    with pytest.raises(TypeError):
+        dlc.from_torch(lambda x: x, torch.randn(2))
+    with pytest.raises(ValueError, match="params"):
+        dlc.from_torch(_cnn(), torch.randn(1, 3, 8, 8), params="nope")
+
+
+def test_onnx_loop_and_if_unroll():
+    # A Loop with a static trip count accumulating x, inside an If on a constant.
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Add", ["acc_in", "x"], ["acc_out"])],
+        "body",
+        [_info("i", TensorProto.INT64, []), _info("cond_in", TensorProto.BOOL, []),
+         _info("acc_in", TensorProto.FLOAT, [3])],
+        [_info("cond_out", TensorProto.BOOL, []), _info("acc_out", TensorProto.FLOAT, [3])])
+    nodes = [helper.make_node("Loop", ["trip", "cond", "zero"], ["acc"], body=body)]
+    inits = [helper.make_tensor("trip", TensorProto.INT64, [], [4]),
+             helper.make_tensor("cond", TensorProto.BOOL, [], [True]),
+             helper.make_tensor("zero", TensorProto.FLOAT, [3], [0, 0, 0])]
+    model = _model(nodes, [_info("x", TensorProto.FLOAT, [3])],
+                   [_info("acc", TensorProto.FLOAT, [3])], inits)
+    x = np.array([1, 2, 3], np.float32)
+    np.testing.assert_allclose(dlc.from_onnx(model)(x), 4 * x)
