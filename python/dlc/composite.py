@@ -59,8 +59,16 @@ def softplus(x, beta=1.0):
     ``max(y, 0) + log(1 + exp(-|y|))`` with ``y = beta * x``."""
     x = _float("softplus", x)
     y = x if beta == 1.0 else multiply(x, beta)
-    result = add(maximum(y, 0.0), log(add(exp(negative(abs(y))), 1.0)))
+    result = add(maximum(y, 0.0), _log1p(exp(negative(abs(y)))))
     return result if beta == 1.0 else divide(result, beta)
+
+
+def _log1p(t):
+    """log(1 + t) accurate for tiny t (Goldberg's identity: the rounding of
+    1 + t cancels in log(u) * t / (u - 1))."""
+    u = add(t, 1.0)
+    d = subtract(u, 1.0)
+    return where(equal(d, 0.0), t, multiply(log(u), divide(t, where(equal(d, 0.0), 1.0, d))))
 
 
 def softsign(x):
