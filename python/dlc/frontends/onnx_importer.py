@@ -185,6 +185,10 @@ class OnnxImporter:
                 continue
             if any(o in needed for o in node.output):
                 needed.update(n for n in node.input if n)
+                # Values a subgraph (If, Loop, Scan bodies) reads from outside.
+                for attr in node.attribute:
+                    for sub in list(attr.graphs) + ([attr.g] if attr.HasField("g") else []):
+                        needed.update(self._used_names(sub))
         return {i.name for i in self.inputs if i.name in needed}
 
     def _version_known(self, node):
@@ -210,7 +214,8 @@ class OnnxImporter:
                 node.op_type not in _RANDOM and not any(a.HasField("g") or a.graphs
                                                         for a in node.attribute)
                 and all(n in known or n == "" for n in node.input))
-            supported = _key(node) in onnx_ops.CONVERTERS and self._version_known(node)
+            supported = (_key(node) in onnx_ops.CONVERTERS and self._version_known(node)) \
+                or self._function_version(node) is not None
             if (node.domain, node.op_type) in self.functions:
                 supported = False
             if static and node.domain in ("", "ai.onnx"):
@@ -266,7 +271,9 @@ class OnnxImporter:
         if foldable and all(isinstance(v, np.ndarray) for v in present) and \
                 node.op not in ("Shape", "Size"):
             return self._fold(node)
-        converter = onnx_ops.CONVERTERS[_key(node.proto)]
+        converter = onnx_ops.CONVERTERS.get(_key(node.proto))
+        if converter is None or not self._version_known(node.proto):
+            return self._expand(node)
         try:
             return converter(node)
         except ModelImportError:
@@ -275,6 +282,69 @@ class OnnxImporter:
             raise type(error)(f"{node}: {error}") from None
         except (ValueError, TypeError, IndexError, NotImplementedError) as error:
             raise ModelImportError(f"{node}: {error}") from None
+
+    def _function_version(self, proto):
+        """The opset version of the ONNX function (body of primitive operators)
+        that defines this node's operator, or None."""
+        import onnx
+        try:
+            schema = onnx.defs.get_schema(proto.op_type, self.opset, proto.domain)
+        except onnx.defs.SchemaError:
+            return None
+        versions = [v for v in list(schema.function_opset_versions) +
+                    list(schema.context_dependent_function_opset_versions) if v <= self.opset]
+        return max(versions) if versions else None
+
+    def _expand(self, node):
+        """Converts a node through its operator's ONNX function: the body of
+        primitive operators the specification defines it as (for this
+        node's attributes and input types, when the body depends on them)."""
+        import onnx
+        from onnx import helper
+        version = self._function_version(node.proto)
+        schema = onnx.defs.get_schema(node.op, self.opset, node.proto.domain)
+        if version in schema.function_opset_versions:
+            data = schema.get_function_with_opset_version(version)
+        else:
+            types = []
+            for value in node.values:
+                if value is None:
+                    types.append(onnx.TypeProto().SerializeToString())
+                    continue
+                elem = helper.np_dtype_to_tensor_dtype(np.dtype(value.dtype))
+                shape = [d if d is not None else "batch" for d in value.shape]
+                types.append(helper.make_tensor_type_proto(elem, shape).SerializeToString())
+            data = schema.get_context_dependent_function_with_opset_version(
+                version, node.proto.SerializeToString(), types)
+        function = onnx.FunctionProto()
+        function.ParseFromString(data)
+        defaults = {a.name: a for a in function.attribute_proto}
+        given = {a.name: a for a in node.proto.attribute}
+        nodes = []
+        for body in function.node:
+            copy = onnx.NodeProto()
+            copy.CopyFrom(body)
+            del copy.attribute[:]
+            for attr in body.attribute:
+                if attr.ref_attr_name:
+                    source = given.get(attr.ref_attr_name) or defaults.get(attr.ref_attr_name)
+                    if source is None:
+                        continue
+                    resolved = onnx.AttributeProto()
+                    resolved.CopyFrom(source)
+                    resolved.name = attr.name
+                    copy.attribute.append(resolved)
+                else:
+                    copy.attribute.append(attr)
+            nodes.append(copy)
+        graph = helper.make_graph(nodes, f"{node.op}_body", [],
+                                  [helper.make_value_info(o, onnx.TypeProto())
+                                   for o in function.output])
+        env = {formal: value for formal, value in zip(function.input, node.values)
+               if value is not None}
+        outputs = self.run_graph(graph, env, node.source)
+        by_formal = dict(zip(function.output, outputs))
+        return [by_formal.get(formal) for formal in function.output][:node.num_outputs]
 
     def _fold(self, node):
         """Evaluates a node of known inputs with onnx's reference implementation."""

@@ -32,7 +32,7 @@ STATIC_INPUTS = {
     "ReduceMin": (1,), "ReduceProd": (1,), "ReduceL1": (1,), "ReduceL2": (1,),
     "ReduceLogSum": (1,), "ReduceLogSumExp": (1,), "ReduceSumSquare": (1,),
     "If": (0,), "Loop": (0, 1), "MaxUnpool": (2,), "HannWindow": (0,),
-    "HammingWindow": (0,), "BlackmanWindow": (0,), "MelWeightMatrix": (0, 1, 2, 3, 4),
+    "HammingWindow": (0,), "BlackmanWindow": (0,), "AffineGrid": (1,), "MelWeightMatrix": (0, 1, 2, 3, 4),
 }
 
 
