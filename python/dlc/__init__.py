@@ -24,7 +24,8 @@ from . import cache, composite, ops
 from .compiler import GPU_STAGES, STAGES, STAGE_DESCRIPTIONS
 from .dtypes import BFLOAT16 as bfloat16
 from .errors import (ArityError, CompileError, CUDAUnavailableError, DLCError,
-                     DTypeError, ModelImportError, ShapeError, TraceError,
+                     DTypeError, DynamicDimensionError, ModelImportError, ShapeError,
+                     TraceError,
                      UnsupportedOpError)
 from .frontends import from_onnx, from_torch
 from .jit import JitFunction, clear_cache, jit
@@ -42,5 +43,5 @@ __all__ = [
     "CompileOptions", "CPUOptions", "GPUOptions", "CHIPS", "STAGES",
     "GPU_STAGES", "STAGE_DESCRIPTIONS", "DLCError", "DTypeError", "ShapeError",
     "ArityError", "TraceError", "CompileError", "CUDAUnavailableError", "bfloat16",
-    "UnsupportedOpError", "ModelImportError", "from_onnx", "from_torch",
+    "UnsupportedOpError", "ModelImportError", "DynamicDimensionError", "from_onnx", "from_torch",
 ] + ops.__all__ + composite.__all__

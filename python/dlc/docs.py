@@ -78,7 +78,9 @@ function it compiles on the first call per input signature, and
   node. Graph inputs that the model uses as shapes, axes, pads, scales or counts
   (`Reshape`'s shape, `Slice`'s starts, `TopK`'s K, ...) are compile-time inputs: the
   compiled function is specialized on their values. `dynamic_batch=True` makes the
-  inputs whose first dimension is symbolic dynamic. `Loop` (known trip count), `Scan`
+  inputs whose first dimension is symbolic dynamic; where the graph computes with the
+  batch size (`Shape` of it feeding a `Reshape`), the function warns and compiles one
+  version per batch size instead (`dlc.DynamicDimensionError` is what the graph raised). `Loop` (known trip count), `Scan`
   and `If` (known condition) are unrolled or inlined at import.
 - `dlc.onnx_backend.DlcBackend`: an `onnx.backend.base.Backend`; the ONNX backend node
   cases run through it in `make test` ([onnx_node_tests.md](onnx_node_tests.md)).

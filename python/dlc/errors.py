@@ -53,3 +53,10 @@ class ModelImportError(DLCError, ValueError):
     """A model could not be imported: a node with attributes or inputs dlc
     does not support, or a model that is not valid. The message names the
     node and what was wrong."""
+
+
+class DynamicDimensionError(ModelImportError):
+    """An imported model computes with the size of a dynamic (batch)
+    dimension, which is only known at run time. An imported function made
+    with ``dynamic_batch=True`` then compiles one version per batch size
+    instead (with a warning)."""

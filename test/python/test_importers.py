@@ -266,3 +266,20 @@ def test_onnx_loop_and_if_unroll():
                    [_info("acc", TensorProto.FLOAT, [3])], inits)
     x = np.array([1, 2, 3], np.float32)
     np.testing.assert_allclose(dlc.from_onnx(model)(x), 4 * x)
+
+
+def test_onnx_dynamic_batch_falls_back_when_shapes_use_it():
+    # The BERT layer views its activations with the batch size: exported with
+    # a dynamic batch, the graph computes Shape -> Gather on it.
+    module, (x, mask) = ZOO["bert_layer"]
+    model = _onnx_bytes(module, (x, mask), dynamic_batch=True)
+    f = dlc.from_onnx(model, dynamic_batch=True)
+    with pytest.warns(UserWarning, match="one version per batch size"):
+        got = f(x.numpy(), mask.numpy())
+    with torch.no_grad():
+        want = module(x, mask).numpy()
+    assert _max_rel_error(got, want) <= MODEL_RTOL
+    assert not f.dynamic_batch
+    got = f(x[:1].numpy(), mask[:1].numpy())
+    with torch.no_grad():
+        assert _max_rel_error(got, module(x[:1], mask[:1]).numpy()) <= MODEL_RTOL

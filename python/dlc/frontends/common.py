@@ -15,7 +15,8 @@ import re
 import numpy as np
 
 from .. import dtypes
-from ..errors import ArityError, DTypeError, ShapeError, UnsupportedOpError
+from ..errors import (ArityError, DTypeError, DynamicDimensionError, ShapeError,
+                      UnsupportedOpError)
 
 __all__ = ["ImportedFunction", "raise_unsupported", "identifier_names"]
 
@@ -99,7 +100,9 @@ class ImportedFunction:
                                                   self.input_specs)
                           if n not in self.static_inputs and spec is not None
                           and spec[1] and spec[1][0] is None)
+        self._traced, self._jit_kwargs = traced, jit_kwargs
         self._jit = jit(traced, dynamic_batch=batch, **jit_kwargs)
+        self.dynamic_batch = bool(batch)
 
     def _arguments(self, args, kwargs):
         if kwargs:
@@ -138,12 +141,36 @@ class ImportedFunction:
             result.append(_as_static(value) if name in self.static_inputs else value)
         return result
 
+    def _static_batch(self, error):
+        """Gives up the dynamic batch (the model computes with its size)."""
+        import warnings
+
+        from ..jit import jit
+        warnings.warn(f"{self.__name__}: compiling one version per batch size, since "
+                      f"{error}", stacklevel=3)
+        self.dynamic_batch = False
+        self._jit = jit(self._traced, dynamic_batch=False, **self._jit_kwargs)
+
     def __call__(self, *args, **kwargs):
-        return self._jit(*self._arguments(args, kwargs))
+        arguments = self._arguments(args, kwargs)
+        try:
+            return self._jit(*arguments)
+        except DynamicDimensionError as error:
+            if not self.dynamic_batch:
+                raise
+            self._static_batch(error)
+            return self._jit(*arguments)
 
     def lower(self, *args, **kwargs):
         """The :class:`dlc.Lowered` of this model for these inputs."""
-        return self._jit.lower(*self._arguments(args, kwargs))
+        arguments = self._arguments(args, kwargs)
+        try:
+            return self._jit.lower(*arguments)
+        except DynamicDimensionError as error:
+            if not self.dynamic_batch:
+                raise
+            self._static_batch(error)
+            return self._jit.lower(*arguments)
 
     def clear_cache(self):
         self._jit.clear_cache()

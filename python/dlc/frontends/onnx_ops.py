@@ -16,6 +16,7 @@ import numpy as np
 from .. import composite as C
 from .. import dtypes
 from .. import ops as D
+from ..errors import DynamicDimensionError
 from ..mlir.dialects import dl
 from ..tracing import Tensor
 
@@ -78,8 +79,8 @@ def _np_dtype(node, elem_type, what):
 def _static_shape(node, value, what="input"):
     shape = _shape(value)
     if None in shape:
-        node.fail(f"the {what} has a dynamic dimension, which this operator needs to "
-                  f"know; import without dynamic_batch")
+        raise DynamicDimensionError(f"{node}: the {what} has a dynamic dimension, whose "
+                                    f"size this operator needs to know")
     return shape
 
 
@@ -862,7 +863,8 @@ def _slice(node):
         if size is None:
             if (start, step) == (0, 1) and end >= 2**31 - 1:
                 continue
-            node.fail("slicing the dynamic dimension is not supported")
+            raise DynamicDimensionError(f"{node}: slicing the dynamic dimension needs "
+                                        f"its size")
         # ONNX clamps out-of-range bounds; Python slices do the same for
         # values beyond the size, except the huge sentinels, clamped here.
         start = builtins.max(builtins.min(start, size), -size - 1)
