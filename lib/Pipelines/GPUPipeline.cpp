@@ -26,7 +26,9 @@
 // barriers (dl-gpu-shared-matmul); f16 and bf16 ones run on tensor cores
 // where the chip has mma.sync m16n8k16 (dl-gpu-mma-matmul, sm_80 and newer;
 // bf16 lowered by dl-gpu-bf16-mma-to-nvvm). For to=binary, the host's
-// buffers are CUDA managed memory (dl-gpu-device-memory).
+// buffers are CUDA managed memory (dl-gpu-device-memory), and float
+// remainders in kernels call libdevice's fmod
+// (dl-gpu-float-remainder-to-libdevice).
 //
 //===----------------------------------------------------------------------===//
 
@@ -173,6 +175,8 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
   pm.addPass(createDLGPUDeviceMemory());
   // bf16 tensor-core ops, which upstream's convert-nvgpu-to-nvvm leaves.
   pm.addPass(createDLGPUBF16MmaToNVVM());
+  // Float remainders (fmod), which upstream's pipeline cannot lower.
+  pm.addNestedPass<gpu::GPUModuleOp>(createDLGPUFloatRemainderToLibdevice());
   gpu::GPUToNVVMPipelineOptions nvvm;
   nvvm.cubinChip = options.chip;
   nvvm.cubinFeatures = "+ptx80";

@@ -25,6 +25,13 @@ __all__ = [
     "negative", "neg", "abs", "exp", "log", "sqrt", "rsqrt", "erf", "tanh", "clip",
     # comparisons and selection
     "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "where",
+    # more elementwise ops: trigonometry, rounding, sign, float classes
+    "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh",
+    "arccosh", "arctanh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
+    "floor", "ceil", "round", "sign", "isnan", "isinf",
+    # logical and bitwise ops, remainders
+    "logical_not", "logical_and", "logical_or", "logical_xor", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "bitwise_not", "invert", "remainder", "mod", "fmod",
     # activations
     "relu", "relu6", "leaky_relu", "gelu", "sigmoid", "silu", "hardswish",
     "softmax", "log_softmax",
@@ -303,6 +310,222 @@ def where(condition, x, y):
                          f"tensor, but got {condition!r}")
     trace, x, y = _operands("where", x, y)
     return trace.emit("dl.where", lambda: dl.WhereOp(condition.value, x.value, y.value))
+
+
+# -- more elementwise ops (trig, rounding, bitwise, logical) -------------------
+
+def sin(x):
+    """Elementwise sine."""
+    return _unary("sin", dl.SinOp, x, float_only=True)
+
+
+def cos(x):
+    """Elementwise cosine."""
+    return _unary("cos", dl.CosOp, x, float_only=True)
+
+
+def tan(x):
+    """Elementwise tangent."""
+    return _unary("tan", dl.TanOp, x, float_only=True)
+
+
+def arcsin(x):
+    """Elementwise inverse sine (NaN outside [-1, 1])."""
+    return _unary("arcsin", dl.AsinOp, x, float_only=True, dl_name="asin")
+
+
+def arccos(x):
+    """Elementwise inverse cosine (NaN outside [-1, 1])."""
+    return _unary("arccos", dl.AcosOp, x, float_only=True, dl_name="acos")
+
+
+def arctan(x):
+    """Elementwise inverse tangent."""
+    return _unary("arctan", dl.AtanOp, x, float_only=True, dl_name="atan")
+
+
+def sinh(x):
+    """Elementwise hyperbolic sine."""
+    return _unary("sinh", dl.SinhOp, x, float_only=True)
+
+
+def cosh(x):
+    """Elementwise hyperbolic cosine."""
+    return _unary("cosh", dl.CoshOp, x, float_only=True)
+
+
+def arcsinh(x):
+    """Elementwise inverse hyperbolic sine."""
+    return _unary("arcsinh", dl.AsinhOp, x, float_only=True, dl_name="asinh")
+
+
+def arccosh(x):
+    """Elementwise inverse hyperbolic cosine (NaN below 1)."""
+    return _unary("arccosh", dl.AcoshOp, x, float_only=True, dl_name="acosh")
+
+
+def arctanh(x):
+    """Elementwise inverse hyperbolic tangent (infinite at -1 and 1, NaN
+    outside [-1, 1])."""
+    return _unary("arctanh", dl.AtanhOp, x, float_only=True, dl_name="atanh")
+
+
+# numpy 2's short names
+asin, acos, atan = arcsin, arccos, arctan
+asinh, acosh, atanh = arcsinh, arccosh, arctanh
+
+
+def _rounding(op_name, builder, x):
+    """A rounding op; integers are whole already, so they come back unchanged
+    (as numpy returns them)."""
+    x = _tensor(x, op_name)
+    if x.dtype.kind == "i":
+        return x
+    return _unary(op_name, builder, x, float_only=True)
+
+
+def floor(x):
+    """Elementwise floor: the largest whole number not greater than x."""
+    return _rounding("floor", dl.FloorOp, x)
+
+
+def ceil(x):
+    """Elementwise ceiling: the smallest whole number not less than x."""
+    return _rounding("ceil", dl.CeilOp, x)
+
+
+def round(x, decimals=0):  # noqa: A001 - numpy's name
+    """numpy.round: to the nearest whole number, halfway cases to the even one
+    (0.5 -> 0, 1.5 -> 2); with `decimals`, to that many decimal places, as
+    numpy computes it: ``round(x * 10**decimals) / 10**decimals`` (a negative
+    `decimals` rounds to tens, hundreds, ...)."""
+    if not isinstance(decimals, numbers.Integral) or isinstance(decimals, bool):
+        raise TypeError(f"{_where()}: dlc.round: decimals must be an int, but got "
+                        f"{decimals!r}")
+    x = _tensor(x, "round")
+    if decimals == 0 or x.dtype.kind == "i" and decimals > 0:
+        return _rounding("round", dl.RoundOp, x)
+    _require_float("round", x)
+    if decimals > 0:
+        scale = 10.0 ** decimals
+        return divide(_rounding("round", dl.RoundOp, multiply(x, scale)), scale)
+    scale = 10.0 ** -decimals
+    return multiply(_rounding("round", dl.RoundOp, divide(x, scale)), scale)
+
+
+def sign(x):
+    """numpy.sign: -1, 0 or 1 by the sign of each element; NaN stays NaN."""
+    return _unary("sign", dl.SignOp, x)
+
+
+def _float_class(op_name, builder, x):
+    x = _tensor(x, op_name)
+    _require_float(op_name, x)
+    return _trace(op_name).emit(f"dl.{op_name}", lambda: builder(x.value))
+
+
+def isnan(x):
+    """Where `x` is NaN (bool result)."""
+    return _float_class("isnan", dl.IsNanOp, x)
+
+
+def isinf(x):
+    """Where `x` is positive or negative infinity (bool result)."""
+    return _float_class("isinf", dl.IsInfOp, x)
+
+
+def _truth(x, op_name):
+    """`x` as bools: numpy's logical functions take any dtype by truth value
+    (non-zero is true); Python scalars stay scalars."""
+    if _is_scalar(x):
+        return builtins.bool(x)
+    x = _tensor(x, op_name)
+    return x if x.dtype == np.bool_ else astype(x, np.bool_)
+
+
+def logical_not(x):
+    """Elementwise ``not x`` (bool result; non-zero counts as true)."""
+    x = _truth(x, "logical_not")
+    return _trace("logical_not").emit("dl.logical_not",
+                                      lambda: dl.LogicalNotOp(x.value))
+
+
+def _logical(op_name, builder, x1, x2):
+    trace, x1, x2 = _operands(op_name, _truth(x1, op_name), _truth(x2, op_name))
+    return trace.emit(f"dl.{op_name}", lambda: builder(x1.value, x2.value))
+
+
+def logical_and(x1, x2):
+    """Elementwise ``x1 and x2`` with broadcasting (bool result; non-zero
+    counts as true)."""
+    return _logical("logical_and", dl.LogicalAndOp, x1, x2)
+
+
+def logical_or(x1, x2):
+    """Elementwise ``x1 or x2`` with broadcasting (bool result; non-zero
+    counts as true)."""
+    return _logical("logical_or", dl.LogicalOrOp, x1, x2)
+
+
+def logical_xor(x1, x2):
+    """Elementwise ``x1 != x2`` of truth values with broadcasting (bool
+    result; non-zero counts as true)."""
+    return _logical("logical_xor", dl.LogicalXorOp, x1, x2)
+
+
+def _require_integer(op_name, *tensors):
+    for t in tensors:
+        if dtypes.is_float(t.dtype):
+            raise DTypeError(f"{_where()}: dlc.{op_name} needs integer or bool "
+                             f"operands, but got {t!r}")
+
+
+def _bitwise(op_name, builder, x1, x2):
+    trace, x1, x2 = _operands(op_name, x1, x2)
+    _require_integer(op_name, x1, x2)
+    return trace.emit(f"dl.{op_name}", lambda: builder(x1.value, x2.value))
+
+
+def bitwise_and(x1, x2):
+    """Elementwise ``x1 & x2`` of integers or bools, with broadcasting."""
+    return _bitwise("bitwise_and", dl.BitwiseAndOp, x1, x2)
+
+
+def bitwise_or(x1, x2):
+    """Elementwise ``x1 | x2`` of integers or bools, with broadcasting."""
+    return _bitwise("bitwise_or", dl.BitwiseOrOp, x1, x2)
+
+
+def bitwise_xor(x1, x2):
+    """Elementwise ``x1 ^ x2`` of integers or bools, with broadcasting."""
+    return _bitwise("bitwise_xor", dl.BitwiseXorOp, x1, x2)
+
+
+def bitwise_not(x):
+    """Elementwise ``~x``: the complement of the bits of integers (``-x - 1``),
+    logical negation of bools."""
+    x = _tensor(x, "bitwise_not")
+    _require_integer("bitwise_not", x)
+    return _trace("bitwise_not").emit("dl.bitwise_not", lambda: dl.BitwiseNotOp(x.value))
+
+
+invert = bitwise_not
+
+
+def remainder(x1, x2):
+    """numpy.remainder (Python's ``%``) with broadcasting: the result has the
+    sign of `x2`. Integer ``x % 0`` is 0 (as numpy returns, without its
+    warning); float ``x % 0`` is NaN."""
+    return _binary("remainder", dl.RemainderOp, x1, x2)
+
+
+mod = remainder
+
+
+def fmod(x1, x2):
+    """numpy.fmod (C's fmod) with broadcasting: the result has the sign of
+    `x1`. Integer ``fmod(x, 0)`` is 0; float ``fmod(x, 0)`` is NaN."""
+    return _binary("fmod", dl.FmodOp, x1, x2)
 
 
 # -- activations ---------------------------------------------------------------
@@ -941,7 +1164,9 @@ def _astype_method(self, dtype):
 
 def _install_tensor_methods():
     for dunder, op in [("add", add), ("sub", subtract), ("mul", multiply),
-                       ("truediv", divide), ("matmul", matmul), ("pow", power)]:
+                       ("truediv", divide), ("matmul", matmul), ("pow", power),
+                       ("mod", remainder), ("and", bitwise_and), ("or", bitwise_or),
+                       ("xor", bitwise_xor)]:
         setattr(Tensor, f"__{dunder}__", _binary_method(op))
         setattr(Tensor, f"__r{dunder}__", _binary_method(op, reflected=True))
     # Comparisons give bool tensors (`x == y` too, as in numpy); Python's
@@ -951,6 +1176,7 @@ def _install_tensor_methods():
         setattr(Tensor, f"__{dunder}__", _binary_method(op))
     Tensor.__neg__ = lambda self: negative(self)
     Tensor.__abs__ = lambda self: abs(self)
+    Tensor.__invert__ = lambda self: invert(self)
     Tensor.__getitem__ = lambda self, key: getitem(self, key)
     Tensor.T = property(lambda self: transpose(self))
     Tensor.reshape = _reshape_method

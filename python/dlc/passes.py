@@ -167,7 +167,10 @@ ELEMENTWISE = frozenset(
     "dl." + name for name in (
         "add sub mul div pow maximum minimum equal not_equal less less_equal "
         "greater greater_equal where relu relu6 abs neg exp log sqrt rsqrt erf "
-        "tanh sigmoid silu hardswish leaky_relu gelu cast batch_norm").split())
+        "tanh sigmoid silu hardswish leaky_relu gelu cast batch_norm "
+        "sin cos tan asin acos atan sinh cosh asinh acosh atanh floor ceil round "
+        "sign isnan isinf logical_not logical_and logical_or logical_xor "
+        "bitwise_not bitwise_and bitwise_or bitwise_xor remainder fmod").split())
 
 #: ops that are neither computed nor fused (they become no loop nest).
 _NO_KERNEL = frozenset(["dl.constant", "dl.reshape", "func.return"])

@@ -94,6 +94,23 @@ def test_arithmetic_refuses_bool():
               match=r"dlc.relu does not accept the bool operand")
 
 
+@pytest.mark.parametrize("fn,dtype,match", [
+    (dlc.sin, np.int32, r"dlc.sin needs a floating-point operand, but got Tensor\(int32\[3\]\)"),
+    (dlc.arccosh, np.int64, r"dlc.arccosh needs a floating-point operand"),
+    (dlc.isnan, np.int32, r"dlc.isnan needs a floating-point operand"),
+    (dlc.floor, np.bool_, r"dlc.floor needs a floating-point operand, but got Tensor\(bool\[3\]\)"),
+    (dlc.sign, np.bool_, r"dlc.sign does not accept the bool operand"),
+    (lambda x: dlc.bitwise_and(x, x), np.float32,
+     r"dlc.bitwise_and needs integer or bool operands, but got Tensor\(float32\[3\]\)"),
+    (lambda x: ~x, np.float16, r"dlc.bitwise_not needs integer or bool operands"),
+    (lambda x: x % x, np.bool_, r"dlc.remainder does not accept the bool operand"),
+    (lambda x: dlc.fmod(x, x), np.bool_, r"dlc.fmod does not accept the bool operand"),
+])
+def test_more_elementwise_ops_refuse_wrong_dtypes(fn, dtype, match):
+    with pytest.raises(dlc.DTypeError, match=match):
+        dlc.jit(lambda x: fn(x))(np.ones(3, dtype))
+
+
 def test_python_scalars_must_fit_the_tensor_dtype():
     def f(x):
         return x + 1.5  # <- float

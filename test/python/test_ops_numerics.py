@@ -7,6 +7,7 @@ float64 from the same inputs), integer results exactly. Shapes include size-1
 dimensions, odd sizes (3, 17, 129), rank 0, and a dynamic batch.
 """
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -336,3 +337,133 @@ def test_convolution_with_no_input_channels_and_padding():
     w = np.zeros((4, 0, 3, 3), np.float32)
     out = dlc.jit(lambda x: dlc.conv2d(x, w, padding=1))(np.zeros((1, 0, 5, 5), np.float32))
     np.testing.assert_array_equal(out, np.zeros((1, 4, 5, 5), np.float32))
+
+
+# -- more elementwise ops: the special values numpy defines -------------------
+
+ALL_FLOATS = FLOATS + [np.dtype(ml_dtypes.bfloat16)]
+SPECIAL = [-np.inf, -2.5, -1.5, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 1.5, 2.5, 3.7, np.inf, np.nan]
+
+
+def _same_as_numpy(got, expected, dtype):
+    """Equal to numpy's result rounded to `dtype` (exact where the result is
+    exact: rounding, sign, remainders), NaN where numpy is NaN, and zeros of
+    the same sign."""
+    expected = np.asarray(expected).astype(dtype)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    wide_got, wide_expected = got.astype(np.float64), expected.astype(np.float64)
+    np.testing.assert_array_equal(np.isnan(wide_got), np.isnan(wide_expected))
+    np.testing.assert_array_equal(wide_got, wide_expected)
+    numbers = ~np.isnan(wide_expected)  # a NaN's sign bit is not specified
+    np.testing.assert_array_equal(np.signbit(wide_got[numbers]),
+                                  np.signbit(wide_expected[numbers]))
+
+
+@pytest.mark.parametrize("dtype", ALL_FLOATS, ids=str)
+@pytest.mark.parametrize("name", ["floor", "ceil", "round", "sign"])
+def test_rounding_and_sign_of_special_values(name, dtype):
+    """Halfway cases round to even, -0.5 rounds to -0, infinities stay,
+    NaN stays NaN; sign(NaN) is NaN and sign(-0.0) is 0."""
+    a = np.array(SPECIAL, dtype)
+    got = dlc.jit(getattr(dlc, name))(a)
+    _same_as_numpy(got, getattr(np, name)(a.astype(np.float64)), dtype)
+
+
+@pytest.mark.parametrize("dtype", ALL_FLOATS, ids=str)
+def test_isnan_isinf(dtype):
+    a = np.array(SPECIAL, dtype)
+    nan, inf = dlc.jit(lambda x: (dlc.isnan(x), dlc.isinf(x)))(a)
+    np.testing.assert_array_equal(nan, np.isnan(a.astype(np.float64)))
+    np.testing.assert_array_equal(inf, np.isinf(a.astype(np.float64)))
+    assert nan.dtype == np.bool_ and inf.dtype == np.bool_
+
+
+@pytest.mark.parametrize("dtype", ALL_FLOATS, ids=str)
+def test_trig_outside_domains_and_at_infinities(dtype):
+    """NaN outside a domain, infinities where numpy gives them (arctanh(1),
+    sinh(inf), cosh(-inf)), and the usual values on the edges."""
+    special = np.array([-np.inf, -2.0, -1.0, -0.0, 0.0, 0.5, 1.0, 2.0, np.inf, np.nan], dtype)
+    names = ["sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "arcsinh",
+             "arccosh", "arctanh"]
+    got = dlc.jit(lambda x: tuple(getattr(dlc, n)(x) for n in names))(special)
+    with np.errstate(all="ignore"):
+        for name, result in zip(names, got):
+            expected = getattr(np, name)(special.astype(np.float64))
+            np.testing.assert_array_equal(np.isnan(result.astype(np.float64)), np.isnan(expected),
+                                          err_msg=name)
+            finite = np.isfinite(expected)
+            np.testing.assert_array_equal(result[~finite].astype(np.float64), expected[~finite],
+                                          err_msg=name)
+            assert_matches(result[finite], expected[finite], dtype)
+
+
+def test_round_decimals_like_numpy(rng):
+    for dtype in ["float32", "float64"]:
+        a = random_array(rng, (3, 17), dtype, low=-50, high=50)
+        for decimals in (2, 1, -1):
+            got = dlc.jit(lambda x: dlc.round(x, decimals))(a)
+            assert_matches(got, np.round(a, decimals).astype(np.float64), dtype)
+
+
+def test_rounding_keeps_integers():
+    a = np.array([-3, 0, 7], np.int32)
+    for fn in (dlc.floor, dlc.ceil, dlc.round):
+        np.testing.assert_array_equal(dlc.jit(lambda x: fn(x) + 0)(a), a)
+
+
+def test_logical_ops_take_truth_values_and_broadcast():
+    p = np.array([[True], [False]])
+    q = np.array([True, False, True])
+    i = np.array([0, 2, -1], np.int8)
+    f = np.array([[0.0, np.nan, -0.5]], np.float32)
+    got = dlc.jit(lambda p, q, i, f: (dlc.logical_and(p, q), dlc.logical_or(p, i),
+                                      dlc.logical_xor(f, q), dlc.logical_not(f),
+                                      dlc.logical_and(p, True)))(p, q, i, f)
+    expected = (np.logical_and(p, q), np.logical_or(p, i), np.logical_xor(f, q),
+                np.logical_not(f), np.logical_and(p, True))
+    for r, e in zip(got, expected):
+        assert r.dtype == np.bool_
+        np.testing.assert_array_equal(r, e)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "bool"])
+def test_bitwise_ops_at_the_extremes(dtype):
+    if dtype == "bool":
+        a, b = np.array([True, True, False, False]), np.array([True, False, True, False])
+    else:
+        info = np.iinfo(dtype)
+        a = np.array([info.min, info.max, -1, 0, 5, -6], dtype)
+        b = np.array([info.max, info.min, info.min, -1, 3, 10], dtype)
+    got = dlc.jit(lambda x, y: (x & y, x | y, x ^ y, ~x, dlc.invert(y)))(a, b)
+    for r, e in zip(got, (a & b, a | b, a ^ b, ~a, np.invert(b))):
+        assert r.dtype == np.dtype(dtype)
+        np.testing.assert_array_equal(r, e)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64"])
+def test_integer_remainders_never_trap(dtype):
+    """x % 0 and fmod(x, 0) are 0, as numpy returns them (without its
+    warning); INT_MIN % -1 is 0 (the division instruction would trap)."""
+    info = np.iinfo(dtype)
+    a = np.array([7, -7, 7, -7, 5, info.min, info.min, info.max, 0, -3], dtype)
+    b = np.array([3, 3, -3, -3, 0, -1, 7, info.min, -5, info.max], dtype)
+    got = dlc.jit(lambda x, y: (x % y, dlc.fmod(x, y), dlc.mod(x, 4)))(a, b)
+    with np.errstate(all="ignore"):
+        expected = (np.remainder(a, b), np.fmod(a, b), np.mod(a, 4))
+    for r, e in zip(got, expected):
+        np.testing.assert_array_equal(r, e)
+
+
+@pytest.mark.parametrize("dtype", ALL_FLOATS, ids=str)
+def test_float_remainders_of_special_values(dtype):
+    """remainder has the divisor's sign (zeros too), fmod the dividend's;
+    x % 0 and inf % y are NaN; x % inf follows numpy."""
+    a = np.array([7.5, -7.5, 7.5, -7.5, 0.0, -0.0, 4.0, 3.0, np.inf, 5.0, -5.0, np.nan, 1.0],
+                 dtype)
+    b = np.array([2.0, 2.0, -2.0, -2.0, -3.0, 3.0, 2.0, 0.0, 2.0, np.inf, np.inf, 1.0, np.nan],
+                 dtype)
+    got_remainder, got_fmod = dlc.jit(lambda x, y: (dlc.remainder(x, y), dlc.fmod(x, y)))(a, b)
+    with np.errstate(all="ignore"):
+        wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
+        _same_as_numpy(got_remainder, np.remainder(wide_a, wide_b), dtype)
+        _same_as_numpy(got_fmod, np.fmod(wide_a, wide_b), dtype)

@@ -104,6 +104,37 @@ UNARY = [
          lambda x: ref.gelu(x, "tanh"), [((17,),), ((3, 1, 129),)], FLOATS),
 ]
 
+# Trigonometry, rounding, sign, float classes, logical and bitwise negation.
+# Domains keep clear of poles (tan) and of the edges where a function is not
+# defined (arcsin, arccosh, arctanh).
+MORE_UNARY = [
+    Case("sin", dlc.sin, np.sin, [((17,),), ((3, 1, 129),), ((),)], FLOATS, low=-7, high=7),
+    Case("cos", dlc.cos, np.cos, [((17,),), ((3, 1, 129),)], FLOATS, low=-7, high=7),
+    Case("tan", dlc.tan, np.tan, [((17,),), ((3, 1, 129),)], FLOATS, low=-1.4, high=1.4),
+    Case("arcsin", dlc.arcsin, np.arcsin, [((17,),), ((3, 1, 129),)], FLOATS,
+         low=-0.99, high=0.99),
+    Case("arccos", dlc.arccos, np.arccos, [((17,),), ((3, 1, 129),)], FLOATS,
+         low=-0.99, high=0.99),
+    Case("arctan", dlc.arctan, np.arctan, [((17,),), ((3, 1, 129),)], FLOATS, low=-9, high=9),
+    Case("sinh", dlc.sinh, np.sinh, [((17,),), ((3, 1, 129),)], FLOATS),
+    Case("cosh", dlc.cosh, np.cosh, [((17,),), ((3, 1, 129),)], FLOATS),
+    Case("arcsinh", dlc.arcsinh, np.arcsinh, [((17,),), ((3, 1, 129),)], FLOATS, low=-9, high=9),
+    Case("arccosh", dlc.arccosh, np.arccosh, [((17,),), ((3, 1, 129),)], FLOATS, low=1, high=9),
+    Case("arctanh", dlc.arctanh, np.arctanh, [((17,),), ((3, 1, 129),)], FLOATS,
+         low=-0.95, high=0.95),
+    Case("floor", dlc.floor, np.floor, [((17,),), ((3, 1, 129),), ((),)], FLOATS + INTS),
+    Case("ceil", dlc.ceil, np.ceil, [((17,),), ((3, 1, 129),)], FLOATS + INTS),
+    Case("round", dlc.round, np.round, [((17,),), ((3, 1, 129),)], FLOATS + INTS),
+    Case("sign", dlc.sign, np.sign, [((17,),), ((3, 1, 129),), ((),)], FLOATS + INTS),
+    Case("isnan", dlc.isnan, np.isnan, [((17,),), ((3, 1, 129),)], FLOATS, result_dtype=np.bool_),
+    Case("isinf", dlc.isinf, np.isinf, [((17,),), ((3, 1, 129),)], FLOATS, result_dtype=np.bool_),
+    Case("logical_not", dlc.logical_not, np.logical_not, [((17,),), ((3, 1, 129),)],
+         ["bool", "int8", "float32"], result_dtype=np.bool_),
+    Case("bitwise_not", dlc.bitwise_not, np.bitwise_not, [((17,),), ((3, 1, 129),), ((),)],
+         INTS + ["bool"], low=-100, high=100),
+    Case("invert_operator", lambda x: ~x, np.invert, [((3, 17),)], ["int32", "bool"]),
+]
+
 BINARY_SHAPES = [((17,), (17,)), ((3, 17), (17,)), ((129, 1), (1, 3)), ((), (3, 17))]
 
 BATCHABLE_PAIR = ((3, 17), (17,))
@@ -123,6 +154,36 @@ BINARY = [
          batch_shapes=((3, 17), (17,), (1,))),
     Case("clip_ints", lambda x: dlc.clip(x, -1, 2), lambda x: np.clip(x, -1, 2),
          [((3, 17),)], INTS),
+]
+
+def without_warnings(fn):
+    """`fn` with numpy's warnings off (integer x % 0 is 0, with a warning)."""
+    def quiet(*args):
+        with np.errstate(all="ignore"):
+            return fn(*args)
+    return quiet
+
+
+MORE_BINARY = [
+    Case(name, getattr(dlc, name), getattr(np, name), BINARY_SHAPES,
+         ["bool", "int32", "float32"], low=-1, high=1, result_dtype=np.bool_,
+         batch_shapes=BATCHABLE_PAIR)
+    for name in ("logical_and", "logical_or", "logical_xor")
+] + [
+    Case(name, getattr(dlc, name), getattr(np, name), BINARY_SHAPES, INTS + ["bool"],
+         low=-100, high=100, batch_shapes=BATCHABLE_PAIR)
+    for name in ("bitwise_and", "bitwise_or", "bitwise_xor")
+] + [
+    # Integer divisors include 0 (the result is then 0, as numpy's).
+    Case(name, getattr(dlc, name), without_warnings(getattr(np, name)), BINARY_SHAPES,
+         FLOATS + INTS, low=-9, high=9, batch_shapes=BATCHABLE_PAIR)
+    for name in ("remainder", "fmod")
+] + [
+    Case("bitwise_operators", lambda x, y: (x & y) | (x ^ 5) ^ (3 | y),
+         lambda x, y: (x & y) | (x ^ 5) ^ (3 | y), [((3, 17), (17,))], ["int64", "int8"],
+         low=-50, high=50),
+    Case("mod_operator", lambda x, y: x % y + 7 % y, without_warnings(lambda x, y: x % y + 7 % y),
+         [((3, 17), (17,))], ["int32", "float32"], low=-9, high=9),
 ]
 
 COMPARISONS = [
@@ -348,8 +409,8 @@ CAST = [
     for source in CAST_DTYPES for target in CAST_DTYPES
 ]
 
-ALL_CASES = UNARY + BINARY + COMPARISONS + SELECTION + REDUCTIONS + LAYERS + CONV + POOL + \
-    SHAPE + SLICE + CAST
+ALL_CASES = UNARY + MORE_UNARY + BINARY + MORE_BINARY + COMPARISONS + SELECTION + \
+    REDUCTIONS + LAYERS + CONV + POOL + SHAPE + SLICE + CAST
 
 
 def _params():

@@ -71,6 +71,11 @@ def DL_BoolTensor : DL_TensorOf<"::mlir::dl::isDLTensorOfIntegers($_self, {1})",
     "ranked tensor of i1 (bool) values with static dimensions except an "
     "optionally dynamic leading one">;
 
+def DL_IntegerTensor : DL_TensorOf<
+    "::mlir::dl::isDLTensorOfIntegers($_self, {1, 8, 16, 32, 64})",
+    "ranked tensor of i1 (bool), i8, i16, i32 or i64 values with static "
+    "dimensions except an optionally dynamic leading one">;
+
 def DL_I64Tensor : DL_TensorOf<"::mlir::dl::isDLTensorOfIntegers($_self, {64})",
     "ranked tensor of i64 values with static dimensions except an optionally "
     "dynamic leading one">;

@@ -197,6 +197,93 @@ def DL_GeluOp : DL_InferredOp<"gelu"> {
 }
 
 //===----------------------------------------------------------------------===//
+// More elementwise ops: trigonometry, rounding, sign, float classes, logical
+// and bitwise ops, remainders
+//===----------------------------------------------------------------------===//
+
+def DL_SinOp : DL_UnaryOp<"sin", DL_FloatTensor, "Sine">;
+def DL_CosOp : DL_UnaryOp<"cos", DL_FloatTensor, "Cosine">;
+def DL_TanOp : DL_UnaryOp<"tan", DL_FloatTensor, "Tangent">;
+def DL_AsinOp : DL_UnaryOp<"asin", DL_FloatTensor, "Inverse sine (numpy.arcsin)">;
+def DL_AcosOp : DL_UnaryOp<"acos", DL_FloatTensor,
+                           "Inverse cosine (numpy.arccos)">;
+def DL_AtanOp : DL_UnaryOp<"atan", DL_FloatTensor,
+                           "Inverse tangent (numpy.arctan)">;
+def DL_SinhOp : DL_UnaryOp<"sinh", DL_FloatTensor, "Hyperbolic sine">;
+def DL_CoshOp : DL_UnaryOp<"cosh", DL_FloatTensor, "Hyperbolic cosine">;
+def DL_AsinhOp : DL_UnaryOp<"asinh", DL_FloatTensor,
+                            "Inverse hyperbolic sine (numpy.arcsinh)">;
+def DL_AcoshOp : DL_UnaryOp<"acosh", DL_FloatTensor,
+                            "Inverse hyperbolic cosine (numpy.arccosh)">;
+def DL_AtanhOp : DL_UnaryOp<"atanh", DL_FloatTensor,
+                            "Inverse hyperbolic tangent (numpy.arctanh)">;
+def DL_FloorOp : DL_UnaryOp<"floor", DL_FloatTensor,
+                            "Largest integer value not greater than x">;
+def DL_CeilOp : DL_UnaryOp<"ceil", DL_FloatTensor,
+                           "Smallest integer value not less than x">;
+def DL_RoundOp : DL_UnaryOp<"round", DL_FloatTensor,
+                            "Rounds to the nearest integer value, ties to even"> {
+  let description = [{
+    Like `numpy.round(x)` (0 decimals) and ONNX `Round`: halfway cases go to
+    the even neighbour, so 0.5 -> 0, 1.5 -> 2, -2.5 -> -2.
+  }];
+}
+def DL_SignOp : DL_UnaryOp<"sign", DL_NumericTensor, "-1, 0 or 1 by sign"> {
+  let description = [{
+    `numpy.sign`: -1 for negative, 1 for positive, 0 for zero; NaN stays NaN.
+  }];
+}
+
+class DL_FloatClassOp<string mnemonic, string what> : DL_InferredOp<mnemonic> {
+  let summary = "Whether each element is " # what # " (bool result)";
+  let arguments = (ins DL_FloatTensor:$input);
+  let results = (outs DL_BoolTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
+def DL_IsNanOp : DL_FloatClassOp<"isnan", "NaN">;
+def DL_IsInfOp : DL_FloatClassOp<"isinf", "positive or negative infinity">;
+
+def DL_LogicalNotOp : DL_UnaryOp<"logical_not", DL_BoolTensor,
+                                 "Logical negation of bools">;
+def DL_BitwiseNotOp : DL_UnaryOp<"bitwise_not", DL_IntegerTensor,
+                                 "Bitwise complement (numpy.invert)"> {
+  let description = [{
+    `~x` on the two's-complement bits of integers; on bools, logical negation
+    (like `numpy.invert`).
+  }];
+}
+
+def DL_LogicalAndOp : DL_BroadcastBinaryOp<"logical_and", "logical and",
+                                           DL_BoolTensor>;
+def DL_LogicalOrOp : DL_BroadcastBinaryOp<"logical_or", "logical or",
+                                          DL_BoolTensor>;
+def DL_LogicalXorOp : DL_BroadcastBinaryOp<"logical_xor", "logical xor",
+                                           DL_BoolTensor>;
+def DL_BitwiseAndOp : DL_BroadcastBinaryOp<"bitwise_and", "bitwise and",
+                                           DL_IntegerTensor>;
+def DL_BitwiseOrOp : DL_BroadcastBinaryOp<"bitwise_or", "bitwise or",
+                                          DL_IntegerTensor>;
+def DL_BitwiseXorOp : DL_BroadcastBinaryOp<"bitwise_xor", "bitwise xor",
+                                           DL_IntegerTensor>;
+
+def DL_RemainderOp : DL_BroadcastBinaryOp<"remainder", "remainder"> {
+  let description = [{
+    `numpy.remainder` (Python's `%`) with broadcasting (see `dl.add`): the
+    result has the sign of `rhs`, `lhs - floor(lhs / rhs) * rhs`. On integers
+    `x % 0` is 0 (no trap); on floats it is NaN.
+  }];
+}
+def DL_FmodOp : DL_BroadcastBinaryOp<"fmod", "C remainder"> {
+  let description = [{
+    `numpy.fmod` (C's `fmod`) with broadcasting (see `dl.add`): the result has
+    the sign of `lhs`, `lhs - trunc(lhs / rhs) * rhs`. On integers `x fmod 0`
+    is 0 (no trap); on floats it is NaN.
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Linear algebra, convolution, pooling
 //===----------------------------------------------------------------------===//
 

@@ -1,11 +1,12 @@
 //===- Elementwise.cpp - dl elementwise ops to linalg.generic -------------===//
 //
 // Constants, casts, and every elementwise op (unary, broadcasting binary,
-// comparisons, where) become one linalg.generic each; numpy broadcasting is in
-// the indexing maps. Scalar semantics follow numpy: NaN-propagating
-// max/min, integer division rounding towards zero (with x / 0 = 0 and no trap
-// for INT_MIN / -1), comparisons false on NaN except `!=`. Transcendental
-// functions of f16/bf16 are evaluated in f32.
+// comparisons, where, logical and bitwise ops) become one linalg.generic
+// each; numpy broadcasting is in the indexing maps. Scalar semantics follow
+// numpy: NaN-propagating max/min, integer division rounding towards zero
+// (with x / 0 = 0 and no trap for INT_MIN / -1), integer remainders with
+// x % 0 = 0, comparisons false on NaN except `!=`. Transcendental and
+// rounding functions of f16/bf16 are evaluated in f32.
 //
 //===----------------------------------------------------------------------===//
 
@@ -88,6 +89,104 @@ Value binaryBody<MaximumOp>(OpBuilder &b, Location loc, Value x, Value y) {
 template <>
 Value binaryBody<MinimumOp>(OpBuilder &b, Location loc, Value x, Value y) {
   return minScalars(b, loc, x, y);
+}
+
+/// Logical and bitwise ops work on the storage bytes: bools are 0 or 1, so
+/// and/or/xor of bools are bools.
+template <>
+Value binaryBody<LogicalAndOp>(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::AndIOp::create(b, loc, x, y);
+}
+template <>
+Value binaryBody<LogicalOrOp>(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::OrIOp::create(b, loc, x, y);
+}
+template <>
+Value binaryBody<LogicalXorOp>(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::XOrIOp::create(b, loc, x, y);
+}
+template <>
+Value binaryBody<BitwiseAndOp>(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::AndIOp::create(b, loc, x, y);
+}
+template <>
+Value binaryBody<BitwiseOrOp>(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::OrIOp::create(b, loc, x, y);
+}
+template <>
+Value binaryBody<BitwiseXorOp>(OpBuilder &b, Location loc, Value x, Value y) {
+  return arith::XOrIOp::create(b, loc, x, y);
+}
+
+/// C's integer remainder that cannot trap: x % 0 = 0 and x % -1 = 0 (the
+/// hardware traps on INT_MIN % -1); both divide by 1 instead.
+Value safeRemSI(OpBuilder &b, Location loc, Value x, Value y) {
+  Type type = x.getType();
+  Value isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, y,
+                                       constantScalar(b, loc, type, 0));
+  Value isMinusOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, y,
+                                           constantScalar(b, loc, type, -1));
+  Value divisor = arith::SelectOp::create(
+      b, loc, arith::OrIOp::create(b, loc, isZero, isMinusOne),
+      constantScalar(b, loc, type, 1), y);
+  return arith::RemSIOp::create(b, loc, x, divisor);
+}
+
+/// `fn(x, y)` in f32 when x and y are f16/bf16, rounding the result back.
+Value inWideFloat2(OpBuilder &b, Location loc, Value x, Value y,
+                   function_ref<Value(Value, Value)> fn) {
+  Type type = x.getType();
+  Type wide = accumulatorType(type);
+  return convertFloat(
+      b, loc, fn(convertFloat(b, loc, x, wide), convertFloat(b, loc, y, wide)),
+      type);
+}
+
+template <>
+Value binaryBody<FmodOp>(OpBuilder &b, Location loc, Value x, Value y) {
+  if (!isFloat(x.getType()))
+    return safeRemSI(b, loc, x, y);
+  return inWideFloat2(b, loc, x, y, [&](Value v, Value w) -> Value {
+    return arith::RemFOp::create(b, loc, v, w);
+  });
+}
+
+/// numpy's remainder: the C remainder, plus the divisor when the two have
+/// different signs (so that the result has the divisor's sign); a float zero
+/// takes the divisor's sign, and NaN stays NaN.
+template <>
+Value binaryBody<RemainderOp>(OpBuilder &b, Location loc, Value x, Value y) {
+  if (!isFloat(x.getType())) {
+    Value r = safeRemSI(b, loc, x, y);
+    Value zero = constantScalar(b, loc, x.getType(), 0);
+    Value nonZero =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, r, zero);
+    // (r ^ y) < 0: the signs differ.
+    Value signsDiffer = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::slt, arith::XOrIOp::create(b, loc, r, y),
+        zero);
+    Value adjust = arith::AndIOp::create(b, loc, nonZero, signsDiffer);
+    return arith::SelectOp::create(b, loc, adjust,
+                                   arith::AddIOp::create(b, loc, r, y), r);
+  }
+  return inWideFloat2(b, loc, x, y, [&](Value v, Value w) -> Value {
+    Value r = arith::RemFOp::create(b, loc, v, w);
+    Value zero = floatConstant(b, loc, v, 0.0);
+    auto compare = [&](arith::CmpFPredicate predicate, Value p, Value q) {
+      return arith::CmpFOp::create(b, loc, predicate, p, q).getResult();
+    };
+    Value signsDiffer =
+        arith::XOrIOp::create(b, loc, compare(arith::CmpFPredicate::OLT, r, zero),
+                              compare(arith::CmpFPredicate::OLT, w, zero));
+    Value adjust = arith::AndIOp::create(
+        b, loc, compare(arith::CmpFPredicate::ONE, r, zero), signsDiffer);
+    Value adjusted = arith::SelectOp::create(
+        b, loc, adjust, arith::AddFOp::create(b, loc, r, w), r);
+    Value signedZero = math::CopySignOp::create(b, loc, zero, w);
+    return arith::SelectOp::create(
+        b, loc, compare(arith::CmpFPredicate::OEQ, r, zero), signedZero,
+        adjusted);
+  });
 }
 
 /// Comparisons: float predicates are ordered (false when a NaN is involved)
@@ -259,6 +358,71 @@ DL_UNARY_BODY(GeluOp) {
                                  gate);
   });
 }
+
+#define DL_WIDE_MATH_BODY(OpTy, MathOpTy)                                      \
+  DL_UNARY_BODY(OpTy) {                                                        \
+    return inWideFloat(b, loc, x,                                              \
+                       [&](Value v) { return MathOpTy::create(b, loc, v); });  \
+  }
+DL_WIDE_MATH_BODY(SinOp, math::SinOp)
+DL_WIDE_MATH_BODY(CosOp, math::CosOp)
+DL_WIDE_MATH_BODY(TanOp, math::TanOp)
+DL_WIDE_MATH_BODY(AsinOp, math::AsinOp)
+DL_WIDE_MATH_BODY(AcosOp, math::AcosOp)
+DL_WIDE_MATH_BODY(AtanOp, math::AtanOp)
+DL_WIDE_MATH_BODY(SinhOp, math::SinhOp)
+DL_WIDE_MATH_BODY(CoshOp, math::CoshOp)
+DL_WIDE_MATH_BODY(AsinhOp, math::AsinhOp)
+DL_WIDE_MATH_BODY(AcoshOp, math::AcoshOp)
+DL_WIDE_MATH_BODY(AtanhOp, math::AtanhOp)
+DL_WIDE_MATH_BODY(FloorOp, math::FloorOp)
+DL_WIDE_MATH_BODY(CeilOp, math::CeilOp)
+DL_WIDE_MATH_BODY(RoundOp, math::RoundEvenOp)
+#undef DL_WIDE_MATH_BODY
+
+/// numpy.sign: (x > 0) - (x < 0), and NaN for NaN.
+DL_UNARY_BODY(SignOp) {
+  Type type = x.getType();
+  Value zero = constantScalar(b, loc, type, 0);
+  Value one = constantScalar(b, loc, type, 1);
+  Value minusOne = constantScalar(b, loc, type, -1);
+  Value positive, negative;
+  if (isFloat(type)) {
+    positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
+    negative = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, zero);
+  } else {
+    positive = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, x, zero);
+    negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, zero);
+  }
+  Value sign = arith::SelectOp::create(
+      b, loc, positive, one,
+      arith::SelectOp::create(b, loc, negative, minusOne, zero));
+  if (!isFloat(type))
+    return sign;
+  Value isNan = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+  return arith::SelectOp::create(b, loc, isNan, x, sign);
+}
+DL_UNARY_BODY(IsNanOp) {
+  return boolToStorage(
+      b, loc, arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x));
+}
+DL_UNARY_BODY(IsInfOp) {
+  Value magnitude = math::AbsFOp::create(b, loc, x);
+  return boolToStorage(
+      b, loc,
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, magnitude,
+                            highestValue(b, loc, x.getType())));
+}
+/// Bools are stored as 0 or 1: flipping the low bit negates them.
+DL_UNARY_BODY(LogicalNotOp) {
+  return arith::XOrIOp::create(b, loc, x, constantScalar(b, loc, x.getType(), 1));
+}
+DL_UNARY_BODY(BitwiseNotOp) {
+  bool isBool =
+      cast<RankedTensorType>(op.getType()).getElementType().isInteger(1);
+  return arith::XOrIOp::create(
+      b, loc, x, constantScalar(b, loc, x.getType(), isBool ? 1 : -1));
+}
 #undef DL_UNARY_BODY
 
 template <typename OpTy>
@@ -375,4 +539,18 @@ void lowering::populateElementwisePatterns(const TypeConverter &converter,
                UnaryLowering<SiluOp>, UnaryLowering<HardswishOp>,
                UnaryLowering<LeakyReluOp>, UnaryLowering<GeluOp>>(
       converter, patterns.getContext());
+  patterns.add<UnaryLowering<SinOp>, UnaryLowering<CosOp>,
+               UnaryLowering<TanOp>, UnaryLowering<AsinOp>,
+               UnaryLowering<AcosOp>, UnaryLowering<AtanOp>,
+               UnaryLowering<SinhOp>, UnaryLowering<CoshOp>,
+               UnaryLowering<AsinhOp>, UnaryLowering<AcoshOp>,
+               UnaryLowering<AtanhOp>, UnaryLowering<FloorOp>,
+               UnaryLowering<CeilOp>, UnaryLowering<RoundOp>,
+               UnaryLowering<SignOp>, UnaryLowering<IsNanOp>,
+               UnaryLowering<IsInfOp>, UnaryLowering<LogicalNotOp>,
+               UnaryLowering<BitwiseNotOp>, BinaryLowering<LogicalAndOp>,
+               BinaryLowering<LogicalOrOp>, BinaryLowering<LogicalXorOp>,
+               BinaryLowering<BitwiseAndOp>, BinaryLowering<BitwiseOrOp>,
+               BinaryLowering<BitwiseXorOp>, BinaryLowering<RemainderOp>,
+               BinaryLowering<FmodOp>>(converter, patterns.getContext());
 }

@@ -144,4 +144,18 @@ def DLGPUCheckMapped : Pass<"dl-gpu-check-mapped", "::mlir::func::FuncOp"> {
   }];
 }
 
+def DLGPUFloatRemainderToLibdevice
+    : Pass<"dl-gpu-float-remainder-to-libdevice", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Scalar arith.remf in kernels as calls of libdevice's fmod";
+  let description = [{
+    Upstream's NVVM lowering converts arith ops to the llvm dialect before
+    `convert-gpu-to-nvvm`, whose libdevice patterns would have turned
+    `arith.remf` into `__nv_fmodf` / `__nv_fmod`; the `llvm.frem` it meets
+    instead has no NVPTX lowering and is refused. This pass makes the calls
+    first: each f32 / f64 `arith.remf` of a gpu.module becomes a `func.call`
+    of the libdevice function, declared in the module. Other ops are left.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
 #endif // DL_CODEGEN_GPU_PASSES_TD

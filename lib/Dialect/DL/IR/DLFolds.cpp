@@ -463,6 +463,63 @@ DL_COMPARE_FOLD(GreaterOp, x > y)
 DL_COMPARE_FOLD(GreaterEqualOp, x >= y)
 #undef DL_COMPARE_FOLD
 
+// Logical and bitwise ops: bools are 0 or 1, so & | ^ are the logical ones;
+// x op x is x for and/or.
+#define DL_BITWISE_FOLD(OpTy, expression, idempotentOp)                        \
+  OpFoldResult OpTy::fold(FoldAdaptor adaptor) {                               \
+    if (idempotentOp && getLhs() == getRhs())                                  \
+      if (OpFoldResult x = sameTypeOrNull(getLhs(), getType()))                \
+        return x;                                                              \
+    return evaluate(getType(), adaptor.getOperands(), nullptr,                 \
+                    [](ArrayRef<int64_t> a) -> std::optional<int64_t> {        \
+                      int64_t x = a[0], y = a[1];                              \
+                      return (expression);                                     \
+                    });                                                        \
+  }
+DL_BITWISE_FOLD(LogicalAndOp, (x != 0) && (y != 0), true)
+DL_BITWISE_FOLD(LogicalOrOp, (x != 0) || (y != 0), true)
+DL_BITWISE_FOLD(LogicalXorOp, (x != 0) != (y != 0), false)
+DL_BITWISE_FOLD(BitwiseAndOp, x & y, true)
+DL_BITWISE_FOLD(BitwiseOrOp, x | y, true)
+DL_BITWISE_FOLD(BitwiseXorOp, x ^ y, false)
+#undef DL_BITWISE_FOLD
+
+namespace {
+
+/// numpy's float remainder: fmod, moved into the divisor's sign (a zero
+/// takes the divisor's sign).
+double floatRemainder(double x, double y) {
+  double r = std::fmod(x, y);
+  if (r == 0)
+    return std::copysign(0.0, y);
+  if ((r < 0) != (y < 0))
+    r += y;
+  return r;
+}
+
+/// C's % without its traps: x % 0 = 0, and x % -1 = 0 (INT_MIN % -1 traps).
+int64_t safeRemainder(int64_t x, int64_t y) {
+  return y == 0 || y == -1 ? 0 : x % y;
+}
+
+} // namespace
+
+OpFoldResult RemainderOp::fold(FoldAdaptor adaptor) {
+  return evaluate(getType(), adaptor.getOperands(), binaryF(floatRemainder),
+                  [](ArrayRef<int64_t> a) -> std::optional<int64_t> {
+                    int64_t r = safeRemainder(a[0], a[1]);
+                    return r != 0 && (r < 0) != (a[1] < 0) ? r + a[1] : r;
+                  });
+}
+
+OpFoldResult FmodOp::fold(FoldAdaptor adaptor) {
+  return evaluate(getType(), adaptor.getOperands(),
+                  binaryF([](double x, double y) { return std::fmod(x, y); }),
+                  [](ArrayRef<int64_t> a) -> std::optional<int64_t> {
+                    return safeRemainder(a[0], a[1]);
+                  });
+}
+
 OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
   if (getLhs() == getRhs())
     if (OpFoldResult x = sameTypeOrNull(getLhs(), getType()))
@@ -516,6 +573,8 @@ OpFoldResult idempotent(OpTy op) {
           return wrap(x < 0 ? int64_t(0 - uint64_t(x)) : x, width);            \
         if constexpr (std::is_same_v<OpTy, ReluOp>)                            \
           return std::max<int64_t>(x, 0);                                      \
+        if constexpr (std::is_same_v<OpTy, SignOp>)                            \
+          return int64_t(x > 0) - int64_t(x < 0);                              \
         return std::min<int64_t>(std::max<int64_t>(x, 0), 6);                  \
       };                                                                       \
     return evaluate(getType(), adaptor.getOperands(), floatFn, intFn);         \
@@ -535,7 +594,55 @@ DL_UNARY_FOLD(TanhOp, std::tanh(x), false, )
 DL_UNARY_FOLD(SigmoidOp, sigmoid(x), false, )
 DL_UNARY_FOLD(SiluOp, x * sigmoid(x), false, )
 DL_UNARY_FOLD(HardswishOp, x * nanMin(nanMax(x + 3.0, 0.0), 6.0) / 6.0, false, )
+DL_UNARY_FOLD(SinOp, std::sin(x), false, )
+DL_UNARY_FOLD(CosOp, std::cos(x), false, )
+DL_UNARY_FOLD(TanOp, std::tan(x), false, )
+DL_UNARY_FOLD(AsinOp, std::asin(x), false, )
+DL_UNARY_FOLD(AcosOp, std::acos(x), false, )
+DL_UNARY_FOLD(AtanOp, std::atan(x), false, )
+DL_UNARY_FOLD(SinhOp, std::sinh(x), false, )
+DL_UNARY_FOLD(CoshOp, std::cosh(x), false, )
+DL_UNARY_FOLD(AsinhOp, std::asinh(x), false, )
+DL_UNARY_FOLD(AcoshOp, std::acosh(x), false, )
+DL_UNARY_FOLD(AtanhOp, std::atanh(x), false, )
+DL_UNARY_FOLD(FloorOp, std::floor(x), false, if (auto r = idempotent(*this)) return r)
+DL_UNARY_FOLD(CeilOp, std::ceil(x), false, if (auto r = idempotent(*this)) return r)
+// The default rounding mode is to nearest, ties to even: numpy.round.
+DL_UNARY_FOLD(RoundOp, std::nearbyint(x), false, if (auto r = idempotent(*this)) return r)
+DL_UNARY_FOLD(SignOp, std::isnan(x) ? x : double(x > 0) - double(x < 0), true,
+              if (auto r = idempotent(*this)) return r)
 #undef DL_UNARY_FOLD
+
+OpFoldResult IsNanOp::fold(FoldAdaptor adaptor) {
+  return evaluate(getType(), adaptor.getOperands(),
+                  unaryF([](double x) { return double(std::isnan(x)); }), nullptr,
+                  /*floatToInt=*/true);
+}
+
+OpFoldResult IsInfOp::fold(FoldAdaptor adaptor) {
+  return evaluate(getType(), adaptor.getOperands(),
+                  unaryF([](double x) { return double(std::isinf(x)); }), nullptr,
+                  /*floatToInt=*/true);
+}
+
+/// Bools are read as 0 or 1 and results wrap to the element width, so one
+/// integer function serves bools and integers.
+#define DL_INTEGER_UNARY_FOLD(OpTy, expression, extra)                         \
+  OpFoldResult OpTy::fold(FoldAdaptor adaptor) {                               \
+    extra;                                                                     \
+    return evaluate(getType(), adaptor.getOperands(), nullptr,                 \
+                    [](ArrayRef<int64_t> a) -> std::optional<int64_t> {        \
+                      int64_t x = a[0];                                        \
+                      return (expression);                                     \
+                    });                                                        \
+  }
+DL_INTEGER_UNARY_FOLD(LogicalNotOp, x == 0,
+                      if (auto inner = getInput().getDefiningOp<LogicalNotOp>())
+                          return inner.getInput())
+DL_INTEGER_UNARY_FOLD(BitwiseNotOp, ~x,
+                      if (auto inner = getInput().getDefiningOp<BitwiseNotOp>())
+                          return inner.getInput())
+#undef DL_INTEGER_UNARY_FOLD
 
 OpFoldResult LeakyReluOp::fold(FoldAdaptor adaptor) {
   double alpha = getAlpha().convertToDouble();

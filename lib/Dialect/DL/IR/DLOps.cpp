@@ -370,6 +370,14 @@ DL_BINARY_INFER(DivOp)
 DL_BINARY_INFER(PowOp)
 DL_BINARY_INFER(MaximumOp)
 DL_BINARY_INFER(MinimumOp)
+DL_BINARY_INFER(LogicalAndOp)
+DL_BINARY_INFER(LogicalOrOp)
+DL_BINARY_INFER(LogicalXorOp)
+DL_BINARY_INFER(BitwiseAndOp)
+DL_BINARY_INFER(BitwiseOrOp)
+DL_BINARY_INFER(BitwiseXorOp)
+DL_BINARY_INFER(RemainderOp)
+DL_BINARY_INFER(FmodOp)
 #undef DL_BINARY_INFER
 
 #define DL_COMPARE_INFER(OpTy)                                                 \
@@ -401,7 +409,36 @@ DL_UNARY_INFER(SiluOp)
 DL_UNARY_INFER(HardswishOp)
 DL_UNARY_INFER(LeakyReluOp)
 DL_UNARY_INFER(GeluOp)
+DL_UNARY_INFER(SinOp)
+DL_UNARY_INFER(CosOp)
+DL_UNARY_INFER(TanOp)
+DL_UNARY_INFER(AsinOp)
+DL_UNARY_INFER(AcosOp)
+DL_UNARY_INFER(AtanOp)
+DL_UNARY_INFER(SinhOp)
+DL_UNARY_INFER(CoshOp)
+DL_UNARY_INFER(AsinhOp)
+DL_UNARY_INFER(AcoshOp)
+DL_UNARY_INFER(AtanhOp)
+DL_UNARY_INFER(FloorOp)
+DL_UNARY_INFER(CeilOp)
+DL_UNARY_INFER(RoundOp)
+DL_UNARY_INFER(SignOp)
+DL_UNARY_INFER(LogicalNotOp)
+DL_UNARY_INFER(BitwiseNotOp)
 #undef DL_UNARY_INFER
+
+/// isnan, isinf: the input's shape, bool elements.
+#define DL_FLOAT_CLASS_INFER(OpTy)                                             \
+  DL_INFER(OpTy, auto type = rankedOperand<OpTy>(loc, adaptor.getInput(),      \
+                                                 "input");                     \
+           if (failed(type)) return failure();                                 \
+           results.push_back(RankedTensorType::get(                            \
+               type->getShape(), IntegerType::get(type->getContext(), 1)));    \
+           return success();)
+DL_FLOAT_CLASS_INFER(IsNanOp)
+DL_FLOAT_CLASS_INFER(IsInfOp)
+#undef DL_FLOAT_CLASS_INFER
 
 LogicalResult WhereOp::inferReturnTypes(MLIRContext *, Loc loc,
                                         Adaptor adaptor,

@@ -95,12 +95,16 @@ void toNHWC(Operation *op) {
 bool isUnaryElementwise(Operation *op) {
   return isa<ReluOp, Relu6Op, AbsOp, NegOp, ExpOp, LogOp, SqrtOp, RsqrtOp,
              ErfOp, TanhOp, SigmoidOp, SiluOp, HardswishOp, LeakyReluOp,
-             GeluOp, CastOp>(op) &&
+             GeluOp, CastOp, SinOp, CosOp, TanOp, AsinOp, AcosOp, AtanOp,
+             SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, FloorOp, CeilOp,
+             RoundOp, SignOp, IsNanOp, IsInfOp, LogicalNotOp, BitwiseNotOp>(op) &&
          op->getNumOperands() == 1 && op->getNumResults() == 1;
 }
 
 bool isBinaryElementwise(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp>(op);
+  return isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaximumOp, MinimumOp,
+             LogicalAndOp, LogicalOrOp, LogicalXorOp, BitwiseAndOp, BitwiseOrOp,
+             BitwiseXorOp, RemainderOp, FmodOp>(op);
 }
 
 /// A static shape with at most one dimension other than 1 (a scalar, a

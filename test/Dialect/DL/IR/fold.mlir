@@ -130,6 +130,124 @@ func.func @float_not_identities(%x: tensor<3xf32>, %y: tensor<1xf32>) -> (tensor
 
 // -----
 
+// Rounding, sign and trigonometry of constants: round is half to even;
+// ceil(-0.5) and round(-0.5) are -0.
+// CHECK-LABEL: func.func @fold_rounding_sign_trig
+// CHECK-DAG: dl.constant dense<[-3.000000e+00, -1.000000e+00, 0.000000e+00, 1.000000e+00, 2.000000e+00]> : tensor<5xf32>
+// CHECK-DAG: dl.constant dense<[-2.000000e+00, -0.000000e+00, 1.000000e+00, 2.000000e+00, 3.000000e+00]> : tensor<5xf32>
+// CHECK-DAG: dl.constant dense<[-2.000000e+00, -0.000000e+00, 0.000000e+00, 2.000000e+00, 3.000000e+00]> : tensor<5xf32>
+// CHECK-DAG: dl.constant dense<[-1.000000e+00, 0.000000e+00, 1.000000e+00]> : tensor<3xf64>
+// CHECK-DAG: dl.constant dense<[-1, 0, 1]> : tensor<3xi8>
+// CHECK-DAG: dl.constant dense<1.000000e+00> : tensor<2xf16>
+// CHECK-NOT: dl.floor
+// CHECK-NOT: dl.ceil
+// CHECK-NOT: dl.round
+// CHECK-NOT: dl.sign
+// CHECK-NOT: dl.cos
+func.func @fold_rounding_sign_trig() -> (tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<3xf64>, tensor<3xi8>, tensor<2xf16>) {
+  %a = dl.constant dense<[-2.5, -0.5, 0.5, 1.5, 2.7]> : tensor<5xf32>
+  %f = dl.floor %a : tensor<5xf32> -> tensor<5xf32>
+  %c = dl.ceil %a : tensor<5xf32> -> tensor<5xf32>
+  %r = dl.round %a : tensor<5xf32> -> tensor<5xf32>
+  %b = dl.constant dense<[-2.0, 0.0, 3.0]> : tensor<3xf64>
+  %s = dl.sign %b : tensor<3xf64> -> tensor<3xf64>
+  %i = dl.constant dense<[-5, 0, 7]> : tensor<3xi8>
+  %si = dl.sign %i : tensor<3xi8> -> tensor<3xi8>
+  %zero = dl.constant dense<0.0> : tensor<2xf16>
+  %cos = dl.cos %zero : tensor<2xf16> -> tensor<2xf16>
+  return %f, %c, %r, %s, %si, %cos : tensor<5xf32>, tensor<5xf32>, tensor<5xf32>, tensor<3xf64>, tensor<3xi8>, tensor<2xf16>
+}
+
+// -----
+
+// isnan and isinf of constants give bools.
+// CHECK-LABEL: func.func @fold_float_classes
+// CHECK-DAG: dl.constant dense<[false, true, false, false]> : tensor<4xi1>
+// CHECK-DAG: dl.constant dense<[false, false, true, true]> : tensor<4xi1>
+func.func @fold_float_classes() -> (tensor<4xi1>, tensor<4xi1>) {
+  %a = dl.constant dense<[1.0, 0x7FC00000, 0x7F800000, 0xFF800000]> : tensor<4xf32>
+  %n = dl.isnan %a : tensor<4xf32> -> tensor<4xi1>
+  %i = dl.isinf %a : tensor<4xf32> -> tensor<4xi1>
+  return %n, %i : tensor<4xi1>, tensor<4xi1>
+}
+
+// -----
+
+// Logical and bitwise ops of constants; ~ on bools is logical negation.
+// CHECK-LABEL: func.func @fold_logical_bitwise
+// CHECK-DAG: dl.constant dense<[true, false, false, false]> : tensor<4xi1>
+// CHECK-DAG: dl.constant dense<[true, true, true, false]> : tensor<4xi1>
+// CHECK-DAG: dl.constant dense<[false, true, true, false]> : tensor<4xi1>
+// CHECK-DAG: dl.constant dense<[false, false, true, true]> : tensor<4xi1>
+// CHECK-DAG: dl.constant dense<[8, 3]> : tensor<2xi8>
+// CHECK-DAG: dl.constant dense<[14, -1]> : tensor<2xi8>
+// CHECK-DAG: dl.constant dense<[6, -4]> : tensor<2xi8>
+// CHECK-DAG: dl.constant dense<[-13, 0]> : tensor<2xi8>
+// CHECK-DAG: dl.constant dense<[false, true]> : tensor<2xi1>
+func.func @fold_logical_bitwise() -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<2xi8>, tensor<2xi8>, tensor<2xi8>, tensor<2xi8>, tensor<2xi1>) {
+  %p = dl.constant dense<[true, true, false, false]> : tensor<4xi1>
+  %q = dl.constant dense<[true, false, true, false]> : tensor<4xi1>
+  %and = dl.logical_and %p, %q : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  %or = dl.logical_or %p, %q : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  %xor = dl.logical_xor %p, %q : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  %not = dl.logical_not %p : tensor<4xi1> -> tensor<4xi1>
+  %a = dl.constant dense<[12, -1]> : tensor<2xi8>
+  %b = dl.constant dense<[10, 3]> : tensor<2xi8>
+  %band = dl.bitwise_and %a, %b : (tensor<2xi8>, tensor<2xi8>) -> tensor<2xi8>
+  %bor = dl.bitwise_or %a, %b : (tensor<2xi8>, tensor<2xi8>) -> tensor<2xi8>
+  %bxor = dl.bitwise_xor %a, %b : (tensor<2xi8>, tensor<2xi8>) -> tensor<2xi8>
+  %bnot = dl.bitwise_not %a : tensor<2xi8> -> tensor<2xi8>
+  %t = dl.constant dense<[true, false]> : tensor<2xi1>
+  %tnot = dl.bitwise_not %t : tensor<2xi1> -> tensor<2xi1>
+  return %and, %or, %xor, %not, %band, %bor, %bxor, %bnot, %tnot : tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>, tensor<2xi8>, tensor<2xi8>, tensor<2xi8>, tensor<2xi8>, tensor<2xi1>
+}
+
+// -----
+
+// Remainders of constants: remainder takes the divisor's sign, fmod the
+// dividend's; integer x % 0 is 0, as at run time.
+// CHECK-LABEL: func.func @fold_remainders
+// CHECK-DAG: dl.constant dense<[1, 2, -2, -1, 0]> : tensor<5xi32>
+// CHECK-DAG: dl.constant dense<[1, -1, 1, -1, 0]> : tensor<5xi32>
+// CHECK-DAG: dl.constant dense<[1.500000e+00, 5.000000e-01, -5.000000e-01, -1.500000e+00]> : tensor<4xf32>
+// CHECK-DAG: dl.constant dense<[1.500000e+00, -1.500000e+00, 1.500000e+00, -1.500000e+00]> : tensor<4xf32>
+func.func @fold_remainders() -> (tensor<5xi32>, tensor<5xi32>, tensor<4xf32>, tensor<4xf32>) {
+  %a = dl.constant dense<[7, -7, 7, -7, 5]> : tensor<5xi32>
+  %b = dl.constant dense<[3, 3, -3, -3, 0]> : tensor<5xi32>
+  %r = dl.remainder %a, %b : (tensor<5xi32>, tensor<5xi32>) -> tensor<5xi32>
+  %m = dl.fmod %a, %b : (tensor<5xi32>, tensor<5xi32>) -> tensor<5xi32>
+  %x = dl.constant dense<[7.5, -7.5, 7.5, -7.5]> : tensor<4xf32>
+  %y = dl.constant dense<[2.0, 2.0, -2.0, -2.0]> : tensor<4xf32>
+  %fr = dl.remainder %x, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %fm = dl.fmod %x, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %r, %m, %fr, %fm : tensor<5xi32>, tensor<5xi32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// not(not x) is x, x & x and x | x are x; floor, ceil, round and sign are
+// idempotent.
+// CHECK-LABEL: func.func @logical_identities
+// CHECK-SAME: (%[[P:.*]]: tensor<3xi1>, %[[I:.*]]: tensor<3xi32>, %[[X:.*]]: tensor<3xf32>)
+// CHECK-NEXT: %[[F:.*]] = dl.floor %[[X]]
+// CHECK-NEXT: %[[S:.*]] = dl.sign %[[I]]
+// CHECK-NEXT: return %[[P]], %[[P]], %[[I]], %[[I]], %[[F]], %[[S]]
+func.func @logical_identities(%p: tensor<3xi1>, %i: tensor<3xi32>, %x: tensor<3xf32>) -> (tensor<3xi1>, tensor<3xi1>, tensor<3xi32>, tensor<3xi32>, tensor<3xf32>, tensor<3xi32>) {
+  %n = dl.logical_not %p : tensor<3xi1> -> tensor<3xi1>
+  %nn = dl.logical_not %n : tensor<3xi1> -> tensor<3xi1>
+  %a = dl.logical_and %nn, %nn : (tensor<3xi1>, tensor<3xi1>) -> tensor<3xi1>
+  %b = dl.bitwise_not %i : tensor<3xi32> -> tensor<3xi32>
+  %bb = dl.bitwise_not %b : tensor<3xi32> -> tensor<3xi32>
+  %o = dl.bitwise_or %bb, %bb : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
+  %f = dl.floor %x : tensor<3xf32> -> tensor<3xf32>
+  %ff = dl.floor %f : tensor<3xf32> -> tensor<3xf32>
+  %s = dl.sign %i : tensor<3xi32> -> tensor<3xi32>
+  %ss = dl.sign %s : tensor<3xi32> -> tensor<3xi32>
+  return %nn, %a, %bb, %o, %ff, %ss : tensor<3xi1>, tensor<3xi1>, tensor<3xi32>, tensor<3xi32>, tensor<3xf32>, tensor<3xi32>
+}
+
+// -----
+
 // Integer division by zero is left to run time.
 // CHECK-LABEL: func.func @no_fold_division_by_zero
 // CHECK: dl.div

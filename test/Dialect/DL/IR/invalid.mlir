@@ -520,3 +520,111 @@ func.func @result_overflows(%a: tensor<1x1xf32>) {
   %0 = dl.broadcast_to %a shape = [1099511627776, 1099511627776] : tensor<1x1xf32> -> tensor<1099511627776x1099511627776xf32>
   return
 }
+
+// -----
+
+func.func @sin_of_integers(%a: tensor<4xi32>) {
+  // expected-error @+1 {{'dl.sin' op operand #0 must be ranked tensor of f16, bf16, f32 or f64 values}}
+  %0 = dl.sin %a : tensor<4xi32> -> tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @round_changes_type(%a: tensor<4xf32>) {
+  // expected-error @+2 {{'dl.round' op inferred type(s) 'tensor<4xf32>' are incompatible with return type(s) of operation 'tensor<4xf16>'}}
+  // expected-error @+1 {{'dl.round' op failed to infer returned types}}
+  %0 = dl.round %a : tensor<4xf32> -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @sign_of_bools(%a: tensor<4xi1>) {
+  // expected-error @+1 {{'dl.sign' op operand #0 must be ranked tensor of f16, bf16, f32, f64, i8, i16, i32 or i64 values}}
+  %0 = dl.sign %a : tensor<4xi1> -> tensor<4xi1>
+  return
+}
+
+// -----
+
+func.func @isnan_of_integers(%a: tensor<4xi32>) {
+  // expected-error @+1 {{'dl.isnan' op operand #0 must be ranked tensor of f16, bf16, f32 or f64 values}}
+  %0 = dl.isnan %a : tensor<4xi32> -> tensor<4xi1>
+  return
+}
+
+// -----
+
+func.func @isinf_result_not_bool(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'dl.isinf' op result #0 must be ranked tensor of i1 (bool) values}}
+  %0 = dl.isinf %a : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @isnan_wrong_shape(%a: tensor<?x4xf32>) {
+  // expected-error @+2 {{'dl.isnan' op inferred type(s) 'tensor<?x4xi1>' are incompatible with return type(s) of operation 'tensor<4xi1>'}}
+  // expected-error @+1 {{'dl.isnan' op failed to infer returned types}}
+  %0 = dl.isnan %a : tensor<?x4xf32> -> tensor<4xi1>
+  return
+}
+
+// -----
+
+func.func @logical_of_integers(%a: tensor<4xi8>) {
+  // expected-error @+1 {{'dl.logical_and' op operand #0 must be ranked tensor of i1 (bool) values}}
+  %0 = dl.logical_and %a, %a : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi8>
+  return
+}
+
+// -----
+
+func.func @logical_not_of_floats(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'dl.logical_not' op operand #0 must be ranked tensor of i1 (bool) values}}
+  %0 = dl.logical_not %a : tensor<4xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @bitwise_of_floats(%a: tensor<4xf32>) {
+  // expected-error @+1 {{'dl.bitwise_or' op operand #0 must be ranked tensor of i1 (bool), i8, i16, i32 or i64 values}}
+  %0 = dl.bitwise_or %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @bitwise_not_of_floats(%a: tensor<4xf16>) {
+  // expected-error @+1 {{'dl.bitwise_not' op operand #0 must be ranked tensor of i1 (bool), i8, i16, i32 or i64 values}}
+  %0 = dl.bitwise_not %a : tensor<4xf16> -> tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @bitwise_mixed_widths(%a: tensor<4xi32>, %b: tensor<4xi64>) {
+  // expected-error @+2 {{'dl.bitwise_xor' op expects operands of the same element type, but got lhs 'tensor<4xi32>' and rhs 'tensor<4xi64>'}}
+  // expected-error @+1 {{'dl.bitwise_xor' op failed to infer returned types}}
+  %0 = dl.bitwise_xor %a, %b : (tensor<4xi32>, tensor<4xi64>) -> tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @remainder_not_broadcastable(%a: tensor<2x3xi32>, %b: tensor<2xi32>) {
+  // expected-error @+2 {{'dl.remainder' op operands are not broadcast-compatible: dimension -1 is 3 in lhs 'tensor<2x3xi32>' and 2 in rhs 'tensor<2xi32>'}}
+  // expected-error @+1 {{'dl.remainder' op failed to infer returned types}}
+  %0 = dl.remainder %a, %b : (tensor<2x3xi32>, tensor<2xi32>) -> tensor<2x3xi32>
+  return
+}
+
+// -----
+
+func.func @fmod_of_bools(%a: tensor<4xi1>) {
+  // expected-error @+1 {{'dl.fmod' op operand #0 must be ranked tensor of f16, bf16, f32, f64, i8, i16, i32 or i64 values}}
+  %0 = dl.fmod %a, %a : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  return
+}

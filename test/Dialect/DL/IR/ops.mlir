@@ -36,6 +36,71 @@ func.func @unary(%a: tensor<?x4xf32>, %b: tensor<3xi64>) -> (tensor<?x4xf32>, te
   return %0, %1, %2 : tensor<?x4xf32>, tensor<3xi64>, tensor<?x4xf32>
 }
 
+// CHECK-LABEL: func @more_elementwise
+func.func @more_elementwise(%a: tensor<?x4xf32>, %h: tensor<3xbf16>, %i: tensor<?x4xi32>, %j: tensor<4xi32>, %p: tensor<?x4xi1>, %q: tensor<4xi1>) -> (tensor<?x4xf32>, tensor<3xbf16>, tensor<?x4xi32>, tensor<?x4xi1>, tensor<?x4xi1>, tensor<4xi1>, tensor<?x4xi32>) {
+  // CHECK: dl.sin %{{.*}} : tensor<?x4xf32> -> tensor<?x4xf32>
+  %0 = dl.sin %a : tensor<?x4xf32> -> tensor<?x4xf32>
+  // CHECK: dl.cos
+  %1 = dl.cos %0 : tensor<?x4xf32> -> tensor<?x4xf32>
+  // CHECK: dl.tan
+  %2 = dl.tan %1 : tensor<?x4xf32> -> tensor<?x4xf32>
+  // CHECK: dl.asin
+  %3 = dl.asin %2 : tensor<?x4xf32> -> tensor<?x4xf32>
+  // CHECK: dl.acos
+  %4 = dl.acos %3 : tensor<?x4xf32> -> tensor<?x4xf32>
+  // CHECK: dl.atan
+  %5 = dl.atan %4 : tensor<?x4xf32> -> tensor<?x4xf32>
+  // CHECK: dl.sinh
+  %6 = dl.sinh %5 : tensor<?x4xf32> -> tensor<?x4xf32>
+  // CHECK: dl.cosh
+  %7 = dl.cosh %6 : tensor<?x4xf32> -> tensor<?x4xf32>
+  // CHECK: dl.asinh
+  %8 = dl.asinh %7 : tensor<?x4xf32> -> tensor<?x4xf32>
+  // CHECK: dl.acosh
+  %9 = dl.acosh %8 : tensor<?x4xf32> -> tensor<?x4xf32>
+  // CHECK: dl.atanh
+  %10 = dl.atanh %9 : tensor<?x4xf32> -> tensor<?x4xf32>
+  // CHECK: dl.floor
+  %11 = dl.floor %10 : tensor<?x4xf32> -> tensor<?x4xf32>
+  // CHECK: dl.ceil
+  %12 = dl.ceil %11 : tensor<?x4xf32> -> tensor<?x4xf32>
+  // CHECK: dl.round %{{.*}} : tensor<3xbf16> -> tensor<3xbf16>
+  %13 = dl.round %h : tensor<3xbf16> -> tensor<3xbf16>
+  // CHECK: dl.sign %{{.*}} : tensor<?x4xf32> -> tensor<?x4xf32>
+  %14 = dl.sign %12 : tensor<?x4xf32> -> tensor<?x4xf32>
+  // CHECK: dl.sign %{{.*}} : tensor<?x4xi32> -> tensor<?x4xi32>
+  %15 = dl.sign %i : tensor<?x4xi32> -> tensor<?x4xi32>
+  // CHECK: dl.isnan %{{.*}} : tensor<?x4xf32> -> tensor<?x4xi1>
+  %16 = dl.isnan %14 : tensor<?x4xf32> -> tensor<?x4xi1>
+  // CHECK: dl.isinf %{{.*}} : tensor<?x4xf32> -> tensor<?x4xi1>
+  %17 = dl.isinf %14 : tensor<?x4xf32> -> tensor<?x4xi1>
+  // CHECK: dl.logical_and %{{.*}}, %{{.*}} : (tensor<?x4xi1>, tensor<4xi1>) -> tensor<?x4xi1>
+  %18 = dl.logical_and %16, %q : (tensor<?x4xi1>, tensor<4xi1>) -> tensor<?x4xi1>
+  // CHECK: dl.logical_or
+  %19 = dl.logical_or %18, %17 : (tensor<?x4xi1>, tensor<?x4xi1>) -> tensor<?x4xi1>
+  // CHECK: dl.logical_xor
+  %20 = dl.logical_xor %19, %p : (tensor<?x4xi1>, tensor<?x4xi1>) -> tensor<?x4xi1>
+  // CHECK: dl.logical_not %{{.*}} : tensor<?x4xi1> -> tensor<?x4xi1>
+  %21 = dl.logical_not %20 : tensor<?x4xi1> -> tensor<?x4xi1>
+  // CHECK: dl.bitwise_and %{{.*}}, %{{.*}} : (tensor<?x4xi32>, tensor<4xi32>) -> tensor<?x4xi32>
+  %22 = dl.bitwise_and %15, %j : (tensor<?x4xi32>, tensor<4xi32>) -> tensor<?x4xi32>
+  // CHECK: dl.bitwise_or
+  %23 = dl.bitwise_or %22, %j : (tensor<?x4xi32>, tensor<4xi32>) -> tensor<?x4xi32>
+  // CHECK: dl.bitwise_xor
+  %24 = dl.bitwise_xor %23, %i : (tensor<?x4xi32>, tensor<?x4xi32>) -> tensor<?x4xi32>
+  // CHECK: dl.bitwise_not %{{.*}} : tensor<?x4xi32> -> tensor<?x4xi32>
+  %25 = dl.bitwise_not %24 : tensor<?x4xi32> -> tensor<?x4xi32>
+  // CHECK: dl.bitwise_and %{{.*}}, %{{.*}} : (tensor<?x4xi1>, tensor<?x4xi1>) -> tensor<?x4xi1>
+  %26 = dl.bitwise_and %21, %p : (tensor<?x4xi1>, tensor<?x4xi1>) -> tensor<?x4xi1>
+  // CHECK: dl.bitwise_not %{{.*}} : tensor<4xi1> -> tensor<4xi1>
+  %27 = dl.bitwise_not %q : tensor<4xi1> -> tensor<4xi1>
+  // CHECK: dl.remainder %{{.*}}, %{{.*}} : (tensor<?x4xi32>, tensor<4xi32>) -> tensor<?x4xi32>
+  %28 = dl.remainder %25, %j : (tensor<?x4xi32>, tensor<4xi32>) -> tensor<?x4xi32>
+  // CHECK: dl.fmod %{{.*}}, %{{.*}} : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  %29 = dl.fmod %14, %a : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %29, %13, %28, %26, %21, %27, %24 : tensor<?x4xf32>, tensor<3xbf16>, tensor<?x4xi32>, tensor<?x4xi1>, tensor<?x4xi1>, tensor<4xi1>, tensor<?x4xi32>
+}
+
 // CHECK-LABEL: func @matmul
 func.func @matmul(%a: tensor<?x784xf32>, %w: tensor<784x128xf32>, %x: tensor<2x3x4x5xf16>, %y: tensor<3x5x6xf16>) -> (tensor<?x128xf32>, tensor<2x3x4x6xf16>) {
   // CHECK: dl.matmul %{{.*}}, %{{.*}} : (tensor<?x784xf32>, tensor<784x128xf32>) -> tensor<?x128xf32>
