@@ -287,6 +287,8 @@ class OnnxImporter:
         """The opset version of the ONNX function (body of primitive operators)
         that defines this node's operator, or None."""
         import onnx
+        if proto.op_type in _RANDOM:
+            return None
         try:
             schema = onnx.defs.get_schema(proto.op_type, self.opset, proto.domain)
         except onnx.defs.SchemaError:
@@ -314,8 +316,11 @@ class OnnxImporter:
                 elem = helper.np_dtype_to_tensor_dtype(np.dtype(value.dtype))
                 shape = [d if d is not None else "batch" for d in value.shape]
                 types.append(helper.make_tensor_type_proto(elem, shape).SerializeToString())
-            data = schema.get_context_dependent_function_with_opset_version(
-                version, node.proto.SerializeToString(), types)
+            try:
+                data = schema.get_context_dependent_function_with_opset_version(
+                    version, node.proto.SerializeToString(), types)
+            except (TypeError, RuntimeError, onnx.defs.SchemaError) as error:
+                node.fail(f"expanding the operator into its ONNX function failed: {error}")
         function = onnx.FunctionProto()
         function.ParseFromString(data)
         defaults = {a.name: a for a in function.attribute_proto}

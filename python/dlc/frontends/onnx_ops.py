@@ -210,16 +210,12 @@ def _shrink(node):
 
 @converter("Sign")
 def _sign(node):
-    x = _t(node.input(0))
-    one, zero = np.ones((), x.dtype), np.zeros((), x.dtype)
-    return D.where(D.greater(x, zero), one,
-                   D.where(D.less(x, zero), D.negative(one), x))
+    return D.sign(node.input(0))
 
 
 @converter("IsNaN")
 def _isnan(node):
-    x = node.input(0)
-    return D.not_equal(x, x)
+    return D.isnan(node.input(0))
 
 
 @converter("IsInf")
@@ -238,22 +234,22 @@ def _isinf(node):
 
 @converter("Not")
 def _not(node):
-    return D.equal(node.input(0), np.array(False))
+    return D.logical_not(node.input(0))
 
 
 @converter("And")
 def _and(node):
-    return D.where(node.input(0), node.input(1), np.array(False))
+    return D.logical_and(node.input(0), node.input(1))
 
 
 @converter("Or")
 def _or(node):
-    return D.where(node.input(0), np.array(True), node.input(1))
+    return D.logical_or(node.input(0), node.input(1))
 
 
 @converter("Xor")
 def _xor(node):
-    return D.not_equal(node.input(0), node.input(1))
+    return D.logical_xor(node.input(0), node.input(1))
 
 
 @converter("Where")
@@ -721,6 +717,8 @@ def _reduce_extreme(fn, x, axes, keepdims, sign):
             [d for i, d in enumerate(shape) if i not in axes]
         if dtypes.is_float(x.dtype):
             value = sign * np.inf
+        elif x.dtype == np.bool_:
+            value = sign > 0
         else:
             info = np.iinfo(x.dtype)
             value = info.min if sign < 0 else info.max
@@ -1892,3 +1890,199 @@ def _scan(node):
         rank = _ndim(pieces[0]) + 1 if pieces else 1
         scans.append(_stack(node, pieces, axis=out_axes[i] % rank))
     return states + scans
+
+
+# -- trigonometry, rounding, logical and bitwise operators, remainders ------------------
+
+for _name, _fn in [("Sin", "sin"), ("Cos", "cos"), ("Tan", "tan"), ("Asin", "arcsin"),
+                   ("Acos", "arccos"), ("Atan", "arctan"), ("Sinh", "sinh"),
+                   ("Cosh", "cosh"), ("Asinh", "arcsinh"), ("Acosh", "arccosh"),
+                   ("Atanh", "arctanh"), ("Floor", "floor"), ("Ceil", "ceil"),
+                   ("Round", "round"), ("BitwiseNot", "bitwise_not")]:
+    CONVERTERS[_name] = _unary(getattr(D, _fn))
+
+for _name, _fn in [("BitwiseAnd", D.bitwise_and), ("BitwiseOr", D.bitwise_or),
+                   ("BitwiseXor", D.bitwise_xor)]:
+    CONVERTERS[_name] = _binary(_fn)
+
+
+@converter("Mod")
+def _mod(node):
+    x, y = node.input(0), node.input(1)
+    if node.attr("fmod", 0):
+        return D.fmod(x, y)
+    return D.remainder(x, y)
+
+
+def _per_axis(node, param, x, axis, block):
+    """A scale or zero point broadcastable against x: per tensor, per axis,
+    or per block of `block` elements along the axis."""
+    if param is None or _ndim(param) == 0:
+        return param
+    axis = axis % _ndim(x)
+    param = _t(param)
+    if block:
+        shape = _static_shape(node, param)
+        expanded = D.expand_dims(param, axis + 1)
+        target = list(shape[:axis + 1]) + [block] + list(shape[axis + 1:])
+        param = D.reshape(D.broadcast_to(expanded, tuple(target)),
+                          tuple(shape[:axis]) + (shape[axis] * block,) + tuple(shape[axis + 1:]))
+        size = _shape(x)[axis]
+        if _shape(param)[axis] != size:
+            key = tuple(slice(0, size) if i == axis else slice(None) for i in range(_ndim(x)))
+            param = param[key]
+        return param
+    if _ndim(param) == 1:
+        return D.reshape(param, tuple(-1 if i == axis else 1 for i in range(_ndim(x))))
+    return param
+
+
+@converter("DequantizeLinear")
+def _dequantize(node):
+    x, scale, zero = _t(node.input(0)), node.input(1), node.input(2)
+    axis, block = node.attr("axis", 1), node.attr("block_size", 0)
+    out = _np_dtype(node, node.attr("output_dtype"), "output_dtype") \
+        if node.attr("output_dtype") else _dtype(scale)
+    scale = _per_axis(node, scale, x, axis, block)
+    zero = _per_axis(node, zero, x, axis, block)
+    wide = np.float32 if out != np.float64 else np.float64
+    value = D.astype(x, wide)
+    if zero is not None:
+        value = D.subtract(value, D.astype(_t(zero), wide))
+    return D.astype(D.multiply(value, D.astype(_t(scale), wide)), out)
+
+
+@converter("QuantizeLinear")
+def _quantize(node):
+    x, scale, zero = _t(node.input(0)), node.input(1), node.input(2)
+    axis, block = node.attr("axis", 1), node.attr("block_size", 0)
+    if node.attr("output_dtype"):
+        out = _np_dtype(node, node.attr("output_dtype"), "output_dtype")
+    elif zero is not None:
+        out = _dtype(zero)
+    else:
+        node.fail("the default output type uint8 is not a dtype dlc supports")
+    if not np.issubdtype(out, np.signedinteger):
+        node.fail(f"quantizing to {out} is not supported (int8, int16, int32 are)")
+    scale = _per_axis(node, scale, x, axis, block)
+    zero = _per_axis(node, zero, x, axis, block)
+    wide = np.float64 if x.dtype == np.float64 else np.float32
+    value = D.round(D.divide(D.astype(x, wide), D.astype(_t(scale), wide)))
+    if zero is not None:
+        value = D.add(value, D.astype(_t(zero), wide))
+    info = np.iinfo(out)
+    value = D.minimum(D.maximum(value, float(info.min)), float(info.max))
+    return D.astype(value, out)
+
+
+# -- grid sampling ----------------------------------------------------------------------
+
+def _reflect(x, low, high):
+    """x reflected by the borders [low, high] until inside (as the reference)."""
+    span = high - low
+    if span <= 0:
+        return D.add(D.multiply(x, 0.0), low)
+
+    def fold(distance, near, far):
+        n = D.astype(D.astype(D.divide(distance, span), np.int64), x.dtype)
+        r = D.subtract(distance, D.multiply(n, span))
+        even = D.equal(D.subtract(n, D.multiply(D.floor(D.divide(n, 2.0)), 2.0)), 0.0)
+        return D.where(even, D.add(r, near) if near == low else D.subtract(near, r),
+                       D.subtract(far, r) if far == high else D.add(far, r))
+    below = fold(D.subtract(low, x), low, high)
+    above = fold(D.subtract(x, high), high, low)
+    return D.where(D.less(x, low), below, D.where(D.greater(x, high), above, x))
+
+
+def _cubic_coeffs(t, a=-0.75):
+    t1, t2 = D.add(t, 1.0), D.subtract(1.0, t)
+    t3 = D.subtract(2.0, t)
+    c0 = D.subtract(D.multiply(D.add(D.multiply(D.subtract(D.multiply(t1, a), 5 * a), t1),
+                                     8 * a), t1), 4 * a)
+    c1 = D.add(D.multiply(D.multiply(D.subtract(D.multiply(t, a + 2), a + 3), t), t), 1.0)
+    c2 = D.add(D.multiply(D.multiply(D.subtract(D.multiply(t2, a + 2), a + 3), t2), t2), 1.0)
+    c3 = D.subtract(D.multiply(D.add(D.multiply(D.subtract(D.multiply(t3, a), 5 * a), t3),
+                                     8 * a), t3), 4 * a)
+    return [c0, c1, c2, c3]
+
+
+@converter("GridSample")
+def _grid_sample(node):
+    x, grid = _t(node.input(0)), _t(node.input(1))
+    mode = {"bilinear": "linear", "bicubic": "cubic"}.get(node.attr("mode", "linear"),
+                                                         node.attr("mode", "linear"))
+    padding = node.attr("padding_mode", "zeros")
+    align = bool(node.attr("align_corners", 0))
+    shape = _static_shape(node, x)
+    gshape = _static_shape(node, grid, "grid")
+    n, c, dims = shape[0], shape[1], shape[2:]
+    rank = len(dims)
+    if not dtypes.is_float(x.dtype):
+        node.fail("GridSample needs a floating-point input")
+    out_spatial = gshape[1:-1]
+    points = int(np.prod(out_spatial, dtype=np.int64))
+    work = grid if grid.dtype == x.dtype else D.astype(grid, x.dtype)
+    coords, borders = [], []
+    for i, d in enumerate(dims):
+        g = work[..., rank - 1 - i]
+        if align:
+            coord = D.multiply(D.divide(D.add(g, 1.0), 2.0), float(d - 1))
+            low, high = 0.0, float(d - 1)
+        else:
+            coord = D.divide(D.subtract(D.multiply(D.add(g, 1.0), float(d)), 1.0), 2.0)
+            low, high = -0.5, d - 0.5
+        if mode == "nearest":
+            coord = D.round(coord)
+        outside = D.where(D.less(coord, low), np.ones((), bool), D.greater(coord, high))
+        if padding == "border":
+            coord = D.where(outside, D.minimum(D.maximum(coord, 0.0), float(d - 1)), coord)
+        elif padding == "reflection":
+            coord = _reflect(coord, low, high)
+        coords.append(coord)
+        borders.append((low, high))
+    if mode == "nearest":
+        taps = [[(D.astype(c_, np.int64), None)] for c_ in coords]
+    else:
+        taps = []
+        for coord in coords:
+            base = D.floor(coord)
+            frac = D.subtract(coord, base)
+            base = D.astype(base, np.int64)
+            if mode == "linear":
+                weights, offsets = [D.subtract(1.0, frac), frac], [0, 1]
+            else:
+                weights, offsets = _cubic_coeffs(frac), [-1, 0, 1, 2]
+            taps.append([(D.add(base, o), w) for o, w in zip(offsets, weights)])
+    flat = D.reshape(x, (n, c, -1))
+    strides = np.cumprod((dims[1:] + (1,))[::-1])[::-1]
+    result = None
+    for combo in np.ndindex(*[len(t) for t in taps]):
+        index, weight, valid = None, None, None
+        for i, choice in enumerate(combo):
+            idx, w = taps[i][choice]
+            d = dims[i]
+            if padding == "zeros":
+                inside = D.where(D.less(idx, 0), np.zeros((), bool),
+                                 D.less(idx, np.array(d, np.int64)))
+                valid = inside if valid is None else D.where(valid, inside, np.zeros((), bool))
+                idx = D.minimum(D.maximum(idx, 0), d - 1)
+            elif padding == "border":
+                idx = D.minimum(D.maximum(idx, 0), d - 1)
+            else:
+                low, high = borders[i]
+                idx = D.astype(_reflect(D.astype(idx, x.dtype), low, high), np.int64)
+                idx = D.minimum(D.maximum(idx, 0), d - 1)
+            term = D.multiply(idx, int(strides[i]))
+            index = term if index is None else D.add(index, term)
+            if w is not None:
+                weight = w if weight is None else D.multiply(weight, w)
+        index = D.broadcast_to(D.reshape(index, (n, 1, points)), (n, c, points))
+        value = C.take_along_axis(flat, index, 2)
+        factor = weight
+        if valid is not None:
+            mask = D.astype(valid, x.dtype)
+            factor = mask if factor is None else D.multiply(factor, mask)
+        if factor is not None:
+            value = D.multiply(value, D.reshape(factor, (n, 1, points)))
+        result = value if result is None else D.add(result, value)
+    return D.reshape(result, (n, c) + tuple(out_spatial))

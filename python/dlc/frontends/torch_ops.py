@@ -137,12 +137,9 @@ def _div(node, a, b, rounding_mode=None):
         return D.divide(a, b)
     if dtypes.is_float(dtype):
         q = D.divide(a, b)
-        floor = getattr(D, "floor", None)
         if rounding_mode == "trunc":
-            return D.astype(D.astype(q, np.int64), dtype)
-        if floor is None:
-            raise ModelImportError("floor division of floats needs dlc.floor")
-        return floor(q)
+            return _trunc(node, q)
+        return D.floor(q)
     trace, x, y = D._operands("divide", a, b)
     q = trace.emit("dl.div", lambda: dl.DivOp(x.value, y.value))
     if rounding_mode == "trunc":
@@ -193,7 +190,12 @@ for _name, _fn, _floating in [
         ("exp", D.exp, True), ("log", D.log, True), ("sqrt", D.sqrt, True),
         ("rsqrt", D.rsqrt, True), ("erf", D.erf, True), ("neg", D.negative, False),
         ("abs", D.abs, False), ("reciprocal", C.reciprocal, True),
-        ("silu", D.silu, True), ("hardswish", D.hardswish, True), ("mish", C.mish, True)]:
+        ("silu", D.silu, True), ("hardswish", D.hardswish, True), ("mish", C.mish, True),
+        ("sin", D.sin, True), ("cos", D.cos, True), ("tan", D.tan, True),
+        ("asin", D.arcsin, True), ("acos", D.arccos, True), ("atan", D.arctan, True),
+        ("sinh", D.sinh, True), ("cosh", D.cosh, True), ("asinh", D.arcsinh, True),
+        ("acosh", D.arccosh, True), ("atanh", D.arctanh, True), ("floor", D.floor, False),
+        ("ceil", D.ceil, False), ("round", D.round, False), ("isinf", D.isinf, False)]:
     CONVERTERS[f"aten.{_name}.default"] = _unary(_fn, _floating)
 
 
@@ -263,42 +265,74 @@ def _where(node, condition, a, b):
 
 @converter("aten.logical_not.default")
 def _logical_not(node, x):
-    return D.equal(_cast(x, np.bool_) if x.dtype != np.bool_ else x, np.array(False))
+    return D.logical_not(_cast(x, np.bool_))
 
 
 @converter("aten.bitwise_not.default")
 def _bitwise_not(node, x):
-    if x.dtype == np.bool_:
-        return D.equal(x, np.array(False))
-    return D.subtract(D.negative(x), np.ones((), x.dtype))
+    return D.bitwise_not(x)
 
 
-@converter("aten.logical_and.default", "aten.bitwise_and.Tensor")
+@converter("aten.logical_and.default")
 def _logical_and(node, a, b):
-    a, b = _cast(a, np.bool_), _cast(b, np.bool_)
-    return D.where(a, b, np.array(False))
+    return D.logical_and(_cast(a, np.bool_), _cast(b, np.bool_))
 
 
-@converter("aten.logical_or.default", "aten.bitwise_or.Tensor")
+@converter("aten.logical_or.default")
 def _logical_or(node, a, b):
-    a, b = _cast(a, np.bool_), _cast(b, np.bool_)
-    return D.where(a, np.array(True), b)
+    return D.logical_or(_cast(a, np.bool_), _cast(b, np.bool_))
 
 
 @converter("aten.logical_xor.default")
 def _logical_xor(node, a, b):
-    return D.not_equal(_cast(a, np.bool_), _cast(b, np.bool_))
+    return D.logical_xor(_cast(a, np.bool_), _cast(b, np.bool_))
+
+
+@converter("aten.bitwise_and.Tensor")
+def _bitwise_and(node, a, b):
+    (a, b), _ = _promoted(a, b)
+    return D.bitwise_and(a, b)
+
+
+@converter("aten.bitwise_or.Tensor")
+def _bitwise_or(node, a, b):
+    (a, b), _ = _promoted(a, b)
+    return D.bitwise_or(a, b)
 
 
 @converter("aten.isnan.default")
 def _isnan(node, x):
-    return D.not_equal(x, x)
+    return D.isnan(x) if dtypes.is_float(x.dtype) else D.not_equal(x, x)
 
 
 @converter("aten.sign.default")
 def _sign(node, x):
-    one, zero = np.ones((), x.dtype), np.zeros((), x.dtype)
-    return D.where(D.greater(x, zero), one, D.where(D.less(x, zero), -one, x))
+    return D.sign(x)
+
+
+@converter("aten.trunc.default")
+def _trunc(node, x):
+    if not dtypes.is_float(x.dtype):
+        return x
+    return D.where(D.less(x, np.zeros((), x.dtype)), D.ceil(x), D.floor(x))
+
+
+@converter("aten.remainder.Tensor", "aten.remainder.Scalar")
+def _remainder(node, a, b):
+    (a, b), _ = _promoted(a, b)
+    return D.remainder(a, b)
+
+
+@converter("aten.fmod.Tensor", "aten.fmod.Scalar")
+def _fmod(node, a, b):
+    (a, b), _ = _promoted(a, b)
+    return D.fmod(a, b)
+
+
+@converter("aten.bitwise_xor.Tensor")
+def _bitwise_xor(node, a, b):
+    (a, b), _ = _promoted(a, b)
+    return D.bitwise_xor(a, b)
 
 
 @converter("aten._to_copy.default")
