@@ -1062,12 +1062,14 @@ def getitem(x, key):
 
 
 def pad(x, pad_width, mode="constant", constant_values=0):
-    """numpy.pad with mode="constant": `pad_width` is an int, a (before, after)
-    pair, or one pair per dimension."""
+    """numpy.pad: `pad_width` is an int, a (before, after) pair, or one pair
+    per dimension; `mode` is "constant" (`constant_values`), "edge" (the
+    border element repeated), "reflect" (mirrored without the border) or
+    "wrap" (the other end's elements)."""
     x = _tensor(x, "pad")
-    if mode != "constant":
-        raise ValueError(f"{_where()}: dlc.pad supports mode='constant' only, but got "
-                         f"{mode!r}")
+    if mode not in ("constant", "edge", "reflect", "wrap"):
+        raise ValueError(f"{_where()}: dlc.pad: mode must be 'constant', 'edge', "
+                         f"'reflect' or 'wrap', but got {mode!r}")
     try:
         widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64),
                                  (x.ndim, 2)).tolist() if x.ndim else []
@@ -1080,10 +1082,39 @@ def pad(x, pad_width, mode="constant", constant_values=0):
     for (before, after), size in zip(widths, x.shape):
         if size is None and (before or after):
             raise ShapeError(f"{_where()}: dlc.pad cannot pad the dynamic dimension of {x!r}")
+    if mode != "constant":
+        return _pad_by_copies(x, widths, mode)
     low = [p[0] for p in widths]
     high = [p[1] for p in widths]
     value = _f64_attr(constant_values, "pad", "constant_values")
     return _trace("pad").emit("dl.pad", lambda: dl.PadOp(x.value, low, high, value))
+
+
+def _pad_by_copies(x, widths, mode):
+    """Edge, reflect and wrap padding: the input's own slices concatenated
+    around it, one dimension after the other."""
+    for axis, (before, after) in enumerate(widths):
+        if not before and not after:
+            continue
+        size = x.shape[axis]
+        if size == 0 or (mode == "reflect" and builtins.max(before, after) >= size):
+            raise ShapeError(f"{_where()}: dlc.pad: mode {mode!r} cannot pad dimension "
+                             f"{axis} of {x!r} by {builtins.max(before, after)}")
+
+        def piece(index, axis=axis):
+            key = [slice(None)] * x.ndim
+            key[axis] = slice(index, index + 1)
+            return x[tuple(key)]
+        if mode == "edge":
+            left, right = [piece(0)] * before, [piece(size - 1)] * after
+        elif mode == "reflect":
+            left = [piece(i) for i in range(before, 0, -1)]
+            right = [piece(size - 2 - i) for i in range(after)]
+        else:
+            left = [piece((i - before) % size) for i in range(before)]
+            right = [piece(i % size) for i in range(after)]
+        x = concatenate(left + [x] + right, axis=axis)
+    return x
 
 
 def broadcast_to(x, shape):

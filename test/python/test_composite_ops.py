@@ -167,3 +167,20 @@ def test_normalizations():
     np.testing.assert_allclose(_run(dlc.rms_norm, x, g), ref, rtol=1e-5, atol=1e-6)
     with pytest.raises(dlc.ShapeError, match="do not divide into 4 groups"):
         _run(dlc.group_norm, x, 4)
+
+
+@pytest.mark.parametrize("mode", ["edge", "reflect", "wrap"])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_pad_modes(mode, dtype):
+    x = (RNG.standard_normal((3, 4, 5)) * 10).astype(dtype)
+    for widths in [((1, 2), (0, 3), (2, 0)), 1, ((0, 0), (3, 3), (4, 1))]:
+        np.testing.assert_array_equal(_run(dlc.pad, x, pad_width=widths, mode=mode),
+                                      np.pad(x, widths, mode=mode))
+
+
+def test_pad_mode_errors():
+    x = np.zeros((2, 3), np.float32)
+    with pytest.raises(dlc.ShapeError, match="mode 'reflect' cannot pad"):
+        _run(dlc.pad, x, pad_width=2, mode="reflect")
+    with pytest.raises(ValueError, match="mode must be"):
+        _run(dlc.pad, x, pad_width=1, mode="symmetric")

@@ -900,34 +900,8 @@ def _pad(node):
     if mode == "constant":
         return D.pad(x, widths, constant_values=value)
     if mode in ("reflect", "edge", "wrap"):
-        return _pad_by_slices(node, _t(x), widths, mode)
+        return D.pad(x, widths, mode=mode)
     node.fail(f"mode {mode!r} is not one of constant, reflect, edge, wrap")
-
-
-def _pad_by_slices(node, x, widths, mode):
-    for axis, (before, after) in enumerate(widths):
-        if not before and not after:
-            continue
-        size = _static_shape(node, x)[axis]
-
-        def piece(index):
-            key = [slice(None)] * _ndim(x)
-            key[axis] = slice(index, index + 1)
-            return x[tuple(key)]
-        if mode == "edge":
-            left = [piece(0)] * before
-            right = [piece(size - 1)] * after
-        elif mode == "reflect":
-            if before >= size or after >= size:
-                node.fail(f"reflect padding of {builtins.max(before, after)} needs a "
-                          f"dimension larger than {size}")
-            left = [piece(i) for i in range(before, 0, -1)]
-            right = [piece(size - 2 - i) for i in range(after)]
-        else:
-            left = [piece((size - before + i) % size) for i in range(before)]
-            right = [piece(i % size) for i in range(after)]
-        x = D.concatenate(left + [x] + right, axis=axis)
-    return x
 
 
 @converter("Expand")
