@@ -283,3 +283,41 @@ def test_onnx_dynamic_batch_falls_back_when_shapes_use_it():
     got = f(x[:1].numpy(), mask[:1].numpy())
     with torch.no_grad():
         assert _max_rel_error(got, module(x[:1], mask[:1]).numpy()) <= MODEL_RTOL
+
+
+def test_torch_bfloat16_module_and_inputs():
+    torch.manual_seed(2)
+    module = torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.GELU()).eval().to(torch.bfloat16)
+    x = torch.randn(4, 16, dtype=torch.bfloat16)
+    f = dlc.from_torch(module, x)
+    got = f(x)  # a bfloat16 torch tensor as input
+    with torch.no_grad():
+        want = module(x).float().numpy()
+    assert got.dtype == dlc.bfloat16
+    np.testing.assert_allclose(got.astype(np.float32), want, rtol=2e-2, atol=2e-2)
+
+
+class Attention(torch.nn.Module):
+    def forward(self, q, k, v):
+        causal = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return causal + torch.nn.functional.scaled_dot_product_attention(q, k, v)
+
+
+def test_torch_scaled_dot_product_attention():
+    q, k, v = (torch.randn(2, 4, 8, 16) for _ in range(3))
+    f = dlc.from_torch(Attention().eval(), q, k, v)
+    with torch.no_grad():
+        want = Attention()(q, k, v).numpy()
+    assert _max_rel_error(f(q, k, v), want) <= MODEL_RTOL
+
+
+class PoolWithIndices(torch.nn.Module):
+    def forward(self, x):
+        y, indices = torch.nn.functional.max_pool2d(x, 2, return_indices=True)
+        return y, indices
+
+
+def test_torch_refusals_name_the_problem():
+    with pytest.raises(dlc.ModelImportError, match="indices output of max_pool2d"):
+        dlc.from_torch(PoolWithIndices().eval(), torch.randn(1, 2, 4, 4))(
+            np.zeros((1, 2, 4, 4), np.float32))

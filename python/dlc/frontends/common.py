@@ -58,7 +58,11 @@ def _to_numpy(value):
     """numpy view of a torch tensor (on the CPU, detached), else the value."""
     module = type(value).__module__
     if module.startswith("torch") and hasattr(value, "detach"):
-        return value.detach().cpu().numpy()
+        import torch
+        value = value.detach().cpu()
+        if value.dtype == torch.bfloat16:  # numpy has no bfloat16 of its own
+            return value.view(torch.int16).numpy().view(dtypes.BFLOAT16)
+        return value.numpy()
     return value
 
 

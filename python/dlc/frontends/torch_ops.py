@@ -402,6 +402,10 @@ def _group_norm(node, x, weight, bias, n, c, hw, groups, eps):
 
 @converter("aten.max_pool2d_with_indices.default", "aten.max_pool2d.default")
 def _max_pool2d(node, x, kernel, stride=(), padding=0, dilation=1, ceil_mode=False):
+    if builtins.any(user.args[1] == 1 for user in node.users
+                    if "getitem" in str(user.target)):
+        raise ModelImportError("the indices output of max_pool2d_with_indices (return_indices="
+                               "True) is not supported")
     kernel = _pair(kernel)
     stride = _pair(stride) if stride else kernel
     padding, dilation = _pair(padding), _pair(dilation)
