@@ -39,6 +39,14 @@ bool readsEachElementOnce(OpOperand *fused) {
   return consumer.getMatchingIndexingMap(fused).isPermutation();
 }
 
+/// Operations in the body of a linalg op (0 for anything else).
+unsigned bodySize(Operation *op) {
+  auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+  if (!linalgOp || op->getNumRegions() != 1 || op->getRegion(0).empty())
+    return 0;
+  return op->getRegion(0).front().getOperations().size();
+}
+
 bool allParallel(Operation *op) {
   auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
   return linalgOp &&
@@ -53,9 +61,13 @@ struct DLLinalgFusePass
     Operation *op = getOperation();
     MLIRContext *context = op->getContext();
     RewritePatternSet patterns(context);
-    linalg::ControlFusionFn fuseProducer = [](OpOperand *fused) {
+    unsigned limit = maxFusedOps;
+    linalg::ControlFusionFn fuseProducer = [limit](OpOperand *fused) {
       Operation *producer = fused->get().getDefiningOp();
-      return producer && producer->hasOneUse() && readsEachElementOnce(fused);
+      if (!producer || !producer->hasOneUse() || !readsEachElementOnce(fused))
+        return false;
+      return limit == 0 ||
+             bodySize(producer) + bodySize(fused->getOwner()) <= limit;
     };
     linalg::ControlFusionFn foldReshape = [](OpOperand *fused) {
       Operation *producer = fused->get().getDefiningOp();
