@@ -63,12 +63,15 @@ test: build
 demo: build
 	$(PY) examples/mlp.py
 
-# The dl-opt mutation fuzzer (tools/fuzz/dlopt_fuzz.py); make test runs a
-# seeded slice of it. Reproducers of what it finds go to fuzz-findings/.
+# The dl-opt mutation fuzzer (tools/fuzz/dlopt_fuzz.py) and random programs
+# against numpy (tools/fuzz/program_fuzz.py); make test runs a seeded slice
+# of each. Reproducers of what dl-opt's fuzzer finds go to fuzz-findings/.
 FUZZ_COUNT ?= 20000
 FUZZ_SEED ?= 1
+FUZZ_PROGRAMS ?= 2000
 fuzz: build
 	$(PY) tools/fuzz/dlopt_fuzz.py --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) --out fuzz-findings
+	$(PY) tools/fuzz/program_fuzz.py --count $(FUZZ_PROGRAMS) --seed $(FUZZ_SEED)
 
 # The benchmark's peers (PyTorch) and plotting come from their own file.
 $(BENCH_STAMP): requirements-bench.txt $(VENV_STAMP)

@@ -44,3 +44,17 @@ def test_classify():
             " #9 mlir::parseSourceFile", False)
     assert kind == "upstream-parser"
     assert dlopt_fuzz.classify(0, "", True) == ("hang", "timeout")
+
+
+import program_fuzz  # noqa: E402
+
+
+@pytest.mark.parametrize("seed", [11])
+def test_random_programs_match_numpy_with_each_optimization_off(seed):
+    # Random dlc programs (elementwise, broadcasting, reductions, shapes,
+    # slices, matmul, softmax, layer norm, convolutions incl. grouped,
+    # dilated and depthwise, pooling, squeeze-excitation) against float64
+    # numpy; each also with one optimization disabled (round robin).
+    findings = program_fuzz.fuzz(60, seed, progress=False)
+    assert not findings, "\n\n".join(f"program {i} (disable={o}): {p}\n{s}"
+                                     for i, o, p, s in findings)
