@@ -321,3 +321,86 @@ def test_torch_refusals_name_the_problem():
     with pytest.raises(dlc.ModelImportError, match="indices output of max_pool2d"):
         dlc.from_torch(PoolWithIndices().eval(), torch.randn(1, 2, 4, 4))(
             np.zeros((1, 2, 4, 4), np.float32))
+
+
+class Resampling(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = torch.nn.ConvTranspose2d(4, 8, 3, 2, 1, 1)
+        self.gn = torch.nn.GroupNorm(2, 8)
+        self.inorm = torch.nn.InstanceNorm2d(8, affine=True)
+
+    def forward(self, x):
+        y = self.inorm(self.gn(self.up(x)))
+        y = torch.nn.functional.interpolate(y, scale_factor=2, mode="bilinear")
+        y = torch.nn.functional.interpolate(y, size=(10, 10), mode="nearest")
+        return torch.nn.functional.pixel_shuffle(y, 2)
+
+
+class Recurrent(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(20, 8)
+        self.lstm = torch.nn.LSTM(8, 6, batch_first=True)
+        self.gru = torch.nn.GRU(6, 5, bidirectional=True)
+
+    def forward(self, ids):
+        h, _ = self.lstm(self.embed(ids))
+        y, _ = self.gru(h.transpose(0, 1))
+        return y
+
+
+class Pools(torch.nn.Module):
+    def forward(self, x):
+        a = torch.nn.functional.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False)
+        b = torch.nn.functional.max_pool2d(x, 3, 2, 1, dilation=2, ceil_mode=True)
+        c = torch.nn.functional.adaptive_avg_pool2d(x, (3, 5))
+        return a.sum() + b.sum() + c.sum() + torch.cumsum(x, 2).mean() + torch.expm1(x).mean()
+
+
+class Math(torch.nn.Module):
+    def forward(self, x):
+        F = torch.nn.functional
+        y = torch.where(x > 0, torch.sin(x), torch.cos(x)) ** 2
+        y = y + torch.floor(x * 3) / 3 + torch.remainder(x, 0.7) + F.softplus(x) + F.elu(x)
+        y = y + F.hardsigmoid(x) + F.mish(x) + torch.log1p(x.abs())
+        values, indices = torch.topk(y, 3, dim=-1)
+        return values * indices.float() + torch.flip(y, [1])[..., :3] + torch.tril(y)[..., :3]
+
+
+class Sequence(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv1d(6, 8, 3, padding=1)
+        self.norm = torch.nn.LayerNorm(8)
+        self.attention = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+
+    def forward(self, x):
+        y = self.norm(self.conv(x).transpose(1, 2))
+        out, weights = self.attention(y, y, y)
+        return out + weights.mean()
+
+
+LAYERS = {
+    "resampling": (Resampling, lambda: (torch.randn(1, 4, 5, 5),), True),
+    "recurrent": (Recurrent, lambda: (torch.randint(0, 20, (2, 7)),), True),
+    # torch.onnx.export refuses adaptive pooling to a size that does not
+    # divide, and expm1
+    "pools": (Pools, lambda: (torch.randn(2, 3, 11, 13),), False),
+    "math": (Math, lambda: (torch.randn(3, 6),), True),
+    "sequence": (Sequence, lambda: (torch.randn(2, 6, 9),), True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_more_layers_from_both_frontends(name):
+    make, inputs, exportable = LAYERS[name]
+    torch.manual_seed(3)
+    module, args = make().eval(), inputs()
+    with torch.no_grad():
+        want = module(*args).numpy()
+    arrays = [a.numpy() for a in args]
+    assert _max_rel_error(dlc.from_torch(module, *args)(*arrays), want) <= MODEL_RTOL
+    if exportable:
+        got = dlc.from_onnx(_onnx_bytes(module, args))(*arrays)
+        assert _max_rel_error(got, want) <= MODEL_RTOL

@@ -905,3 +905,59 @@ CONVERTERS["operator.floordiv"] = _sym(lambda a, b: a // b)
 @converter("operator.getitem")
 def _getitem(node, value, index):
     return value[index]
+
+
+@converter("aten._native_batch_norm_legit.no_stats", "aten._native_batch_norm_legit.default",
+           "aten.native_batch_norm.default")
+def _batch_norm_batch_stats(node, x, weight, bias, *rest):
+    """Normalization with the statistics of the input itself, per channel
+    (dim 1): what instance norm and group norm decompose to in eval mode."""
+    eps = rest[-1]
+    training = rest[0] if str(node.target).endswith("no_stats") else rest[2]
+    if str(node.target) != "aten._native_batch_norm_legit.no_stats" and not training:
+        running_mean, running_var = rest[0], rest[1]
+        channels = _shape(x)[1]
+        weight = np.ones(channels, x.dtype) if weight is None else weight
+        bias = np.zeros(channels, x.dtype) if bias is None else bias
+        return (D.batch_norm(x, running_mean, running_var, weight, bias, eps=eps, axis=1),
+                None, None)
+    axes = tuple(a for a in range(_ndim(x)) if a != 1)
+    mean = D.mean(x, axis=axes, keepdims=True)
+    centered = D.subtract(x, mean)
+    var = D.mean(D.multiply(centered, centered), axis=axes, keepdims=True)
+    y = D.multiply(centered, D.rsqrt(D.add(var, eps)))
+    shape = (-1,) + (1,) * (_ndim(x) - 2)
+    if weight is not None:
+        y = D.multiply(y, D.reshape(weight, shape))
+    if bias is not None:
+        y = D.add(y, D.reshape(bias, shape))
+    return (y, None, None)
+
+
+@converter("aten.log1p.default")
+def _log1p(node, x):
+    return C._log1p(_float_of(x))
+
+
+@converter("aten.expm1.default")
+def _expm1(node, x):
+    x = _float_of(x)
+    u = D.exp(x)
+    d = D.subtract(u, 1.0)
+    # (u - 1) * x / log(u): the rounding of exp cancels (Kahan's expm1).
+    safe = D.where(D.equal(d, 0.0), 1.0, D.log(u))
+    return D.where(D.equal(d, 0.0), x,
+                   D.where(D.equal(d, -1.0), d, D.multiply(d, D.divide(x, safe))))
+
+
+@converter("aten.topk.default")
+def _topk(node, x, k, dim=-1, largest=True, sorted=True):  # noqa: A002 - ATen's name
+    return C.top_k(x, k, axis=dim, largest=largest)
+
+
+@converter("aten._assert_tensor_metadata.default", "aten._assert_scalar.default",
+           "aten.sym_constrain_range_for_size.default", "aten._assert_async.msg")
+def _assertion(node, *args, **kwargs):
+    """Assertions torch.export records about shapes and dtypes: checked when
+    the program was captured; nothing to compute."""
+    return None
