@@ -18,7 +18,19 @@ from .. import dtypes
 from ..errors import (ArityError, DTypeError, DynamicDimensionError, ShapeError,
                       UnsupportedOpError)
 
-__all__ = ["ImportedFunction", "raise_unsupported", "identifier_names"]
+__all__ = ["ImportedFunction", "raise_unsupported", "identifier_names", "registrar"]
+
+
+def registrar(table):
+    """The decorator that enters a converter into an operator `table` under
+    each of the names it is given: ``@converter("Add", "Sum")``."""
+    def converter(*names):
+        def register(fn):
+            for name in names:
+                table[name] = fn
+            return fn
+        return register
+    return converter
 
 
 def identifier_names(names, fallback="arg"):

@@ -19,10 +19,12 @@ from .. import ops as D
 from ..errors import DynamicDimensionError
 from ..mlir.dialects import dl
 from ..tracing import Tensor
+from .common import registrar
 
 __all__ = ["CONVERTERS", "STATIC_INPUTS"]
 
 CONVERTERS = {}
+converter = registrar(CONVERTERS)
 
 STATIC_INPUTS = {
     "Reshape": (1,), "Expand": (1,), "Tile": (1,), "Slice": (1, 2, 3, 4),
@@ -35,14 +37,6 @@ STATIC_INPUTS = {
     "If": (0,), "Loop": (0, 1), "MaxUnpool": (2,), "HannWindow": (0,),
     "HammingWindow": (0,), "BlackmanWindow": (0,), "AffineGrid": (1,), "MelWeightMatrix": (0, 1, 2, 3, 4),
 }
-
-
-def converter(*names):
-    def register(fn):
-        for name in names:
-            CONVERTERS[name] = fn
-        return fn
-    return register
 
 
 def _t(value):
@@ -1007,11 +1001,16 @@ def _one_hot(node):
     return D.where(hot, values[1], values[0])
 
 
-@converter("CumSum")
-def _cumsum(node):
-    axis = node.static_ints(1, "axis")[0]
-    return C.cumsum(node.input(0), axis, exclusive=bool(node.attr("exclusive", 0)),
-                    reverse=bool(node.attr("reverse", 0)))
+def _cumulative(fn):
+    def convert(node):
+        axis = node.static_ints(1, "axis")[0]
+        return fn(node.input(0), axis, exclusive=bool(node.attr("exclusive", 0)),
+                  reverse=bool(node.attr("reverse", 0)))
+    return convert
+
+
+CONVERTERS["CumSum"] = _cumulative(C.cumsum)
+CONVERTERS["CumProd"] = _cumulative(C.cumprod)
 
 
 @converter("DepthToSpace")
@@ -1320,13 +1319,6 @@ def _resize(node):
 # -- products, top-k, einsum, scatter -----------------------------------------------------
 
 CONVERTERS["ReduceProd"] = _reduce(lambda x, a, k: C.prod(x, axis=a, keepdims=k))
-
-
-@converter("CumProd")
-def _cumprod(node):
-    axis = node.static_ints(1, "axis")[0]
-    return C.cumprod(node.input(0), axis, exclusive=bool(node.attr("exclusive", 0)),
-                     reverse=bool(node.attr("reverse", 0)))
 
 
 @converter("TopK")

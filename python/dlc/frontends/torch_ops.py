@@ -19,18 +19,12 @@ from .. import ops as D
 from ..errors import ModelImportError
 from ..mlir.dialects import dl
 from ..tracing import Tensor
+from .common import registrar
 
 __all__ = ["CONVERTERS"]
 
 CONVERTERS = {}
-
-
-def converter(*names):
-    def register(fn):
-        for name in names:
-            CONVERTERS[name] = fn
-        return fn
-    return register
+converter = registrar(CONVERTERS)
 
 
 def _is_value(x):
@@ -117,7 +111,12 @@ for _names, _fn in [(("aten.add.Tensor", "aten.add.Scalar"), D.add),
                     (("aten.sub.Tensor", "aten.sub.Scalar"), D.subtract),
                     (("aten.mul.Tensor", "aten.mul.Scalar"), D.multiply),
                     (("aten.maximum.default",), D.maximum),
-                    (("aten.minimum.default",), D.minimum)]:
+                    (("aten.minimum.default",), D.minimum),
+                    (("aten.remainder.Tensor", "aten.remainder.Scalar"), D.remainder),
+                    (("aten.fmod.Tensor", "aten.fmod.Scalar"), D.fmod),
+                    (("aten.bitwise_and.Tensor",), D.bitwise_and),
+                    (("aten.bitwise_or.Tensor",), D.bitwise_or),
+                    (("aten.bitwise_xor.Tensor",), D.bitwise_xor)]:
     for _name in _names:
         CONVERTERS[_name] = _binary(_fn)
 
@@ -288,18 +287,6 @@ def _logical_xor(node, a, b):
     return D.logical_xor(_cast(a, np.bool_), _cast(b, np.bool_))
 
 
-@converter("aten.bitwise_and.Tensor")
-def _bitwise_and(node, a, b):
-    (a, b), _ = _promoted(a, b)
-    return D.bitwise_and(a, b)
-
-
-@converter("aten.bitwise_or.Tensor")
-def _bitwise_or(node, a, b):
-    (a, b), _ = _promoted(a, b)
-    return D.bitwise_or(a, b)
-
-
 @converter("aten.isnan.default")
 def _isnan(node, x):
     return D.isnan(x) if dtypes.is_float(x.dtype) else D.not_equal(x, x)
@@ -315,24 +302,6 @@ def _trunc(node, x):
     if not dtypes.is_float(x.dtype):
         return x
     return D.where(D.less(x, np.zeros((), x.dtype)), D.ceil(x), D.floor(x))
-
-
-@converter("aten.remainder.Tensor", "aten.remainder.Scalar")
-def _remainder(node, a, b):
-    (a, b), _ = _promoted(a, b)
-    return D.remainder(a, b)
-
-
-@converter("aten.fmod.Tensor", "aten.fmod.Scalar")
-def _fmod(node, a, b):
-    (a, b), _ = _promoted(a, b)
-    return D.fmod(a, b)
-
-
-@converter("aten.bitwise_xor.Tensor")
-def _bitwise_xor(node, a, b):
-    (a, b), _ = _promoted(a, b)
-    return D.bitwise_xor(a, b)
 
 
 @converter("aten._to_copy.default")
