@@ -1,8 +1,9 @@
 //===- UnshareFills.cpp - dl-unshare-fills --------------------------------===//
 //
-// Before one-shot bufferization: one fill per destination, and pads as
-// fill + insert_slice (see Passes.td). Ours for the fills (upstream has no
-// such rewrite: its bufferization resolves the shared fill with a copy);
+// Before one-shot bufferization: one fill or tensor.empty per destination,
+// and pads as fill + insert_slice (see Passes.td). Ours for the fills and
+// empties (upstream has no such rewrite: its bufferization resolves a shared
+// fill with a copy, and a shared empty costs its analysis quadratic time);
 // upstream's DecomposePadOpPattern for the pads.
 //
 //===----------------------------------------------------------------------===//
@@ -33,13 +34,16 @@ struct DLUnshareFillsPass
     if (failed(applyPatternsGreedily(func, std::move(patterns))))
       return signalPassFailure();
 
-    SmallVector<linalg::FillOp> shared;
-    func.walk([&](linalg::FillOp fill) {
-      if (fill.hasPureTensorSemantics() && !fill->getResult(0).hasOneUse() &&
-          !fill->getResult(0).use_empty())
-        shared.push_back(fill);
+    // Fills on tensors and empty tensors with several uses.
+    SmallVector<Operation *> shared;
+    func.walk([&](Operation *op) {
+      auto fill = dyn_cast<linalg::FillOp>(op);
+      if (!(fill && fill.hasPureTensorSemantics()) && !isa<tensor::EmptyOp>(op))
+        return;
+      if (!op->getResult(0).hasOneUse() && !op->getResult(0).use_empty())
+        shared.push_back(op);
     });
-    for (linalg::FillOp fill : shared) {
+    for (Operation *fill : shared) {
       Value result = fill->getResult(0);
       // Only destinations (a fill read as an input is not written over).
       SmallVector<OpOperand *> uses;
@@ -53,7 +57,7 @@ struct DLUnshareFillsPass
       for (OpOperand *use : othersRead ? ArrayRef<OpOperand *>(uses)
                                        : ArrayRef<OpOperand *>(uses).drop_front()) {
         OpBuilder b(use->getOwner());
-        Operation *clone = b.clone(*fill);
+        Operation *clone = b.clone(*fill);  // operands dominate the use
         use->set(clone->getResult(0));
       }
     }

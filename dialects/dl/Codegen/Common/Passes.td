@@ -59,7 +59,7 @@ def DLCollapseBatchMatmul : Pass<"dl-collapse-batch-matmul", "::mlir::func::Func
 }
 
 def DLUnshareFills : Pass<"dl-unshare-fills", "::mlir::func::FuncOp"> {
-  let summary = "Give each destination its own fill, and pads a destination producers can write into";
+  let summary = "Give each destination its own fill or empty tensor, and pads a destination producers can write into";
   let description = [{
     Prepares tensors for one-shot bufferization so that it copies less:
     - A `linalg.fill` on tensors with several uses (CSE merges the zero
@@ -67,6 +67,11 @@ def DLUnshareFills : Pass<"dl-unshare-fills", "::mlir::func::FuncOp"> {
       cloned for each use after the first: where two accumulations shared
       one filled tensor, bufferization filled one buffer and copied it to
       the other (a full memcpy of the output on the calling thread).
+    - A `tensor.empty` used as the destination of several ops (CSE merges
+      the empty results of every op of one shape) is cloned the same way:
+      one-shot bufferization's conflict analysis compares every pair of
+      writes into one alias set, so a shared empty made it quadratic in
+      the number of ops (a chain of 400 unfused elementwise ops: 7 s).
     - A `tensor.pad` with a constant value becomes fill + insert_slice
       (upstream's DecomposePadOpPattern), which `eliminate-empty-tensors`
       then turns into the producer writing straight into the interior of
