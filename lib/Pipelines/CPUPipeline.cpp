@@ -162,6 +162,10 @@ void addLLVMStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   pm.addPass(createLowerAffinePass());
   // Parallel loops -> outlined bodies, launched on dlc's thread pool.
   pm.addPass(createDLOutlineParallel());
+  // Functions of bounded size: LLVM's loop passes are quadratic in it.
+  DLSplitFunctionOptions split;
+  split.maxOps = options.maxFunctionOps;
+  pm.addPass(createDLSplitFunction(split));
   pm.addPass(createSCFToControlFlowPass());
   addCleanups(pm);
   // math: integer powers become outlined functions, what LLVM has intrinsics

@@ -56,12 +56,17 @@ class CPUOptions:
     #: unroll, and -O3 ran no faster on the bench's matmuls, convolutions
     #: and ResNet-18 while compiling ResNet-18 3 s (60%) longer
     llvm_opt_level: int = 2
+    #: operations above which a function is cut into calls of parts of about
+    #: this size before LLVM, whose loop passes take time quadratic in a
+    #: function's size (None: the pipeline's; 0: never cut)
+    max_function_ops: object = None
 
     def __post_init__(self):
         _check_int("vector_width", self.vector_width, 0, allow_none=True)
         _check_int("llvm_opt_level", self.llvm_opt_level, 0, 3)
         _check_int("tile_size", self.tile_size, 0)
         _check_int("parallel_min_work", self.parallel_min_work, 0, allow_none=True)
+        _check_int("max_function_ops", self.max_function_ops, 0, allow_none=True)
         if not isinstance(self.parallel, bool):
             raise ValueError(f"parallel must be True or False, but got {self.parallel!r}")
 
@@ -168,6 +173,8 @@ class CompileOptions:
         cpu = self.cpu
         min_work = ("" if cpu.parallel_min_work is None
                     else f"parallel-min-work={cpu.parallel_min_work} ")
+        split = ("" if cpu.max_function_ops is None
+                 else f"max-function-ops={cpu.max_function_ops} ")
         vector = ("vectorize=false " if cpu.vector_width == 0 else
                   "" if cpu.vector_width is None else
                   f"vector-width={cpu.vector_width} ")
@@ -176,7 +183,7 @@ class CompileOptions:
         # for the matmul kernels, and every convolution in NHWC.
         direct = -1 if self.is_cuda else 0
         return (f"{vector}tile-size={cpu.tile_size} "
-                f"parallel={'true' if cpu.parallel else 'false'} {min_work}"
+                f"parallel={'true' if cpu.parallel else 'false'} {min_work}{split}"
                 f"epilogue={epilogue} max-direct-filter-bytes={direct} "
                 f"nchw-min-filter-bytes={direct} "
                 f"{self._common_pipeline_options()}")

@@ -544,3 +544,30 @@ def test_compiled_signatures_are_bounded_and_clearable(monkeypatch):
     monkeypatch.setenv("DLC_JIT_CACHE_SIZE", "0")
     with pytest.raises(ValueError, match="DLC_JIT_CACHE_SIZE"):
         f(np.ones(5, F32))
+
+
+def test_large_functions_are_cut_into_parts_with_the_same_results():
+    """dl-split-function: with max_function_ops small, a network's function
+    becomes calls of private parts (LLVM's time stays linear in the program);
+    the results are bit-identical to the uncut function's, threads included."""
+    rng = np.random.default_rng(0)
+    w1 = rng.standard_normal((8, 3, 3, 3)).astype(np.float32)
+    w2 = rng.standard_normal((8, 8, 3, 3)).astype(np.float32)
+    lin = rng.standard_normal((8, 10)).astype(np.float32)
+
+    def net(x):
+        y = dlc.relu(dlc.conv2d(x, w1, padding=1))
+        y = dlc.relu(dlc.conv2d(y, w2, padding=1)) + y
+        y = dlc.mean(y, axis=(2, 3))
+        return dlc.log_softmax(y @ lin, axis=-1), y
+
+    x = rng.standard_normal((4, 3, 16, 16)).astype(np.float32)
+    whole = dlc.jit(net, max_function_ops=0)
+    cut = dlc.jit(net, max_function_ops=10)
+    assert "_part_" not in whole.lower(x).as_text("llvm")
+    llvm = cut.lower(x).as_text("llvm")
+    assert llvm.count('passthrough = ["noinline"]') >= 3
+    for got, want in zip(cut(x), whole(x)):
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="max_function_ops must be"):
+        dlc.jit(net, max_function_ops=-1)

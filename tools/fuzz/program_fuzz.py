@@ -12,8 +12,9 @@ ops (traced, compiled, run in float32) and once with numpy in float64. The
 compiled result must match the reference within a tolerance scaled by the
 magnitude of the values (float32 roundoff through a few dozen ops). Each
 program also runs with every optimization of `dlc.jit(disable=...)` turned
-off in turn (round robin), so a pass that changes the answer is caught
-against the same reference. A disagreement is shrunk (steps removed while
+off in turn, or with its function cut into parts of a dozen ops
+(`max_function_ops`, round robin), so a pass that changes the answer is
+caught against the same reference. A disagreement is shrunk (steps removed while
 it persists) and printed as Python.
 
   python tools/fuzz/program_fuzz.py --count 500 --seed 1
@@ -34,8 +35,12 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "test", "python"))
 import dlc  # noqa: E402
 import references as ref  # noqa: E402
 
-DISABLE = [None, "dl-simplify", "dl-fold-batchnorm", "dl-layout", "dl-linalg-fuse",
-           "dl-fuse-epilogue", "dl-plan-memory"]
+# What each program is also compiled with, round robin: each optimization
+# turned off, and functions cut into parts of a few ops (dl-split-function,
+# which only cuts large programs by default).
+VARIANTS = [None] + [{"disable": [name]} for name in (
+    "dl-simplify", "dl-fold-batchnorm", "dl-layout", "dl-linalg-fuse",
+    "dl-fuse-epilogue", "dl-plan-memory")] + [{"max_function_ops": 12}]
 
 
 def _unary_table():
@@ -352,18 +357,17 @@ def random_program(rng):
     return Program(inputs, steps)
 
 
-def run(program, arrays, disable):
-    fn = dlc.jit(lambda *xs: program.build(list(xs), "dlc"),
-                 disable=[disable] if disable else None)
+def run(program, arrays, variant):
+    fn = dlc.jit(lambda *xs: program.build(list(xs), "dlc"), **(variant or {}))
     return fn(*[a.astype(np.float32) for a in arrays])
 
 
-def mismatch(program, arrays, disable):
+def mismatch(program, arrays, variant):
     """None if dlc matches numpy in float64, else a description."""
     # The reference reads the very float32 inputs dlc gets.
     wants = program.build([a.astype(np.float32).astype(np.float64) for a in arrays], "numpy")
     try:
-        gots = run(program, arrays, disable)
+        gots = run(program, arrays, variant)
     except Exception as error:  # noqa: BLE001 - every failure is a finding
         return f"{type(error).__name__}: {str(error)[:300]}"
     gots = gots if isinstance(gots, tuple) else (gots,)
@@ -381,7 +385,7 @@ def mismatch(program, arrays, disable):
     return None
 
 
-def shrink(program, arrays, disable):
+def shrink(program, arrays, variant):
     """Removes steps while the disagreement persists (each removal keeps the
     program valid or is skipped)."""
     steps = list(program.steps)
@@ -391,7 +395,7 @@ def shrink(program, arrays, disable):
         for i in range(len(steps) - 1, -1, -1):
             trial = Program(program.inputs, steps[:i] + steps[i + 1:])
             try:
-                if trial.steps and mismatch(trial, arrays, disable):
+                if trial.steps and mismatch(trial, arrays, variant):
                     steps = trial.steps
                     changed = True
             except (ValueError, IndexError, KeyError):
@@ -408,8 +412,8 @@ def fuzz(count, seed, progress=True):
         if not program.steps:
             continue
         arrays = [rng.uniform(-2, 2, size=s) for s in program.inputs]
-        disable = DISABLE[index % len(DISABLE)]
-        for option in ([None, disable] if disable else [None]):
+        variant = VARIANTS[index % len(VARIANTS)]
+        for option in ([None, variant] if variant else [None]):
             problem = mismatch(program, arrays, option)
             if problem:
                 small = shrink(program, arrays, option)
@@ -428,7 +432,7 @@ def main():
     args = parser.parse_args()
     findings = fuzz(args.count, args.seed)
     for index, option, problem, source in findings:
-        print(f"program {index} (disable={option}): {problem}\n{source}\n")
+        print(f"program {index} (jit options {option}): {problem}\n{source}\n")
     print(f"{args.count} programs, {len(findings)} disagreements")
     return 1 if findings else 0
 

@@ -171,6 +171,17 @@ struct CPUPipelineOptions : public CommonPipelineOptions<CPUPipelineOptions> {
       // matmul 128 0.038 ms (0.045); 2^14 loses (MLP b64 0.14-0.16 ms,
       // convolutions 1.5-2x slower: nests too small to split).
       llvm::cl::init(65536)};
+  Option<int64_t> maxFunctionOps{
+      *this, "max-function-ops",
+      llvm::cl::desc("Operations above which a function is cut into calls of "
+                     "parts of about this size before LLVM (dl-split-function; "
+                     "0: never)"),
+      // LLVM's loop passes are quadratic in a function's size. opt -O2 +
+      // llc of an 800-nest chain of `x * a + b` (fusion off), by this
+      // option: unsplit 7.5 s, 4000: 5.8 s, 2000: 3.6 s, 1000: 3.1 s,
+      // 500: 2.9 s, 250: 2.7 s; EfficientNet-B0's LLVM time in the JIT:
+      // unsplit 13.5 s, 2000: 6.2 s, 1000: 6.7 s, 500: 6.4 s (Zen 4).
+      llvm::cl::init(1000)};
 };
 
 /// Adds the passes that take IR at `options.from` to IR at `options.to`;
