@@ -140,6 +140,11 @@ def classify(returncode, stderr, timed_out):
     return kind, head
 
 
+def _use_dl_opt(path):
+    global DL_OPT
+    DL_OPT = os.path.abspath(path)
+
+
 def run_one(task):
     name, text, args, timeout = task
     start = time.monotonic()
@@ -220,7 +225,11 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, default=None)
     parser.add_argument("--timeout", type=float, default=60.0,
                         help="seconds before a run counts as a hang")
+    parser.add_argument("--dl-opt", default=DL_OPT,
+                        help="the dl-opt to fuzz (a copy keeps a long run "
+                             "on one build while the tree is rebuilt)")
     options = parser.parse_args(argv)
+    _use_dl_opt(options.dl_opt)
     if not os.path.exists(DL_OPT):
         sys.exit(f"{DL_OPT} is missing: run `make build` first")
     stats, findings = fuzz(options.count, options.seed, options.out, options.jobs,
