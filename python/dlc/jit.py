@@ -15,6 +15,7 @@ import contextlib
 import functools
 import inspect
 import re
+import threading
 import weakref
 
 import numpy as np
@@ -52,6 +53,9 @@ class JitFunction:
         # max_signatures() of them (each holds machine code and, JIT-compiled,
         # an LLVM session: about 2 MB).
         self._cache = collections.OrderedDict()
+        # Guards changes of both caches: calls from several threads, and
+        # clear_cache() from any of them.
+        self._lock = threading.Lock()
         # Fast path of calls with positional numpy arrays only: the compiled
         # version by (shape, dtype) of each array, without binding the
         # signature. Only for plain signatures (no defaults, *args, **kwargs
@@ -244,20 +248,31 @@ class JitFunction:
             hit = self._fast_cache.get(fast_key)
             if hit is not None:
                 compiled, key = hit
-                self._cache.move_to_end(key)
+                try:
+                    self._cache.move_to_end(key)
+                except KeyError:  # evicted or cleared by another thread
+                    self._fast_cache.pop(fast_key, None)
                 return compiled._run(list(args))
         names, values, layout = self._bind(args, kwargs)
         specs, arrays = self._specs(names, values, layout)
         key = (specs, layout)
         compiled = self._cache.get(key)
         if compiled is None:
-            compiled = self._lower(specs, layout).compile()
-            self._cache[key] = compiled
-            self._evict()
+            # Compiled outside the lock: other threads keep calling (and
+            # compiling other signatures); the first version stored wins.
+            fresh = self._lower(specs, layout).compile()
+            with self._lock:
+                compiled = self._cache.setdefault(key, fresh)
+                self._cache.move_to_end(key)
+                self._evict()
         else:
-            self._cache.move_to_end(key)
+            with self._lock:
+                if key in self._cache:
+                    self._cache.move_to_end(key)
         if fast_key is not None and all(a is not None for a in arrays):
-            self._fast_cache[fast_key] = (compiled, key)
+            with self._lock:
+                if key in self._cache:
+                    self._fast_cache[fast_key] = (compiled, key)
         return compiled._run([a for a in arrays if a is not None])
 
     def cache_size(self):
@@ -267,10 +282,13 @@ class JitFunction:
     def clear_cache(self):
         """Forgets every compiled signature (the next call compiles again, or
         loads from the disk cache)."""
-        self._cache.clear()
-        self._fast_cache.clear()
+        with self._lock:
+            self._cache.clear()
+            self._fast_cache.clear()
 
     def _evict(self):
+        """Drops the least recently used signatures over the bound (called
+        with the lock held)."""
         limit = max_signatures()
         while len(self._cache) > limit:
             _, old = self._cache.popitem(last=False)

@@ -11,6 +11,7 @@ import collections
 import inspect
 import keyword
 import re
+import threading
 
 import numpy as np
 
@@ -119,6 +120,7 @@ class ImportedFunction:
         self._traced, self._jit_kwargs = traced, jit_kwargs
         self._jit = jit(traced, dynamic_batch=batch, **jit_kwargs)
         self.dynamic_batch = bool(batch)
+        self._fallback_lock = threading.Lock()
 
     def _arguments(self, args, kwargs):
         if kwargs:
@@ -163,30 +165,31 @@ class ImportedFunction:
 
         from ..jit import jit
         warnings.warn(f"{self.__name__}: compiling one version per batch size, since "
-                      f"{error}", stacklevel=3)
+                      f"{error}", stacklevel=4)
         self.dynamic_batch = False
         self._jit = jit(self._traced, dynamic_batch=False, **self._jit_kwargs)
 
-    def __call__(self, *args, **kwargs):
-        arguments = self._arguments(args, kwargs)
+    def _with_fallback(self, method, arguments):
+        """Calls `method` of the jit function; where the dynamic batch fails,
+        gives it up once (whichever thread gets there first) and calls the
+        per-batch version."""
+        compiled = self._jit
         try:
-            return self._jit(*arguments)
+            return getattr(compiled, method)(*arguments)
         except DynamicDimensionError as error:
-            if not self.dynamic_batch:
-                raise
-            self._static_batch(error)
-            return self._jit(*arguments)
+            with self._fallback_lock:
+                if compiled is self._jit:
+                    if not self.dynamic_batch:
+                        raise
+                    self._static_batch(error)
+            return getattr(self._jit, method)(*arguments)
+
+    def __call__(self, *args, **kwargs):
+        return self._with_fallback("__call__", self._arguments(args, kwargs))
 
     def lower(self, *args, **kwargs):
         """The :class:`dlc.Lowered` of this model for these inputs."""
-        arguments = self._arguments(args, kwargs)
-        try:
-            return self._jit.lower(*arguments)
-        except DynamicDimensionError as error:
-            if not self.dynamic_batch:
-                raise
-            self._static_batch(error)
-            return self._jit.lower(*arguments)
+        return self._with_fallback("lower", self._arguments(args, kwargs))
 
     def clear_cache(self):
         self._jit.clear_cache()
