@@ -313,6 +313,92 @@ def _se(pool, src, w1, w2, numpy=False):
     return x * dlc.sigmoid(dlc.conv2d(s, w2.astype(np.float32)))
 
 
+def _gen_batch_norm(rng, shapes):
+    a = _pick(rng, shapes, 4)
+    if a is None:
+        return None
+    c = shapes[a][1]
+    return {"src": a, "mean": rng.uniform(-1, 1, c), "var": rng.uniform(0.2, 2, c),
+            "gamma": rng.uniform(0.5, 1.5, c), "beta": rng.uniform(-1, 1, c)}
+
+
+def _batch_norm(pool, src, mean, var, gamma, beta, numpy=False):
+    if numpy:
+        shape = (1, -1, 1, 1)
+        return ((pool[src] - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + 1e-5)
+                * gamma.reshape(shape) + beta.reshape(shape))
+    return dlc.batch_norm(pool[src], *(v.astype(np.float32) for v in (mean, var, gamma, beta)))
+
+
+ACTIVATIONS = {"relu": (lambda: dlc.nn.ReLU(), lambda x: np.maximum(x, 0)),
+               "silu": (lambda: dlc.nn.SiLU(), lambda x: x * ref.sigmoid(x)),
+               "tanh": (lambda: dlc.nn.Tanh(), np.tanh),
+               "gelu": (lambda: dlc.nn.GELU(), ref.gelu)}
+
+
+def _gen_nn_conv_block(rng, shapes):
+    """dlc.nn's Conv2d -> BatchNorm2d -> activation, as a ResNet/MobileNet
+    block has them."""
+    a = _pick(rng, shapes, 4)
+    if a is None:
+        return None
+    n, c, h, w = shapes[a]
+    groups = int(rng.choice([g for g in (1, c) if c % g == 0]))
+    f = groups * int(rng.integers(1, 3))
+    k = int(rng.choice([1, 3]))
+    pad = k // 2
+    stride = int(rng.choice([1, 2]))
+    return {"src": a, "w": rng.uniform(-1, 1, (f, c // groups, k, k)),
+            "b": rng.uniform(-1, 1, f), "stride": stride, "pad": pad, "groups": groups,
+            "bn": [rng.uniform(-1, 1, f), rng.uniform(0.2, 2, f), rng.uniform(0.5, 1.5, f),
+                   rng.uniform(-1, 1, f)],
+            "act": str(rng.choice(sorted(ACTIVATIONS)))}
+
+
+def _nn_conv_block(pool, src, w, b, stride, pad, groups, bn, act, numpy=False):
+    if numpy:
+        y = ref.conv2d(pool[src], w, b, (stride, stride), (pad, pad, pad, pad), (1, 1), groups)
+        y = _batch_norm([y], 0, *bn, numpy=True)
+        return ACTIVATIONS[act][1](y)
+    f, cg, k, _ = w.shape
+    conv = dlc.nn.Conv2d(cg * groups, f, k, stride=stride, padding=pad, groups=groups)
+    conv.weight, conv.bias = w.astype(np.float32), b.astype(np.float32)
+    norm = dlc.nn.BatchNorm2d(f)
+    norm.running_mean, norm.running_var, norm.weight, norm.bias = (
+        v.astype(np.float32) for v in bn)
+    return dlc.nn.Sequential(conv, norm, ACTIVATIONS[act][0]())(pool[src])
+
+
+def _gen_nn_linear(rng, shapes):
+    a = _pick(rng, shapes)
+    if not shapes[a]:
+        return None
+    k = shapes[a][-1]
+    n = int(rng.integers(1, 9))
+    return {"src": a, "w": rng.uniform(-1, 1, (n, k)), "b": rng.uniform(-1, 1, n),
+            "act": str(rng.choice(sorted(ACTIVATIONS)))}
+
+
+def _nn_linear(pool, src, w, b, act, numpy=False):
+    if numpy:
+        return ACTIVATIONS[act][1](pool[src] @ w.T + b)
+    linear = dlc.nn.Linear(w.shape[1], w.shape[0])
+    linear.weight, linear.bias = w.astype(np.float32), b.astype(np.float32)
+    return ACTIVATIONS[act][0]()(linear(pool[src]))
+
+
+def _gen_cast(rng, shapes):
+    return {"src": _pick(rng, shapes), "dtype": str(rng.choice(["float16", "float64"]))}
+
+
+def _cast(pool, src, dtype, numpy=False):
+    """A round trip through another float type (float16 rounds: within the
+    tolerance, one float16 ulp is 2^-11 relative)."""
+    if numpy:
+        return pool[src].astype(dtype).astype(np.float64)
+    return dlc.astype(dlc.astype(pool[src], np.dtype(dtype)), np.float32)
+
+
 def _wrap(fn):
     return lambda pool, **p: fn(pool, **p), lambda pool, **p: fn(pool, numpy=True, **p)
 
@@ -324,7 +410,10 @@ for _name, _gen, _fn in [
         ("reshape", _gen_reshape, _reshape), ("slice", _gen_slice, _slice),
         ("concat", _gen_concat, _concat), ("matmul", _gen_matmul, _matmul),
         ("softmax", _gen_softmax, _softmax), ("layer_norm", _gen_layer_norm, _layer_norm),
-        ("conv", _gen_conv, _conv), ("pool", _gen_pool, _pool), ("se", _gen_se, _se)]:
+        ("conv", _gen_conv, _conv), ("pool", _gen_pool, _pool), ("se", _gen_se, _se),
+        ("batch_norm", _gen_batch_norm, _batch_norm),
+        ("nn_conv_block", _gen_nn_conv_block, _nn_conv_block),
+        ("nn_linear", _gen_nn_linear, _nn_linear), ("cast", _gen_cast, _cast)]:
     STEPS[_name] = (_gen,) + _wrap(_fn)
 
 
