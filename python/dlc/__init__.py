@@ -23,10 +23,12 @@ default, or a named CPU such as ``dlc.Target("znver3")``), with
 from . import cache, composite, ops
 from .compiler import GPU_STAGES, STAGES, STAGE_DESCRIPTIONS
 from .dtypes import BFLOAT16 as bfloat16
-from .errors import (ArityError, CompileError, CUDAUnavailableError, DLCError,
+from dlcrt import load
+from .errors import (ArityError, ArtifactError, CompileError, CUDAUnavailableError, DLCError,
                      DTypeError, DynamicDimensionError, ModelImportError, ShapeError,
                      TraceError,
                      UnsupportedOpError)
+from .export import export
 from .frontends import from_onnx, from_torch
 from .jit import JitFunction, clear_cache, jit
 from .options import CHIPS, CompileOptions, CPUOptions, GPUOptions
@@ -44,4 +46,5 @@ __all__ = [
     "GPU_STAGES", "STAGE_DESCRIPTIONS", "DLCError", "DTypeError", "ShapeError",
     "ArityError", "TraceError", "CompileError", "CUDAUnavailableError", "bfloat16",
     "UnsupportedOpError", "ModelImportError", "DynamicDimensionError", "from_onnx", "from_torch",
+    "export", "load", "ArtifactError",
 ] + ops.__all__ + composite.__all__

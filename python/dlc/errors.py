@@ -6,20 +6,10 @@ arity, ``ValueError`` for wrong shapes), so ``except ValueError`` keeps working.
 """
 
 
-class DLCError(Exception):
-    """Base class of every dlc error."""
-
-
-class DTypeError(DLCError, TypeError):
-    """An argument or operand has a dtype the operation does not accept."""
-
-
-class ShapeError(DLCError, ValueError):
-    """An argument or operand has a shape the operation does not accept."""
-
-
-class ArityError(DLCError, TypeError):
-    """A compiled function was called with the wrong number of arguments."""
+# The classes a loaded library raises too live in dlcrt (which imports
+# nothing of dlc): one class per error for both.
+from dlcrt.errors import (ArityError, ArtifactError, CUDAUnavailableError,  # noqa: F401
+                          DLCError, DTypeError, ShapeError)
 
 
 class TraceError(DLCError, TypeError):
@@ -30,12 +20,6 @@ class TraceError(DLCError, TypeError):
 class CompileError(DLCError, RuntimeError):
     """A pass of the compilation pipeline failed. The message holds the stage
     and MLIR's diagnostics, whose locations point at the user's source lines."""
-
-
-class CUDAUnavailableError(DLCError, RuntimeError):
-    """A function compiled with ``target="cuda"`` was run where there is no
-    CUDA driver (``libcuda.so.1``) or no CUDA device. ``emulate=True`` runs
-    the same kernels on the CPU."""
 
 
 class UnsupportedOpError(DLCError, NotImplementedError):

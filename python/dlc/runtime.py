@@ -287,6 +287,9 @@ class JITCode:
         return self.engine.raw_lookup(name) or 0
 
     def dump_object(self, path):
+        """Writes the object file (`pic` code). Look a symbol up first: the
+        ORC JIT compiles on the first lookup, and dumping a module never
+        compiled aborts the process."""
         self.engine.dump_to_object_file(path)
 
 

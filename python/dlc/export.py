@@ -1,0 +1,510 @@
+"""Ahead-of-time export: a compiled function as one self-contained shared
+library, loadable without dlc's compiler (:func:`dlcrt.load`, or C).
+
+``dlc.export(f, *example_args, path=...)`` compiles `f` for the example
+arguments' signature (as ``dlc.jit`` would, dynamic batch included) and
+writes:
+
+- ``path`` (``.so``): the machine code with its weights, dlc's runtime (the
+  thread pool and allocator, lib/Runtime, linked in from a static archive),
+  a C entry point ``int dlc_<name>(const dlc_tensor *inputs, dlc_tensor
+  *outputs)`` that checks every input's dtype and shape, and a metadata
+  record (``const char *dlc_metadata(void)``, JSON: format, dlc version,
+  target, and per function its inputs' names, dtypes and shapes with dynamic
+  dimensions as null, its outputs' dtypes and ranks). It needs only libc,
+  libm, libstdc++ and pthread (``ldd`` shows nothing of LLVM or MLIR).
+- ``path`` with ``.h``: the C declarations (``dlc_tensor``, the dtype codes,
+  the entry points), with a usage comment.
+
+The C ABI (also in the header): inputs are dense C-contiguous tensors the
+caller owns; each output is allocated by the library and released with
+``dlc_free_tensor``; a non-zero return is an error whose message
+``dlc_last_error()`` gives (1: bad input, 2: out of memory).
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+import numpy as np
+
+from . import _build_config
+from . import dtypes
+from .errors import CompileError
+from .version import __version__
+
+#: the layout of the metadata and of the C ABI; bumped when either changes
+FORMAT = 1
+#: the most dimensions a tensor of the C ABI has
+MAX_RANK = 8
+#: dtype codes of the C ABI (dlc_tensor.dtype)
+DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3, "int8": 4,
+               "int16": 5, "int32": 6, "int64": 7, "bool": 8}
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+#: names of the runtime's and the ABI's own functions (dlc_<name>)
+_RESERVED = {"num_threads", "set_num_threads", "parallel_for", "call_guarded", "metadata",
+             "last_error", "free_tensor"}
+
+
+def export(f, *example_args, path, name=None, target="cpu", **jit_kwargs):
+    """Compiles `f` for the signature of `example_args` and writes it to
+    `path` as a shared library (see the module's docstring), plus a C header
+    next to it. Returns the path of the library.
+
+    Args:
+      f: a function of dlc ops, a ``dlc.jit`` function, a ``dlc.nn.Module``
+        (its parameters become constants of the library) or an imported
+        model (:func:`dlc.from_torch`, :func:`dlc.from_onnx`).
+      example_args: arguments of the shapes and dtypes to compile for.
+      path: the library to write (``.so``); parent folders must exist.
+      name: the C name of the function (``dlc_<name>``); by default the
+        function's own name.
+      target: ``"cpu"`` (this machine) or a :class:`dlc.Target` (another
+        x86 CPU: the library then runs where that CPU's features are).
+        ``"cuda"`` is not exported yet (a clear error).
+      jit_kwargs: options of :func:`dlc.jit` (``dynamic_batch``,
+        ``disable``, ...) for a plain function or module.
+    """
+    from .frontends.common import ImportedFunction
+    from .jit import JitFunction, jit
+    from .nn import Module
+    from .target import Target
+
+    if target == "cuda" or getattr(target, "kind", None) == "cuda":
+        raise NotImplementedError(
+            "dlc.export(target='cuda') is not supported yet: export for the CPU "
+            "(target='cpu' or a dlc.Target); GPU code runs through dlc.jit(target='cuda')")
+    if target != "cpu" and not isinstance(target, Target):
+        raise ValueError(f"dlc.export: target must be 'cpu' or a dlc.Target, "
+                         f"but got {target!r}")
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"dlc.export: path must be a file path, but got {path!r}")
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"dlc.export: the folder {folder!r} does not exist")
+    if target != "cpu":
+        jit_kwargs["target"] = target
+
+    if isinstance(f, (ImportedFunction, JitFunction)):
+        if jit_kwargs:
+            raise TypeError(f"dlc.export: options {sorted(jit_kwargs)} are given when "
+                            f"{'importing' if isinstance(f, ImportedFunction) else 'jitting'}"
+                            f" the function, not to export")
+        lowered = f.lower(*example_args)
+    elif isinstance(f, Module):
+        lowered = jit(f, constants=True, **jit_kwargs).lower(*example_args)
+    elif callable(f):
+        lowered = jit(f, **jit_kwargs).lower(*example_args)
+    else:
+        raise TypeError(f"dlc.export: expected a function, a dlc.jit function, a "
+                        f"dlc.nn.Module or an imported model, but got {f!r}")
+    if lowered.parameter_slots:
+        raise ValueError("dlc.export: the module's parameters are arguments of this "
+                         "dlc.jit function; export the module itself, or jit it with "
+                         "constants=True")
+    if lowered.options.is_cuda:
+        raise NotImplementedError("dlc.export: functions compiled for target='cuda' "
+                                  "are not exported yet")
+    why_not = lowered.target.why_not_runnable()
+
+    if name is None:
+        name = getattr(f, "__name__", None) or lowered.symbol
+        name = re.sub(r"\W", "_", name).strip("_") or "function"
+        if name[0].isdigit():
+            name = "f_" + name
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(f"dlc.export: name must be a C identifier, but got {name!r}")
+    if name in _RESERVED or name.startswith("runtime_"):
+        raise ValueError(f"dlc.export: dlc_{name} is a name of the library's runtime; "
+                         f"choose another name")
+
+    record = _function_record(name, lowered)
+    metadata = {
+        "format": FORMAT, "dlc": __version__, "kind": "cpu",
+        "target": {"triple": lowered.target.triple, "cpu": lowered.target.cpu,
+                   "features": sorted(lowered.target.isa_features)},
+        "functions": [record],
+        # Filled in once the library is linked: the SHA-256 of the file with
+        # these 64 characters as zeros (dlcrt checks it before loading: a
+        # damaged library must be refused, not mapped and run).
+        "sha256": _UNSIGNED,
+    }
+    with tempfile.TemporaryDirectory(prefix="dlc-export-") as work:
+        obj = os.path.join(work, "code.o")
+        _compile_object(lowered, record, obj)
+        shim = os.path.join(work, "entry.c")
+        header = _header_text(os.path.basename(path), [record])
+        with open(os.path.join(work, "dlc_export.h"), "w") as out:
+            out.write(header)
+        with open(shim, "w") as out:
+            out.write(_shim_text(record, metadata))
+        library = os.path.join(work, "library.so")
+        _link(library, [shim, obj], work)
+        _sign(library)
+        shutil.move(library, path)
+    header_path = os.path.splitext(path)[0] + ".h"
+    with open(header_path, "w") as out:
+        out.write(header)
+    if why_not is not None:
+        import warnings
+        warnings.warn(f"dlc.export: {path} cannot run on this machine: {why_not}",
+                      stacklevel=2)
+    return path
+
+
+def _function_record(name, lowered):
+    inputs = []
+    for spec in lowered.arg_specs:
+        if spec.is_static:
+            continue  # a compile-time value: baked into the code
+        dtype = str(np.dtype(spec.dtype))
+        if dtype not in DTYPE_CODES:
+            raise ValueError(f"dlc.export: input {spec.name!r} has dtype {dtype}, which "
+                             f"the C ABI has no code for")
+        if len(spec.shape) > MAX_RANK:
+            raise ValueError(f"dlc.export: input {spec.name!r} has {len(spec.shape)} "
+                             f"dimensions; the C ABI takes at most {MAX_RANK}")
+        inputs.append({"name": spec.name, "dtype": dtype,
+                       "shape": [None if d is None else int(d) for d in spec.shape]})
+    outputs = []
+    for rank, dtype in lowered.result_specs:
+        dtype = str(np.dtype(dtype))
+        if rank > MAX_RANK:
+            raise ValueError(f"dlc.export: an output has {rank} dimensions; the C ABI "
+                             f"takes at most {MAX_RANK}")
+        outputs.append({"dtype": dtype, "rank": int(rank)})
+    return {"name": name, "symbol": lowered.symbol, "inputs": inputs, "outputs": outputs,
+            "single_output": lowered._structure is None}
+
+
+def _compile_object(lowered, record, obj):
+    """LLVM's object code of the function (position independent)."""
+    from .mlir import ir
+    from .runtime import JITCode
+    # The Lowered is export's own (traced for it): its module can change.
+    # The function's symbol (dlc_<fn>) would clash with the C entry point
+    # dlc_<name>: the code's own function gets another name.
+    module = lowered._module_at("llvm")
+    symbol = record["symbol"]
+    with module.context:
+        for op in module.body.operations:
+            if "sym_name" in op.attributes and \
+                    ir.StringAttr(op.attributes["sym_name"]).value == symbol:
+                ir.SymbolTable.set_symbol_name(op, symbol + "__dlc_code")
+        ir.SymbolTable.replace_all_symbol_uses(symbol, symbol + "__dlc_code",
+                                               module.operation)
+    try:
+        code = JITCode(module, opt_level=lowered.options.cpu.llvm_opt_level, pic=True)
+        # Compiled on the first lookup: dumping the object of a module none
+        # of whose symbols was looked up aborts the process in the ORC JIT
+        # ("Symbols not found: _mlir_<private function>").
+        if not code.packed_address("_mlir_ciface_" + symbol):
+            raise CompileError(f"dlc.export: the compiled code has no entry for {symbol}")
+        code.dump_object(obj)
+    except RuntimeError as error:
+        raise CompileError(f"dlc.export: LLVM could not compile {record['name']}: "
+                           f"{error}") from None
+    if not os.path.exists(obj):
+        raise CompileError(f"dlc.export: LLVM wrote no object code for {record['name']}")
+
+
+_UNSIGNED = "0" * 64
+
+
+def _sign(library):
+    """Writes the library's checksum into its metadata record."""
+    import hashlib
+    with open(library, "rb") as data:
+        blob = bytearray(data.read())
+    marker = b'"sha256": "' + _UNSIGNED.encode() + b'"'
+    at = blob.find(marker)
+    if at < 0 or blob.find(marker, at + 1) >= 0:
+        raise RuntimeError("dlc.export: the library's metadata record was not found once")
+    start = at + len(b'"sha256": "')
+    blob[start:start + 64] = hashlib.sha256(bytes(blob)).hexdigest().encode()
+    with open(library, "wb") as data:
+        data.write(blob)
+
+
+def _compiler():
+    for candidate in ("cc", "gcc", "clang"):
+        found = shutil.which(candidate)
+        if found:
+            return found
+    raise RuntimeError("dlc.export needs a C compiler (cc, gcc or clang) to link the "
+                       "library; none is on PATH")
+
+
+def _link(library, sources, include):
+    runtime = _build_config.DLC_RUNTIME_STATIC_LIB
+    if not os.path.exists(runtime):
+        raise RuntimeError(f"dlc.export: dlc's runtime archive {runtime} is missing "
+                           f"(run `make build`)")
+    command = [_compiler(), "-shared", "-fPIC", "-O2", "-I", include, "-o", library,
+               *sources, runtime, "-Wl,-Bsymbolic", "-Wl,--exclude-libs,ALL",
+               "-lstdc++", "-lm", "-lpthread"]
+    process = subprocess.run(command, capture_output=True, text=True)
+    if process.returncode != 0:
+        raise RuntimeError("dlc.export: linking the library failed:\n"
+                           + " ".join(command) + "\n" + process.stderr[-4000:])
+
+
+# -- C text --------------------------------------------------------------------
+
+_HEADER = """\
+/* {file}: generated by dlc {version} (dlc.export). The C interface of
+ * {library}, a self-contained shared library (link it, or dlopen it).
+ *
+ *   dlc_tensor x = {{ .data = buffer, .dtype = DLC_{example_dtype}, .rank = {example_rank},
+ *                    .shape = {{ {example_shape} }} }};
+ *   dlc_tensor y;
+ *   if (dlc_{first}(&x, &y) != 0) {{ fputs(dlc_last_error(), stderr); ... }}
+ *   ... use y.data (dense, C order, y.shape) ...
+ *   dlc_free_tensor(&y);
+ *
+ * Inputs are dense C-contiguous tensors the caller owns (only .data,
+ * .dtype, .rank and .shape are read). Each output is filled in: its data
+ * was allocated by the library and is released with dlc_free_tensor. A
+ * non-zero return is an error (1: an input of the wrong dtype or shape,
+ * 2: out of memory), described by dlc_last_error() on the calling thread.
+ * Calls from several threads at once are safe. Each exported library
+ * defines dlc_last_error, dlc_free_tensor, dlc_set_num_threads and
+ * dlc_metadata: a program using several of them opens each with dlopen
+ * (RTLD_LOCAL) and looks its functions up with dlsym.
+ */
+#ifndef DLC_EXPORT_{guard}_H
+#define DLC_EXPORT_{guard}_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {{
+#endif
+
+#ifndef DLC_TENSOR_DEFINED
+#define DLC_TENSOR_DEFINED
+#define DLC_MAX_RANK {max_rank}
+enum dlc_dtype {{
+{dtypes}
+}};
+
+typedef struct dlc_tensor {{
+  void *data;       /* the first element */
+  void *allocated;  /* outputs: what dlc_free_tensor releases */
+  int32_t dtype;    /* an enum dlc_dtype */
+  int32_t rank;
+  int64_t shape[DLC_MAX_RANK];
+}} dlc_tensor;
+#endif
+
+{functions}
+/* The last error of this thread (valid until its next call). */
+const char *dlc_last_error(void);
+/* Releases an output's data; the tensor's data becomes NULL. */
+void dlc_free_tensor(dlc_tensor *tensor);
+/* Threads of the library's pool a call may use (0: every core). */
+void dlc_set_num_threads(int64_t threads);
+/* JSON: format, dlc version, target, functions with inputs and outputs. */
+const char *dlc_metadata(void);
+
+#ifdef __cplusplus
+}}
+#endif
+#endif
+"""
+
+
+def _describe_inputs(record):
+    parts = []
+    for spec in record["inputs"]:
+        dims = ", ".join("?" if d is None else str(d) for d in spec["shape"])
+        parts.append(f"{spec['name']}: {spec['dtype']}[{dims}]")
+    return "; ".join(parts) or "none"
+
+
+def _header_text(library, records):
+    stem = os.path.splitext(library)[0]
+    guard = re.sub(r"\W", "_", stem).upper()
+    dtypes_text = ",\n".join(f"  DLC_{name.upper()} = {code}"
+                             for name, code in DTYPE_CODES.items())
+    functions = ""
+    for record in records:
+        outputs = ", ".join(f"{o['dtype']} of rank {o['rank']}" for o in record["outputs"])
+        functions += (f"/* inputs[{len(record['inputs'])}]: {_describe_inputs(record)}\n"
+                      f" * outputs[{len(record['outputs'])}]: {outputs or 'none'} */\n"
+                      f"int dlc_{record['name']}(const dlc_tensor *inputs, "
+                      f"dlc_tensor *outputs);\n")
+    example = records[0]["inputs"][0] if records[0]["inputs"] else \
+        {"dtype": "float32", "shape": []}
+    return _HEADER.format(file=stem + ".h", version=__version__, library=library,
+                          first=records[0]["name"], guard=guard, max_rank=MAX_RANK,
+                          example_dtype=example["dtype"].upper(),
+                          example_rank=len(example["shape"]),
+                          example_shape=", ".join("1" if d is None else str(d)
+                                                  for d in example["shape"]) or "0",
+                          dtypes=dtypes_text, functions=functions)
+
+
+_ITEMSIZE = {name: (2 if name == "bfloat16" else np.dtype(name).itemsize)
+             for name in DTYPE_CODES}
+
+
+def _c_string(text):
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _descriptor(rank):
+    arrays = f" int64_t sizes[{rank}]; int64_t strides[{rank}];" if rank else ""
+    return f"struct {{ void *allocated; void *aligned; int64_t offset;{arrays} }}"
+
+
+def _shim_text(record, metadata):
+    name, symbol = record["name"], record["symbol"]
+    inputs, outputs = record["inputs"], record["outputs"]
+    lines = [
+        "/* Generated by dlc.export: the C entry point of one exported function. */",
+        "#include <stdint.h>", "#include <stdio.h>", "#include <stdlib.h>",
+        "#include <string.h>", '#include "dlc_export.h"', "",
+        "extern int64_t dlc_call_guarded(void (*)(void **), void **);",
+        "extern void _mlir_memref_to_llvm_free(void *);",
+        "extern int64_t dlc_num_threads __attribute__((weak));",
+        f"extern void _mlir__mlir_ciface_{symbol}(void **);",
+        "", "static __thread char last_error[512];",
+        "const char *dlc_last_error(void) { return last_error; }",
+        "static int64_t threads_wanted = 0;",
+        "void dlc_set_num_threads(int64_t threads) { threads_wanted = threads; }",
+        f"const char *dlc_metadata(void) {{ return {_c_string(json.dumps(metadata))}; }}",
+        "void dlc_free_tensor(dlc_tensor *tensor) {",
+        "  if (tensor && tensor->allocated) _mlir_memref_to_llvm_free(tensor->allocated);",
+        "  if (tensor) { tensor->allocated = NULL; tensor->data = NULL; }",
+        "}", "",
+        "static const char *dtype_name(int32_t code) {",
+        "  switch (code) {",
+    ]
+    lines += [f'  case {code}: return "{dtype}";' for dtype, code in DTYPE_CODES.items()]
+    lines += ['  default: return "an unknown dtype";', "  }", "}", "",
+              "/* \"float32[2, 3]\" of a tensor given to an entry point. */",
+              "static void describe(const dlc_tensor *t, char *text, size_t size) {",
+              "  if (t->rank < 0 || t->rank > DLC_MAX_RANK) {",
+              "    snprintf(text, size, \"%s of rank %d\", dtype_name(t->dtype), (int)t->rank);",
+              "    return;",
+              "  }",
+              "  int n = snprintf(text, size, \"%s[\", dtype_name(t->dtype));",
+              "  for (int d = 0; d < t->rank && n < (int)size; ++d)",
+              "    n += snprintf(text + n, size - n, d ? \", %lld\" : \"%lld\", (long long)t->shape[d]);",
+              "  if (n < (int)size) snprintf(text + n, size - n, \"]\");",
+              "}", ""]
+    # Results: one descriptor, or a struct of them.
+    result_fields = " ".join(f"{_descriptor(o['rank'])} r{i};" for i, o in enumerate(outputs))
+    lines.append(f"int dlc_{name}(const dlc_tensor *inputs, dlc_tensor *outputs) {{")
+    lines.append("  last_error[0] = 0;")
+    lines.append(f"  if (!inputs && {len(inputs)} > 0) {{ snprintf(last_error, sizeof "
+                 f"last_error, \"dlc_{name}: inputs is NULL\"); return 1; }}")
+    lines.append(f"  if (!outputs && {len(outputs)} > 0) {{ snprintf(last_error, sizeof "
+                 f"last_error, \"dlc_{name}: outputs is NULL\"); return 1; }}")
+    lines.append("  int64_t batch = -1; int batch_input = -1; (void)batch; (void)batch_input;")
+    lines.append("  char got[200];")
+    for i, spec in enumerate(inputs):
+        rank, code = len(spec["shape"]), DTYPE_CODES[spec["dtype"]]
+        want = "[" + ", ".join("?" if d is None else str(d) for d in spec["shape"]) + "]"
+        what = f"input {i} ({spec['name']}): expected {spec['dtype']}{want}"
+        checks = [f"inputs[{i}].rank != {rank}"]
+        for d, size in enumerate(spec["shape"]):
+            checks.append(f"inputs[{i}].shape[{d}] {'< 0' if size is None else f'!= {size}'}")
+        lines += [
+            f"  if (inputs[{i}].dtype != {code} || {' || '.join(checks)}) {{",
+            f"    describe(&inputs[{i}], got, sizeof got);",
+            f"    snprintf(last_error, sizeof last_error, \"dlc_{name}: {what}, but got %s\", got);",
+            "    return 1;",
+            "  }",
+            f"  int64_t bytes{i} = {_ITEMSIZE[spec['dtype']]};",
+            f"  for (int d = 0; d < {rank}; ++d) bytes{i} *= inputs[{i}].shape[d];",
+            f"  if (bytes{i} > 0 && inputs[{i}].data == NULL) {{ snprintf(last_error, sizeof "
+            f"last_error, \"dlc_{name}: input {i} ({spec['name']}) has no data\"); return 1; }}",
+        ]
+        if spec["shape"] and spec["shape"][0] is None:
+            lines.append(f"  if (batch < 0) {{ batch = inputs[{i}].shape[0]; batch_input = {i}; }}"
+                         f" else if (inputs[{i}].shape[0] != batch) {{ snprintf(last_error, "
+                         f"sizeof last_error, \"dlc_{name}: batched inputs disagree on the "
+                         f"batch size: input %d has %lld and input {i} ({spec['name']}) has "
+                         f"%lld\", batch_input, (long long)batch, "
+                         f"(long long)inputs[{i}].shape[0]); return 1; }}")
+    for i, spec in enumerate(inputs):
+        rank = len(spec["shape"])
+        lines.append(f"  {_descriptor(rank)} a{i};")
+        lines.append(f"  a{i}.allocated = a{i}.aligned = inputs[{i}].data; a{i}.offset = 0;")
+        if rank:
+            lines.append(f"  {{ int64_t stride = 1; for (int d = {rank - 1}; d >= 0; --d) "
+                         f"{{ a{i}.sizes[d] = inputs[{i}].shape[d]; a{i}.strides[d] = stride; "
+                         f"stride *= inputs[{i}].shape[d]; }} }}")
+        lines.append(f"  void *pa{i} = &a{i};")
+    packed = []
+    if outputs:
+        lines.append(f"  struct {{ {result_fields} }} results;")
+        lines.append("  memset(&results, 0, sizeof results);")
+        lines.append("  void *presults = &results;")
+        packed.append("&presults")
+    packed += [f"&pa{i}" for i in range(len(inputs))]
+    lines.append(f"  void *packed[] = {{ {', '.join(packed) or '0'} }};")
+    lines.append("  if (&dlc_num_threads) dlc_num_threads = threads_wanted;")
+    lines.append(f"  int64_t failed = dlc_call_guarded(_mlir__mlir_ciface_{symbol}, packed);")
+    lines.append("  if (failed) { snprintf(last_error, sizeof last_error, "
+                 f"\"dlc_{name}: the compiled code could not allocate %lld bytes\", "
+                 "(long long)failed); return 2; }")
+    for i, spec in enumerate(outputs):
+        rank, size = spec["rank"], _ITEMSIZE[spec["dtype"]]
+        lines += [
+            "  {",
+            f"    dlc_tensor *out = &outputs[{i}];",
+            f"    out->dtype = {DTYPE_CODES[spec['dtype']]}; out->rank = {rank};",
+            "    int64_t count = 1;",
+        ]
+        if rank:
+            lines.append(f"    for (int d = 0; d < {rank}; ++d) {{ out->shape[d] = "
+                         f"results.r{i}.sizes[d]; count *= results.r{i}.sizes[d]; }}")
+        lines += [
+            f"    for (int d = {rank}; d < DLC_MAX_RANK; ++d) out->shape[d] = 0;",
+            f"    char *first = (char *)results.r{i}.aligned + results.r{i}.offset * {size};",
+            # An output the library does not own alone (an input's buffer, or
+            # another output's) or not dense: copied into a buffer of its own.
+            "    int own = results.r" + str(i) + ".allocated != NULL;",
+        ]
+        for j in range(len(inputs)):
+            lines.append(f"    if ((char *)results.r{i}.allocated >= (char *)inputs[{j}].data "
+                         f"&& (char *)results.r{i}.allocated < (char *)inputs[{j}].data + "
+                         f"bytes{j}) own = 0;")
+        for j in range(i):
+            lines.append(f"    if (results.r{i}.allocated == outputs[{j}].allocated) own = 0;")
+        if rank:
+            lines.append(f"    {{ int64_t stride = 1; for (int d = {rank - 1}; d >= 0; --d) "
+                         f"{{ if (results.r{i}.sizes[d] != 1 && results.r{i}.strides[d] != "
+                         f"stride) own = 0; stride *= results.r{i}.sizes[d]; }} }}")
+        lines += [
+            "    if (own) { out->data = first; out->allocated = results.r" + str(i)
+            + ".allocated; }",
+            "    else {",
+            f"      char *copy = malloc(count * {size} > 0 ? count * {size} : 1);",
+            "      if (!copy) { snprintf(last_error, sizeof last_error, \"dlc_" + name
+            + ": out of memory for an output\"); return 2; }",
+        ]
+        if rank:
+            lines += [
+                f"      int64_t index[{rank}] = {{0}};",
+                "      for (int64_t e = 0; e < count; ++e) {",
+                "        int64_t at = 0;",
+                f"        for (int d = 0; d < {rank}; ++d) at += index[d] * results.r{i}.strides[d];",
+                f"        memcpy(copy + e * {size}, first + at * {size}, {size});",
+                f"        for (int d = {rank - 1}; d >= 0; --d) {{ if (++index[d] < "
+                f"results.r{i}.sizes[d]) break; index[d] = 0; }}",
+                "      }",
+            ]
+        else:
+            lines.append(f"      memcpy(copy, first, {size});")
+        lines += ["      out->data = copy; out->allocated = copy;", "    }", "  }"]
+    lines += ["  return 0;", "}", ""]
+    return "\n".join(lines)

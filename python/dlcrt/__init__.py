@@ -1,0 +1,297 @@
+"""dlcrt: run libraries written by ``dlc.export`` with ctypes and numpy only.
+
+No compiler, no LLVM or MLIR: this package imports nothing of dlc's, so it
+works where only the exported ``.so`` and numpy are installed.
+
+    import dlcrt
+    model = dlcrt.load("resnet18.so")
+    logits = model(images)          # one exported function
+    model.resnet18(images)          # the same, by name
+
+Calls check every input as a ``dlc.jit`` function does and raise the same
+errors (:class:`ShapeError`, :class:`DTypeError`, :class:`ArityError`,
+``MemoryError``); ``dlc.ShapeError`` and ``dlcrt.ShapeError`` are one class.
+A library that is not dlc's, was damaged, was written by another format of
+dlc, or was compiled for another CPU is refused with an
+:class:`ArtifactError` saying which.
+"""
+
+import ctypes
+import json
+import mmap
+import os
+import platform
+
+import numpy as np
+
+from .errors import (ArityError, ArtifactError, CUDAUnavailableError, DLCError,  # noqa: F401
+                     DTypeError, ShapeError)
+
+#: the metadata/C ABI layout this loader reads (dlc.export's FORMAT)
+FORMAT = 1
+MAX_RANK = 8
+_DTYPES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3, "int8": 4,
+           "int16": 5, "int32": 6, "int64": 7, "bool": 8}
+
+
+def _numpy_dtype(name):
+    if name == "bfloat16":
+        try:
+            import ml_dtypes
+        except ImportError:
+            raise DTypeError("this function takes bfloat16 arrays, which need the "
+                             "ml_dtypes package") from None
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
+class Tensor(ctypes.Structure):
+    """dlc_tensor of the C ABI (see the header dlc.export writes)."""
+    _fields_ = [("data", ctypes.c_void_p), ("allocated", ctypes.c_void_p),
+                ("dtype", ctypes.c_int32), ("rank", ctypes.c_int32),
+                ("shape", ctypes.c_int64 * MAX_RANK)]
+
+
+def _host_flags():
+    """The CPU's feature flags as /proc/cpuinfo names them (empty where
+    unknown: then nothing is refused for features)."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+# LLVM feature names whose instructions the code may use -> /proc/cpuinfo
+# flags. Only vector ISA features (what dlc's code generation chooses by):
+# a missing one means an illegal instruction.
+_CPUINFO = {"avx": "avx", "avx2": "avx2", "fma": "fma", "f16c": "f16c",
+            "avx512f": "avx512f", "avx512bw": "avx512bw", "avx512dq": "avx512dq",
+            "avx512vl": "avx512vl", "avx512cd": "avx512cd", "avx512bf16": "avx512_bf16",
+            "avx512fp16": "avx512_fp16", "avx512vnni": "avx512_vnni",
+            "avx512vbmi": "avx512vbmi", "avx512ifma": "avx512ifma", "amx-tile": "amx_tile",
+            "amx-bf16": "amx_bf16", "amx-int8": "amx_int8", "avxvnni": "avx_vnni"}
+
+
+def why_not_runnable(target, flags=None, machine=None):
+    """None where code for `target` (the metadata's record) runs here, else
+    why not."""
+    machine = machine or platform.machine()
+    arch = target["triple"].split("-")[0]
+    if arch != machine:
+        return f"it is compiled for {arch} ({target['cpu']}) and this machine is {machine}"
+    flags = _host_flags() if flags is None else flags
+    if not flags:
+        return None
+    missing = sorted(_CPUINFO[f] for f in target["features"]
+                     if f in _CPUINFO and _CPUINFO[f] not in flags)
+    if missing:
+        return (f"it is compiled for {target['cpu']}, whose features "
+                f"{', '.join(missing)} this machine's CPU lacks")
+    return None
+
+
+class Library:
+    """An exported library, loaded: one callable per exported function (as
+    attributes, by name); called directly where it holds exactly one."""
+
+    def __init__(self, path):
+        self.path = os.fspath(path)
+        if not os.path.isfile(self.path):
+            raise FileNotFoundError(f"dlcrt.load: no such file: {self.path!r}")
+        metadata = self._peek_metadata()
+        why_not = why_not_runnable(metadata["target"])
+        if why_not is not None:
+            raise ArtifactError(f"dlcrt.load: {self.path} cannot run on this machine: "
+                                f"{why_not}")
+        if metadata.get("kind", "cpu") == "cuda":
+            raise CUDAUnavailableError(f"dlcrt.load: {self.path} is for CUDA GPUs, "
+                                       f"which this loader does not run yet")
+        try:
+            self._library = ctypes.CDLL(os.path.abspath(self.path), mode=ctypes.RTLD_LOCAL)
+        except OSError as error:
+            raise ArtifactError(f"dlcrt.load: {self.path} does not load: {error}") from None
+        self.metadata = metadata
+        self._library.dlc_last_error.restype = ctypes.c_char_p
+        self._library.dlc_free_tensor.argtypes = [ctypes.POINTER(Tensor)]
+        self._library.dlc_set_num_threads.argtypes = [ctypes.c_int64]
+        self.functions = {}
+        for record in metadata["functions"]:
+            function = Function(self, record)
+            self.functions[record["name"]] = function
+            setattr(self, record["name"], function)
+
+    def _peek_metadata(self):
+        """The metadata record, read from the file's bytes before loading
+        it (a library for another CPU must not be run to be refused)."""
+        with open(self.path, "rb") as data:
+            if data.read(4) != b"\x7fELF":
+                raise ArtifactError(f"dlcrt.load: {self.path} is not a shared library "
+                                    f"(no ELF header)")
+            # Mapped, not read: the checksum reads every byte once.
+            with mmap.mmap(data.fileno(), 0, access=mmap.ACCESS_READ) as blob:
+                return self._parse_metadata(blob)
+
+    def _parse_metadata(self, blob):
+        marker = b'{"format": '
+        start = blob.find(marker)
+        if start < 0:
+            raise ArtifactError(f"dlcrt.load: {self.path} is not a library written by "
+                                f"dlc.export (no metadata record)")
+        end = blob.find(b"\0", start)
+        try:
+            metadata = json.loads(blob[start:end].decode())
+        except (UnicodeDecodeError, ValueError):
+            raise ArtifactError(f"dlcrt.load: {self.path} is damaged: its metadata "
+                                f"record is not valid") from None
+        if metadata.get("format") == FORMAT:
+            self._check_sum(blob, start, metadata)
+        if metadata.get("format") != FORMAT:
+            raise ArtifactError(
+                f"dlcrt.load: {self.path} has format {metadata.get('format')!r} (written by "
+                f"dlc {metadata.get('dlc', '?')}); this loader reads format {FORMAT}: "
+                f"export it again with this version of dlc")
+        return metadata
+
+    def _check_sum(self, blob, start, metadata):
+        """The SHA-256 of the file with the record's own checksum as zeros
+        must be the record's (dlc.export wrote it after linking)."""
+        import hashlib
+        expected = metadata.get("sha256", "")
+        marker = b'"sha256": "' + expected.encode() + b'"'
+        at = blob.find(marker, start)
+        if len(expected) != 64 or at < 0:
+            raise ArtifactError(f"dlcrt.load: {self.path} is damaged: its metadata "
+                                f"record has no checksum")
+        begin = at + len(b'"sha256": "')
+        digest = hashlib.sha256()
+        view = memoryview(blob)
+        try:
+            digest.update(view[:begin])
+            digest.update(b"0" * 64)
+            digest.update(view[begin + 64:])
+        finally:
+            view.release()
+        if digest.hexdigest() != expected:
+            raise ArtifactError(f"dlcrt.load: {self.path} is damaged: its contents do "
+                                f"not match the checksum dlc.export recorded (a partial "
+                                f"copy, or changed bytes)")
+
+    def set_num_threads(self, threads):
+        """Threads of the library's own pool a call may use (0: every core)."""
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
+            raise ValueError(f"threads must be a non-negative int, but got {threads!r}")
+        self._library.dlc_set_num_threads(threads)
+
+    def __call__(self, *args):
+        if len(self.functions) != 1:
+            raise TypeError(f"{self.path} holds {len(self.functions)} functions "
+                            f"({', '.join(self.functions)}): call one by name")
+        return next(iter(self.functions.values()))(*args)
+
+    def __repr__(self):
+        return f"<dlcrt library {self.path}: {', '.join(self.functions)}>"
+
+
+class _Owner:
+    """Keeps an output's buffer until the last numpy view of it is gone."""
+
+    def __init__(self, library, tensor):
+        self._free = library._library.dlc_free_tensor
+        self._tensor = tensor
+
+    def __del__(self):
+        self._free(ctypes.byref(self._tensor))
+
+
+class Function:
+    """One exported function: call it with numpy arrays."""
+
+    def __init__(self, library, record):
+        self._library = library
+        self.name = record["name"]
+        self.inputs = record["inputs"]
+        self.outputs = record["outputs"]
+        self._single = record.get("single_output", len(self.outputs) == 1)
+        self._dtypes = [_numpy_dtype(i["dtype"]) if i["dtype"] != "bfloat16" else None
+                        for i in self.inputs]
+        self._entry = getattr(library._library, "dlc_" + self.name)
+        self._entry.argtypes = [ctypes.POINTER(Tensor), ctypes.POINTER(Tensor)]
+        self._entry.restype = ctypes.c_int
+
+    def _describe(self, spec):
+        dims = ", ".join("?" if d is None else str(d) for d in spec["shape"])
+        return f"{spec['dtype']}[{dims}]"
+
+    def _check(self, args):
+        if len(args) != len(self.inputs):
+            names = ", ".join(i["name"] for i in self.inputs)
+            raise ArityError(f"{self.name} takes {len(self.inputs)} arguments ({names}), "
+                             f"but got {len(args)}")
+        arrays, batch, batch_name = [], None, None
+        for spec, dtype, value in zip(self.inputs, self._dtypes, args):
+            dtype = dtype or _numpy_dtype(spec["dtype"])
+            array = value if isinstance(value, np.ndarray) else np.asarray(value)
+            got = f"{array.dtype}{list(array.shape)}"
+            if array.dtype != dtype:
+                raise DTypeError(f"argument {spec['name']!r}: expected "
+                                 f"{self._describe(spec)}, but got {got}")
+            shape = spec["shape"]
+            if array.ndim != len(shape) or any(
+                    e is not None and e != g for e, g in zip(shape, array.shape)):
+                raise ShapeError(f"argument {spec['name']!r}: expected "
+                                 f"{self._describe(spec)}, but got {got}")
+            if shape and shape[0] is None:
+                if batch is None:
+                    batch, batch_name = array.shape[0], spec["name"]
+                elif array.shape[0] != batch:
+                    raise ShapeError(f"batched arguments disagree on the batch size: "
+                                     f"{batch_name!r} has {batch} and {spec['name']!r} "
+                                     f"has {array.shape[0]}")
+            arrays.append(np.ascontiguousarray(array))
+        return arrays
+
+    def __call__(self, *args):
+        arrays = self._check(args)
+        inputs = (Tensor * max(len(arrays), 1))()
+        for tensor, array, spec in zip(inputs, arrays, self.inputs):
+            tensor.data = array.ctypes.data
+            tensor.dtype = _DTYPES[spec["dtype"]]
+            tensor.rank = array.ndim
+            for d, size in enumerate(array.shape):
+                tensor.shape[d] = size
+        outputs = (Tensor * max(len(self.outputs), 1))()
+        status = self._entry(inputs, outputs)
+        if status != 0:
+            message = (self._library._library.dlc_last_error() or b"").decode()
+            if status == 2:
+                raise MemoryError(message)
+            raise ShapeError(message)
+        results = []
+        for index, spec in enumerate(self.outputs):
+            tensor = outputs[index]
+            shape = tuple(tensor.shape[d] for d in range(tensor.rank))
+            dtype = _numpy_dtype(spec["dtype"])
+            count = int(np.prod(shape, dtype=np.int64))
+            owner = _Owner(self._library, Tensor.from_buffer_copy(tensor))
+            if count == 0 or not tensor.data:
+                results.append(np.zeros(shape, dtype))
+                continue
+            buffer = (ctypes.c_char * (count * dtype.itemsize)).from_address(tensor.data)
+            buffer._dlcrt_owner = owner  # freed with the last view
+            results.append(np.frombuffer(buffer, dtype=dtype).reshape(shape))
+        if self._single:
+            return results[0]
+        return tuple(results)
+
+    def __repr__(self):
+        inputs = ", ".join(f"{i['name']}: {self._describe(i)}" for i in self.inputs)
+        return f"<dlcrt function {self.name}({inputs})>"
+
+
+def load(path):
+    """Loads a library written by ``dlc.export``; returns a :class:`Library`."""
+    return Library(path)

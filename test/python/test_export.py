@@ -1,0 +1,309 @@
+"""dlc.export and dlcrt.load: compiled functions as self-contained shared
+libraries, run from Python without dlc's compiler and from C."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+
+import dlc
+import dlcrt
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+rng = np.random.default_rng(0)
+W1 = rng.standard_normal((20, 16)).astype(np.float32)
+W2 = rng.standard_normal((16, 5)).astype(np.float32)
+
+
+def mlp(x):
+    return dlc.softmax(dlc.relu(x @ W1) @ W2, axis=-1)
+
+
+def ldd_libraries(path):
+    output = subprocess.run(["ldd", path], capture_output=True, text=True, check=True).stdout
+    return [line.split()[0] for line in output.splitlines() if line.strip()]
+
+
+@pytest.fixture(scope="module")
+def mlp_library(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("export")
+    x = rng.standard_normal((4, 20)).astype(np.float32)
+    path = dlc.export(mlp, x, path=str(folder / "mlp.so"), dynamic_batch=True)
+    return path
+
+
+def test_exported_function_matches_the_jit_for_every_batch(mlp_library):
+    library = dlc.load(mlp_library)
+    jitted = dlc.jit(mlp, dynamic_batch=True)  # the same code: the same bits
+    for batch in (1, 4, 7, 64):
+        x = rng.standard_normal((batch, 20)).astype(np.float32)
+        np.testing.assert_array_equal(library(x), jitted(x))
+        np.testing.assert_array_equal(library.mlp(x), jitted(x))
+    assert library(np.zeros((0, 20), np.float32)).shape == (0, 5)
+    record = library.metadata["functions"][0]
+    assert record["inputs"] == [{"name": "x", "dtype": "float32", "shape": [None, 20]}]
+    assert library.metadata["format"] == dlcrt.FORMAT
+    assert library.metadata["target"]["cpu"] == dlc.Target.host().cpu
+
+
+def test_library_needs_nothing_of_llvm_or_dlc(mlp_library):
+    names = " ".join(ldd_libraries(mlp_library))
+    for unwanted in ("LLVM", "MLIR", "mlir", "dlc_runtime", "python"):
+        assert unwanted not in names, names
+    header = open(os.path.splitext(mlp_library)[0] + ".h").read()
+    assert "int dlc_mlp(const dlc_tensor *inputs, dlc_tensor *outputs);" in header
+    assert "x: float32[?, 20]" in header
+
+
+def test_loaded_function_checks_arguments_like_the_jit(mlp_library):
+    library = dlc.load(mlp_library)
+    x = np.ones((3, 20), np.float32)
+    with pytest.raises(dlc.DTypeError, match=r"argument 'x': expected float32\[\?, 20\], "
+                                             r"but got float64\[3, 20\]"):
+        library(x.astype(np.float64))
+    with pytest.raises(dlc.ShapeError, match=r"but got float32\[3, 7\]"):
+        library(x[:, :7])
+    with pytest.raises(dlc.ShapeError):
+        library(x[0])
+    with pytest.raises(dlc.ArityError, match="takes 1 arguments"):
+        library(x, x)
+    # Strided inputs are made contiguous (as the jit does).
+    wide = np.ones((3, 40), np.float32)
+    np.testing.assert_array_equal(library(wide[:, ::2]), library(x))
+
+
+def test_several_outputs_aliasing_and_dtypes(tmp_path):
+    """Tuples of outputs, an output that is an input (copied: the caller
+    owns its outputs), integer, bool, rank-0 and bfloat16 values."""
+    def f(a, b, c):
+        return a, a * 2.0, dlc.sum(a), (b + 1) * b, b > 2, dlc.astype(c, np.float32) * 3.0
+
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    b = np.arange(6, dtype=np.int32).reshape(2, 3)
+    c = np.arange(5).astype(dlc.bfloat16)
+    path = dlc.export(f, a, b, c, path=str(tmp_path / "multi.so"))
+    got = dlc.load(path)(a, b, c)
+    want = dlc.jit(f)(a, b, c)
+    assert isinstance(got, tuple) and len(got) == 6
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(g, w)
+    assert got[0].ctypes.data != a.ctypes.data  # a copy, not the caller's buffer
+
+
+def test_module_and_imported_model_export(tmp_path):
+    torch = pytest.importorskip("torch")
+    model = dlc.nn.Sequential(dlc.nn.Conv2d(3, 8, 3, padding=1), dlc.nn.BatchNorm2d(8),
+                              dlc.nn.ReLU(), dlc.nn.GlobalAvgPool2d(), dlc.nn.Flatten(),
+                              dlc.nn.Linear(8, 4))
+    x = rng.standard_normal((2, 3, 10, 10)).astype(np.float32)
+    path = dlc.export(model, x, path=str(tmp_path / "net.so"))
+    np.testing.assert_allclose(dlc.load(path)(x), dlc.jit(model)(x), rtol=1e-5, atol=1e-6)
+
+    torch.manual_seed(0)
+    module = torch.nn.Sequential(torch.nn.Linear(6, 12), torch.nn.Tanh(),
+                                 torch.nn.Linear(12, 3)).eval()
+    example = rng.standard_normal((5, 6)).astype(np.float32)
+    imported = dlc.from_torch(module, example, dynamic_batch=True)
+    path = dlc.export(imported, example, path=str(tmp_path / "torch_mlp.so"), name="head")
+    library = dlc.load(path)
+    for batch in (1, 9):
+        xb = rng.standard_normal((batch, 6)).astype(np.float32)
+        with torch.no_grad():
+            want = module(torch.from_numpy(xb)).numpy()
+        np.testing.assert_allclose(library.head(xb), want, rtol=1e-5, atol=1e-6)
+
+
+def test_loading_without_the_compiler_in_a_fresh_process(mlp_library, tmp_path):
+    """dlcrt with numpy only: the MLIR bindings and dlc cannot be imported in
+    the child (an import hook refuses them), and the results are the jit's."""
+    runtime = tmp_path / "site"
+    shutil.copytree(os.path.dirname(dlcrt.__file__), runtime / "dlcrt")
+    x = rng.standard_normal((6, 20)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "want.npy", dlc.jit(mlp, dynamic_batch=True)(x))
+    script = textwrap.dedent(f"""
+        import sys, time
+        start = time.perf_counter()
+        class Refuse:
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in ("dlc", "mlir", "torch", "onnx"):
+                    raise ImportError("not in a deployment: " + name)
+        sys.meta_path.insert(0, Refuse())
+        sys.path.insert(0, {str(runtime)!r})
+        import numpy as np
+        import dlcrt
+        library = dlcrt.load({mlp_library!r})
+        got = library(np.load({str(tmp_path / "x.npy")!r}))
+        seconds = time.perf_counter() - start
+        assert not [m for m in sys.modules if m.split(".")[0] in ("dlc", "mlir")]
+        try:
+            import dlc
+        except ImportError:
+            pass
+        else:
+            raise SystemExit("dlc was importable")
+        np.testing.assert_array_equal(got, np.load({str(tmp_path / "want.npy")!r}))
+        print("ok", seconds)
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("ok")
+
+
+def test_c_example_builds_and_runs(tmp_path):
+    """examples/deploy: export with Python, then a C program linked against
+    the library and its header runs the model and reports a bad input."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    example = os.path.join(ROOT, "examples", "deploy")
+    subprocess.run([sys.executable, os.path.join(example, "export_mlp.py"), str(tmp_path)],
+                   check=True, capture_output=True)
+    program = str(tmp_path / "mlp")
+    subprocess.run([cc, os.path.join(example, "main.c"), "-I", str(tmp_path),
+                    str(tmp_path / "mlp.so"), f"-Wl,-rpath,{tmp_path}", "-lm", "-o", program],
+                   check=True)
+    run = subprocess.run([program, "3"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    got = np.array([[float(v) for v in line.split()] for line in run.stdout.splitlines()])
+    sys.path.insert(0, example)
+    try:
+        import export_mlp
+    finally:
+        sys.path.remove(example)
+    want = dlc.jit(export_mlp.mlp)(export_mlp.example_input(3))
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert "expected float32[?, 16], but got float32[3, 15]" in run.stderr
+
+
+def test_loaded_function_from_threads(mlp_library):
+    library = dlc.load(mlp_library)
+    inputs = [rng.standard_normal((5 + i, 20)).astype(np.float32) for i in range(4)]
+    wants = [library(x) for x in inputs]
+    errors = []
+
+    def work(index):
+        try:
+            for _ in range(200):
+                np.testing.assert_array_equal(library(inputs[index]), wants[index])
+        except BaseException as error:  # noqa: BLE001
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+
+
+def test_memory_failure_in_a_library_is_memory_error(tmp_path):
+    """A temporary larger than the process may have: MemoryError from the
+    library's entry point (return code 2 in C), and the library still works."""
+    def outer_sum(x, y):  # a (batch, 2^17) temporary
+        return dlc.sum(x * y, axis=1)
+
+    x, y = np.ones((8, 1), np.float32), np.ones((1, 1 << 17), np.float32)
+    path = dlc.export(outer_sum, x, y, path=str(tmp_path / "outer.so"),
+                      dynamic_batch=("x",))
+    script = textwrap.dedent(f"""
+        import resource, numpy as np, dlcrt
+        resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
+        library = dlcrt.load({path!r})
+        y = np.ones((1, 1 << 17), np.float32)
+        try:
+            library(np.ones((1 << 17, 1), np.float32), y)   # 64 GiB
+        except MemoryError as error:
+            print("MemoryError", error)
+        print(library(np.ones((4, 1), np.float32), y).tolist())
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "MemoryError dlc_outer_sum: the compiled code could not allocate" in result.stdout
+    assert "[131072.0, 131072.0, 131072.0, 131072.0]" in result.stdout
+
+
+def test_damaged_foreign_and_other_format_libraries_are_refused(mlp_library, tmp_path):
+    data = open(mlp_library, "rb").read()
+    with pytest.raises(FileNotFoundError):
+        dlcrt.load(str(tmp_path / "missing.so"))
+    (tmp_path / "text.so").write_text("not a library")
+    with pytest.raises(dlc.ArtifactError, match="not a shared library"):
+        dlcrt.load(str(tmp_path / "text.so"))
+    # An ELF library that is not dlc's.
+    libm = next((p for p in ("/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib64/libm.so.6")
+                 if os.path.exists(p)), None)
+    if libm:
+        with pytest.raises(dlc.ArtifactError, match="not a library written by dlc.export"):
+            dlcrt.load(libm)
+    # Truncated (the metadata survives: dlopen would map past the end of
+    # the file and die of SIGBUS), or one byte of code changed.
+    start = data.index(b'{"format": ')
+    (tmp_path / "cut.so").write_bytes(data[:start + 2000])
+    with pytest.raises(dlc.ArtifactError, match="damaged.*checksum"):
+        dlcrt.load(str(tmp_path / "cut.so"))
+    flipped = bytearray(data)
+    flipped[len(data) // 3] ^= 0x40
+    (tmp_path / "flipped.so").write_bytes(bytes(flipped))
+    with pytest.raises(dlc.ArtifactError, match="damaged.*checksum"):
+        dlcrt.load(str(tmp_path / "flipped.so"))
+    # Damaged metadata.
+    (tmp_path / "bad.so").write_bytes(data[:start + 12] + b"\x01\x02" + data[start + 14:])
+    with pytest.raises(dlc.ArtifactError, match="damaged"):
+        dlcrt.load(str(tmp_path / "bad.so"))
+    # Written by another format of dlc.
+    other = data.replace(b'{"format": %d,' % dlcrt.FORMAT, b'{"format": 9,', 1)
+    (tmp_path / "other.so").write_bytes(other)
+    with pytest.raises(dlc.ArtifactError, match="has format 9.*reads format"):
+        dlcrt.load(str(tmp_path / "other.so"))
+
+
+def test_libraries_for_another_cpu_are_refused(tmp_path):
+    target = {"triple": "aarch64-unknown-linux-gnu", "cpu": "neoverse-v1",
+              "features": ["neon"]}
+    assert "compiled for aarch64" in dlcrt.why_not_runnable(target, machine="x86_64")
+    target = {"triple": "x86_64-unknown-linux-gnu", "cpu": "sapphirerapids",
+              "features": ["avx2", "avx512f", "amx-tile"]}
+    why = dlcrt.why_not_runnable(target, flags={"avx2", "avx512f"}, machine="x86_64")
+    assert "amx_tile" in why and "sapphirerapids" in why
+    assert dlcrt.why_not_runnable(target, flags={"avx2", "avx512f", "amx_tile"},
+                                  machine="x86_64") is None
+    # A real library for a CPU this machine is not: a warning at export,
+    # refused at load.
+    host = dlc.Target.host()
+    other = dlc.Target("sapphirerapids")
+    if other.why_not_runnable(host) is None:
+        pytest.skip("this machine runs sapphirerapids code")
+    x = np.ones((2, 20), np.float32)
+    with pytest.warns(UserWarning, match="cannot run on this machine"):
+        path = dlc.export(mlp, x, path=str(tmp_path / "spr.so"), target=other)
+    with pytest.raises(dlc.ArtifactError, match="cannot run on this machine"):
+        dlcrt.load(path)
+    meta = json.loads(open(path, "rb").read().split(b'{"format": ', 1)[1]
+                      .split(b"\0", 1)[0].decode().join(['{"format": ', '']))
+    assert meta["target"]["cpu"] == "sapphirerapids"
+
+
+def test_export_refusals(tmp_path):
+    x = np.ones((2, 20), np.float32)
+    with pytest.raises(NotImplementedError, match="target='cuda'"):
+        dlc.export(mlp, x, path=str(tmp_path / "g.so"), target="cuda")
+    with pytest.raises(ValueError, match="C identifier"):
+        dlc.export(mlp, x, path=str(tmp_path / "n.so"), name="no-dash")
+    with pytest.raises(ValueError, match="runtime"):
+        dlc.export(mlp, x, path=str(tmp_path / "n.so"), name="metadata")
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        dlc.export(mlp, x, path=str(tmp_path / "missing" / "m.so"))
+    with pytest.raises(TypeError, match="not to export"):
+        dlc.export(dlc.jit(mlp), x, path=str(tmp_path / "m.so"), dynamic_batch=True)
+    with pytest.raises(ValueError, match="parameters are arguments"):
+        dlc.export(dlc.jit(dlc.nn.Linear(20, 3)), x, path=str(tmp_path / "m.so"))
