@@ -103,6 +103,16 @@ def export(f, *example_args, path, name=None, target="cpu", **jit_kwargs):
     else:
         raise TypeError(f"dlc.export: expected a function, a dlc.jit function, a "
                         f"dlc.nn.Module or an imported model, but got {f!r}")
+    return export_lowered(lowered, path, name, default_name=getattr(f, "__name__", None))
+
+
+def export_lowered(lowered, path, name=None, default_name=None):
+    """Writes a :class:`dlc.Lowered` (a traced function, or a ``dl`` module
+    read from a file: :mod:`dlc.aot`) as a library; see :func:`export`."""
+    path = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"dlc.export: the folder {folder!r} does not exist")
     if lowered.parameter_slots:
         raise ValueError("dlc.export: the module's parameters are arguments of this "
                          "dlc.jit function; export the module itself, or jit it with "
@@ -113,7 +123,8 @@ def export(f, *example_args, path, name=None, target="cpu", **jit_kwargs):
     why_not = lowered.target.why_not_runnable()
 
     if name is None:
-        name = getattr(f, "__name__", None) or lowered.symbol
+        name = default_name or (lowered.symbol[4:] if lowered.symbol.startswith("dlc_")
+                                else lowered.symbol)
         name = re.sub(r"\W", "_", name).strip("_") or "function"
         if name[0].isdigit():
             name = "f_" + name

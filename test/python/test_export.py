@@ -307,3 +307,46 @@ def test_export_refusals(tmp_path):
         dlc.export(dlc.jit(mlp), x, path=str(tmp_path / "m.so"), dynamic_batch=True)
     with pytest.raises(ValueError, match="parameters are arguments"):
         dlc.export(dlc.jit(dlc.nn.Linear(20, 3)), x, path=str(tmp_path / "m.so"))
+
+
+def test_aot_command_compiles_a_dl_file(tmp_path):
+    """python -m dlc.aot: a dl module from a file (hand-written, or saved
+    with as_text("dl")) to a library; bad files are errors naming the file."""
+    source = tmp_path / "model.mlir"
+    source.write_text(dlc.jit(mlp, dynamic_batch=True).lower(
+        np.ones((2, 20), np.float32)).as_text("dl"))
+    out = tmp_path / "model.so"
+    run = subprocess.run([sys.executable, "-m", "dlc.aot", str(source), "-o", str(out),
+                          "--name", "classify"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    x = rng.standard_normal((3, 20)).astype(np.float32)
+    np.testing.assert_array_equal(dlcrt.load(str(out)).classify(x),
+                                  dlc.jit(mlp, dynamic_batch=True)(x))
+
+    from dlc import aot
+    two = tmp_path / "two.mlir"
+    two.write_text("""
+      func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {
+        %b = dl.relu %a : tensor<2xf32> -> tensor<2xf32>
+        return %b : tensor<2xf32>
+      }
+      func.func @g(%a: tensor<3xi32>, %b: tensor<3xi32>) -> (tensor<3xi32>, tensor<3xi32>) {
+        %c = dl.add %a, %b : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
+        return %c, %a : tensor<3xi32>, tensor<3xi32>
+      }""")
+    assert aot.main([str(two), "-o", str(tmp_path / "x.so")]) == 1  # which one?
+    assert aot.main([str(two), "-o", str(tmp_path / "g.so"), "--function", "g"]) == 0
+    a, b = np.arange(3, dtype=np.int32), np.full(3, 5, np.int32)
+    got = dlcrt.load(str(tmp_path / "g.so"))(a, b)
+    np.testing.assert_array_equal(got[0], a + b)
+    np.testing.assert_array_equal(got[1], a)
+    with pytest.raises(ValueError, match="no public function 'h'; there are: f, g"):
+        aot.lower_file(str(two), "h")
+    bad = tmp_path / "bad.mlir"
+    bad.write_text("func.func @f(%a: i32) -> i32 { return %a : i32 }")
+    with pytest.raises(ValueError, match="argument 0 is i32"):
+        aot.lower_file(str(bad))
+    bad.write_text("this is not MLIR")
+    run = subprocess.run([sys.executable, "-m", "dlc.aot", str(bad), "-o", str(out)],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1 and "not valid MLIR" in run.stderr
