@@ -80,6 +80,10 @@ def test_ptx_of_every_op(case, rng, tmp_path):
                     (results if isinstance(results, (list, tuple)) else [results]))
         assert kernels >= 1 or empty
         assert len(_assemble(ptx, chip, tmp_path)) == kernels
+    # The host side translates to LLVM IR (ExecutionEngine creation): a
+    # synchronous gpu.dealloc was left unlowered, so every function with a
+    # temporary failed there, which no test without a GPU saw.
+    runtime.JITCode(lowered._module_at("binary"), opt_level=0)
 
 
 def test_emulation_with_a_dynamic_batch(rng):
@@ -374,3 +378,30 @@ def test_batched_matmuls_reach_the_matmul_kernels(shapes, dtype, rng):
         _check_half_matmul(result, a, b, dtype)
     else:
         np.testing.assert_allclose(result, np.matmul(a.astype(np.float64), b), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", ["matmul_relu", "conv", "softmax_sum", "constant_weights",
+                                  "dynamic_batch"])
+def test_host_code_with_temporaries_translates(name):
+    """Functions with temporaries and constant weights: their host side
+    frees buffers (gpu.dealloc), which must lower to the runtime's
+    mgpuMemFree; a synchronous dealloc stayed in the IR and the ExecutionEngine
+    refused the module (checked failing before the fix in dl-gpu-device-memory)."""
+    f32 = np.float32
+    cases = {
+        "matmul_relu": (lambda a, b: dlc.relu(a @ b) + 1.0,
+                        (np.ones((64, 32), f32), np.ones((32, 16), f32)), {}),
+        "conv": (lambda x, w: dlc.relu(dlc.conv2d(x, w, padding=1)),
+                 (np.ones((1, 3, 8, 8), f32), np.ones((4, 3, 3, 3), f32)), {}),
+        "softmax_sum": (lambda x: dlc.sum(dlc.softmax(x, axis=-1), axis=0),
+                        (np.ones((16, 10), f32),), {}),
+        "constant_weights": (lambda x: x @ np.arange(12, dtype=f32).reshape(4, 3),
+                             (np.ones((5, 4), f32),), {}),
+        "dynamic_batch": (lambda x: dlc.tanh(x) * 2.0 + dlc.mean(x), (np.ones((5, 4), f32),),
+                          {"dynamic_batch": True}),
+    }
+    fn, args, kwargs = cases[name]
+    lowered = dlc.jit(fn, target="cuda", **kwargs).lower(*args)
+    host = lowered.as_text("binary")
+    assert "gpu.dealloc" not in host and "unrealized_conversion_cast" not in host
+    runtime.JITCode(lowered._module_at("binary"), opt_level=0)

@@ -4,7 +4,7 @@
 // gpu.container_module (after kernel outlining):
 //
 //   memref.alloc      -> gpu.alloc host_shared   (CUDA managed memory)
-//   memref.dealloc    -> gpu.dealloc
+//   memref.dealloc    -> gpu.dealloc on a stream, waited for
 //   memref.get_global -> gpu.alloc host_shared + memref.copy from the
 //                        global, freed before each return
 //
@@ -34,6 +34,20 @@ namespace mlir::dl {
 using namespace mlir;
 
 namespace {
+
+/// Frees `memref` on a stream of its own, waited for:
+///   %s = gpu.wait async; %d = gpu.dealloc async [%s] %m; gpu.wait [%d]
+/// gpu-to-llvm lowers only asynchronous deallocs (mgpuMemFree(ptr, stream));
+/// a synchronous one stayed gpu.dealloc, and the host code could not be
+/// translated to LLVM IR (every function with a temporary failed to JIT).
+void createDealloc(OpBuilder &b, Location loc, Value memref) {
+  Type token = gpu::AsyncTokenType::get(b.getContext());
+  Value stream =
+      gpu::WaitOp::create(b, loc, token, ValueRange{}).getAsyncToken();
+  Value done = gpu::DeallocOp::create(b, loc, token, ValueRange{stream}, memref)
+                   .getAsyncToken();
+  gpu::WaitOp::create(b, loc, Type(), ValueRange{done});
+}
 
 struct DLGPUDeviceMemory
     : public dl::impl::DLGPUDeviceMemoryBase<DLGPUDeviceMemory> {
@@ -74,9 +88,7 @@ struct DLGPUDeviceMemory
     }
     for (memref::DeallocOp dealloc : deallocs) {
       OpBuilder b(dealloc);
-      gpu::DeallocOp::create(b, dealloc.getLoc(), /*asyncToken=*/Type(),
-                             /*asyncDependencies=*/ValueRange{},
-                             dealloc.getMemref());
+      createDealloc(b, dealloc.getLoc(), dealloc.getMemref());
       dealloc.erase();
     }
     SmallVector<Value> copies;
@@ -97,8 +109,7 @@ struct DLGPUDeviceMemory
         OpBuilder b(ret);
         for (Value copy : copies)
           if (!llvm::is_contained(ret.getOperands(), copy)) // the caller's
-            gpu::DeallocOp::create(b, ret.getLoc(), Type(), ValueRange{},
-                                   copy);
+            createDealloc(b, ret.getLoc(), copy);
       });
     return success();
   }

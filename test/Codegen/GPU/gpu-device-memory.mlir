@@ -10,8 +10,14 @@
 // CHECK: %[[T:.*]] = gpu.alloc  host_shared () : memref<4xf32>
 // CHECK: %[[R:.*]] = gpu.alloc  host_shared (%{{.*}}) : memref<?xf32>
 // CHECK: gpu.launch_func @k::@f {{.*}} args(%[[WD]] : memref<4xf32>, %[[T]] : memref<4xf32>, %[[R]] : memref<?xf32>)
-// CHECK: gpu.dealloc  %[[T]] : memref<4xf32>
-// CHECK: gpu.dealloc  %[[WD]] : memref<4xf32>
+// Deallocations are asynchronous on a stream and waited for: gpu-to-llvm
+// lowers only those (mgpuMemFree(ptr, stream)).
+// CHECK: %[[S0:.*]] = gpu.wait async
+// CHECK: %[[D0:.*]] = gpu.dealloc async [%[[S0]]] %[[T]] : memref<4xf32>
+// CHECK: gpu.wait [%[[D0]]]
+// CHECK: %[[S1:.*]] = gpu.wait async
+// CHECK: %[[D1:.*]] = gpu.dealloc async [%[[S1]]] %[[WD]] : memref<4xf32>
+// CHECK: gpu.wait [%[[D1]]]
 // CHECK-NEXT: return %[[R]]
 // CHECK-NOT: memref.alloc
 module attributes {gpu.container_module} {

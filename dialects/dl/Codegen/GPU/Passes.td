@@ -91,7 +91,8 @@ def DLGPUDeviceMemory : Pass<"dl-gpu-device-memory", "::mlir::ModuleOp"> {
   let description = [{
     In the host functions: `memref.alloc` becomes `gpu.alloc host_shared`
     (CUDA managed memory, reachable from host and device), `memref.dealloc`
-    becomes `gpu.dealloc`, and each `memref.get_global` is copied into a
+    becomes `gpu.dealloc` on a stream of its own, waited for (gpu-to-llvm
+    lowers only asynchronous deallocations), and each `memref.get_global` is copied into a
     `gpu.alloc host_shared` buffer freed before the return. The caller passes
     arguments in device-reachable memory and frees returned buffers with
     cuMemFree. Refuses `memref.alloca` in host functions.
