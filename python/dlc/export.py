@@ -65,7 +65,12 @@ def export(f, *example_args, path, name=None, target="cpu", **jit_kwargs):
         function's own name.
       target: ``"cpu"`` (this machine) or a :class:`dlc.Target` (another
         x86 CPU: the library then runs where that CPU's features are).
-        ``"cuda"`` is not exported yet (a clear error).
+        ``"cuda"``: the kernels as PTX for `chip` (a jit keyword, default
+        sm_90; the driver compiles PTX for the GPU it finds, so newer GPUs
+        run it too) and the host code calling dlc's CUDA shim, which loads
+        ``libcuda.so.1`` when the function first runs. Inputs and outputs
+        stay host arrays: the entry point copies them to and from CUDA
+        managed memory.
       jit_kwargs: options of :func:`dlc.jit` (``dynamic_batch``,
         ``disable``, ...) for a plain function or module.
     """
@@ -74,13 +79,12 @@ def export(f, *example_args, path, name=None, target="cpu", **jit_kwargs):
     from .nn import Module
     from .target import Target
 
-    if target == "cuda" or getattr(target, "kind", None) == "cuda":
-        raise NotImplementedError(
-            "dlc.export(target='cuda') is not supported yet: export for the CPU "
-            "(target='cpu' or a dlc.Target); GPU code runs through dlc.jit(target='cuda')")
-    if target != "cpu" and not isinstance(target, Target):
-        raise ValueError(f"dlc.export: target must be 'cpu' or a dlc.Target, "
+    if target not in ("cpu", "cuda") and not isinstance(target, Target):
+        raise ValueError(f"dlc.export: target must be 'cpu', 'cuda' or a dlc.Target, "
                          f"but got {target!r}")
+    if jit_kwargs.get("emulate"):
+        raise ValueError("dlc.export: emulate=True runs GPU kernels on the CPU inside "
+                         "dlc; export for target='cpu' instead")
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"dlc.export: path must be a file path, but got {path!r}")
     path = os.fspath(path)
@@ -117,10 +121,11 @@ def export_lowered(lowered, path, name=None, default_name=None):
         raise ValueError("dlc.export: the module's parameters are arguments of this "
                          "dlc.jit function; export the module itself, or jit it with "
                          "constants=True")
-    if lowered.options.is_cuda:
-        raise NotImplementedError("dlc.export: functions compiled for target='cuda' "
-                                  "are not exported yet")
-    why_not = lowered.target.why_not_runnable()
+    cuda = lowered.options.is_cuda
+    if cuda and lowered.options.gpu.emulate:
+        raise ValueError("dlc.export: this function runs its GPU kernels emulated on the "
+                         "CPU (emulate=True); export it for target='cpu' instead")
+    why_not = None if cuda else lowered.target.why_not_runnable()
 
     if name is None:
         name = default_name or (lowered.symbol[4:] if lowered.symbol.startswith("dlc_")
@@ -136,7 +141,8 @@ def export_lowered(lowered, path, name=None, default_name=None):
 
     record = _function_record(name, lowered)
     metadata = {
-        "format": FORMAT, "dlc": __version__, "kind": "cpu",
+        "format": FORMAT, "dlc": __version__, "kind": "cuda" if cuda else "cpu",
+        "chip": lowered.options.gpu.chip if cuda else None,
         "target": {"triple": lowered.target.triple, "cpu": lowered.target.cpu,
                    "features": sorted(lowered.target.isa_features)},
         "functions": [record],
@@ -153,7 +159,7 @@ def export_lowered(lowered, path, name=None, default_name=None):
         with open(os.path.join(work, "dlc_export.h"), "w") as out:
             out.write(header)
         with open(shim, "w") as out:
-            out.write(_shim_text(record, metadata))
+            out.write(_shim_text(record, metadata, cuda))
         library = os.path.join(work, "library.so")
         _link(library, [shim, obj], work)
         _sign(library)
@@ -200,7 +206,8 @@ def _compile_object(lowered, record, obj):
     # The Lowered is export's own (traced for it): its module can change.
     # The function's symbol (dlc_<fn>) would clash with the C entry point
     # dlc_<name>: the code's own function gets another name.
-    module = lowered._module_at("llvm")
+    cuda = lowered.options.is_cuda
+    module = lowered._module_at("binary" if cuda else "llvm")
     symbol = record["symbol"]
     with module.context:
         for op in module.body.operations:
@@ -210,7 +217,10 @@ def _compile_object(lowered, record, obj):
         ir.SymbolTable.replace_all_symbol_uses(symbol, symbol + "__dlc_code",
                                                module.operation)
     try:
-        code = JITCode(module, opt_level=lowered.options.cpu.llvm_opt_level, pic=True)
+        # CUDA host code: its mgpu* calls resolve against dlc's shim (the JIT
+        # compiles; nothing runs here, no GPU needed).
+        code = JITCode(module, opt_level=lowered.options.cpu.llvm_opt_level, pic=True,
+                       shared_libs=[_build_config.DLC_CUDA_SHIM_LIB] if cuda else ())
         # Compiled on the first lookup: dumping the object of a module none
         # of whose symbols was looked up aborts the process in the ORC JIT
         # ("Symbols not found: _mlir_<private function>").
@@ -222,6 +232,29 @@ def _compile_object(lowered, record, obj):
                            f"{error}") from None
     if not os.path.exists(obj):
         raise CompileError(f"dlc.export: LLVM wrote no object code for {record['name']}")
+    if cuda:
+        _expose_module_init(obj)
+
+
+def _expose_module_init(obj):
+    """The GPU modules of CUDA host code are loaded by a constructor, which
+    the ORC JIT turns into a local function (__orc_init_func.<module>) that
+    it calls itself, not an .init_array entry: in a library nobody would call
+    it and every launch would find no kernel. Renamed to the global
+    dlc_module_init, which the entry point calls once."""
+    nm, objcopy = shutil.which("nm"), shutil.which("objcopy")
+    if nm is None or objcopy is None:
+        raise RuntimeError("dlc.export(target='cuda') needs binutils (nm, objcopy) to "
+                           "link the library; install binutils")
+    listing = subprocess.run([nm, obj], capture_output=True, text=True, check=True).stdout
+    names = [line.split()[-1] for line in listing.splitlines()
+             if line.split() and line.split()[-1].startswith("__orc_init_func.")]
+    if len(names) != 1:
+        raise CompileError(f"dlc.export: expected one module initializer in the CUDA host "
+                           f"code, found {names or 'none'}")
+    for flags in (["--globalize-symbol", names[0]],
+                  ["--redefine-sym", f"{names[0]}=dlc_module_init"]):
+        subprocess.run([objcopy, *flags, obj], check=True, capture_output=True)
 
 
 _UNSIGNED = "0" * 64
@@ -258,7 +291,7 @@ def _link(library, sources, include):
                            f"(run `make build`)")
     command = [_compiler(), "-shared", "-fPIC", "-O2", "-I", include, "-o", library,
                *sources, runtime, "-Wl,-Bsymbolic", "-Wl,--exclude-libs,ALL",
-               "-lstdc++", "-lm", "-lpthread"]
+               "-lstdc++", "-lm", "-lpthread", "-ldl"]
     process = subprocess.run(command, capture_output=True, text=True)
     if process.returncode != 0:
         raise RuntimeError("dlc.export: linking the library failed:\n"
@@ -282,7 +315,8 @@ _HEADER = """\
  * .dtype, .rank and .shape are read). Each output is filled in: its data
  * was allocated by the library and is released with dlc_free_tensor. A
  * non-zero return is an error (1: an input of the wrong dtype or shape,
- * 2: out of memory), described by dlc_last_error() on the calling thread.
+ * 2: out of memory, 3: a CUDA driver call failed or no GPU could be used),
+ * described by dlc_last_error() on the calling thread.
  * Calls from several threads at once are safe. Each exported library
  * defines dlc_last_error, dlc_free_tensor, dlc_set_num_threads and
  * dlc_metadata: a program using several of them opens each with dlopen
@@ -374,13 +408,33 @@ def _descriptor(rank):
     return f"struct {{ void *allocated; void *aligned; int64_t offset;{arrays} }}"
 
 
-def _shim_text(record, metadata):
+def _shim_text(record, metadata, cuda=False):
     name, symbol = record["name"], record["symbol"]
     inputs, outputs = record["inputs"], record["outputs"]
     lines = [
         "/* Generated by dlc.export: the C entry point of one exported function. */",
         "#include <stdint.h>", "#include <stdio.h>", "#include <stdlib.h>",
         "#include <string.h>", '#include "dlc_export.h"', "",
+    ]
+    if cuda:
+        params = ", ".join(f"char *b{i}" for i in range(len(inputs))) or "void"
+        frees = " ".join(f"if (b{i}) mgpuMemFree(b{i}, NULL);" for i in range(len(inputs)))
+        lines += [
+            "/* dlc's CUDA shim (lib/Runtime/CudaShim.cpp), linked in. */",
+            "extern void *mgpuMemAlloc(uint64_t, void *, _Bool);",
+            "extern void mgpuMemFree(void *, void *);",
+            "extern const char *dlc_cuda_take_error(void);",
+            "extern int dlc_cuda_available(const char **);",
+            f"static void release_inputs({params}) {{ {frees} }}",
+            "/* The GPU modules' loader (see _expose_module_init), run once. */",
+            "#include <pthread.h>",
+            "extern void dlc_module_init(void);",
+            "static pthread_once_t modules_loaded = PTHREAD_ONCE_INIT;",
+            "/* Whether a CUDA GPU can be used (why not, if not): exported. */",
+            "int dlc_cuda_ready(const char **why) { return dlc_cuda_available(why); }",
+            "",
+        ]
+    lines += [
         "extern int64_t dlc_call_guarded(void (*)(void **), void **);",
         "extern void _mlir_memref_to_llvm_free(void *);",
         "extern int64_t dlc_num_threads __attribute__((weak));",
@@ -445,10 +499,28 @@ def _shim_text(record, metadata):
                          f"batch size: input %d has %lld and input {i} ({spec['name']}) has "
                          f"%lld\", batch_input, (long long)batch, "
                          f"(long long)inputs[{i}].shape[0]); return 1; }}")
+    if cuda:
+        # The kernels reach managed memory, not the caller's: inputs copied in.
+        lines += ["  const char *why = NULL;",
+                  "  if (!dlc_cuda_available(&why)) { snprintf(last_error, sizeof last_error, "
+                  f"\"dlc_{name}: %s\", why ? why : \"no CUDA device\"); return 3; }}"]
+        for i in range(len(inputs)):
+            lines += [
+                f"  char *base{i} = bytes{i} ? mgpuMemAlloc(bytes{i}, NULL, 1) : NULL;",
+                f"  if (bytes{i} && !base{i}) {{ const char *e = dlc_cuda_take_error(); "
+                "release_inputs(" + ", ".join(f"base{k}" for k in range(i)) +
+                (", " if i else "") + ", ".join("NULL" for _ in range(len(inputs) - i)) +
+                f"); snprintf(last_error, sizeof last_error, \"dlc_{name}: input {i}: %s\", "
+                "e ? e : \"no memory\"); return 3; }",
+                f"  if (bytes{i}) memcpy(base{i}, inputs[{i}].data, bytes{i});",
+            ]
+    else:
+        for i in range(len(inputs)):
+            lines.append(f"  char *base{i} = inputs[{i}].data;")
     for i, spec in enumerate(inputs):
         rank = len(spec["shape"])
         lines.append(f"  {_descriptor(rank)} a{i};")
-        lines.append(f"  a{i}.allocated = a{i}.aligned = inputs[{i}].data; a{i}.offset = 0;")
+        lines.append(f"  a{i}.allocated = a{i}.aligned = base{i}; a{i}.offset = 0;")
         if rank:
             lines.append(f"  {{ int64_t stride = 1; for (int d = {rank - 1}; d >= 0; --d) "
                          f"{{ a{i}.sizes[d] = inputs[{i}].shape[d]; a{i}.strides[d] = stride; "
@@ -461,12 +533,24 @@ def _shim_text(record, metadata):
         lines.append("  void *presults = &results;")
         packed.append("&presults")
     packed += [f"&pa{i}" for i in range(len(inputs))]
+    all_bases = ", ".join(f"base{i}" for i in range(len(inputs))) or ""
+    release = f"release_inputs({all_bases});" if cuda else ""
     lines.append(f"  void *packed[] = {{ {', '.join(packed) or '0'} }};")
+    if cuda:
+        lines.append("  pthread_once(&modules_loaded, dlc_module_init);")
     lines.append("  if (&dlc_num_threads) dlc_num_threads = threads_wanted;")
     lines.append(f"  int64_t failed = dlc_call_guarded(_mlir__mlir_ciface_{symbol}, packed);")
-    lines.append("  if (failed) { snprintf(last_error, sizeof last_error, "
+    lines.append(f"  if (failed) {{ {release} snprintf(last_error, sizeof last_error, "
                  f"\"dlc_{name}: the compiled code could not allocate %lld bytes\", "
                  "(long long)failed); return 2; }")
+    if cuda:
+        lines.append("  const char *cuda_error = dlc_cuda_take_error();")
+        lines.append(f"  if (cuda_error) {{ {release} snprintf(last_error, sizeof last_error, "
+                     f"\"dlc_{name}: %s\", cuda_error); return 3; }}")
+    # Whether a pointer lies in an input's buffer (not the library's).
+    lines.append("#define DLC_IN_INPUTS(p) (0" + "".join(
+        f" || ((char *)(p) >= base{j} && (char *)(p) < base{j} + bytes{j})"
+        for j in range(len(inputs))) + ")")
     for i, spec in enumerate(outputs):
         rank, size = spec["rank"], _ITEMSIZE[spec["dtype"]]
         lines += [
@@ -482,13 +566,11 @@ def _shim_text(record, metadata):
             f"    for (int d = {rank}; d < DLC_MAX_RANK; ++d) out->shape[d] = 0;",
             f"    char *first = (char *)results.r{i}.aligned + results.r{i}.offset * {size};",
             # An output the library does not own alone (an input's buffer, or
-            # another output's) or not dense: copied into a buffer of its own.
-            "    int own = results.r" + str(i) + ".allocated != NULL;",
+            # another output's), not dense, or in GPU memory: copied into a
+            # host buffer of its own.
+            f"    int own = {0 if cuda else 1} && results.r{i}.allocated != NULL && "
+            f"!DLC_IN_INPUTS(results.r{i}.allocated);",
         ]
-        for j in range(len(inputs)):
-            lines.append(f"    if ((char *)results.r{i}.allocated >= (char *)inputs[{j}].data "
-                         f"&& (char *)results.r{i}.allocated < (char *)inputs[{j}].data + "
-                         f"bytes{j}) own = 0;")
         for j in range(i):
             lines.append(f"    if (results.r{i}.allocated == outputs[{j}].allocated) own = 0;")
         if rank:
@@ -517,5 +599,23 @@ def _shim_text(record, metadata):
         else:
             lines.append(f"      memcpy(copy, first, {size});")
         lines += ["      out->data = copy; out->allocated = copy;", "    }", "  }"]
+    # Buffers the library allocated for results that no output keeps.
+    free_call = "mgpuMemFree(p, NULL)" if cuda else "_mlir_memref_to_llvm_free(p)"
+    lines.append(f"  void *freed[{max(len(outputs), 1)}]; int nfreed = 0; (void)freed; (void)nfreed;")
+    for i in range(len(outputs)):
+        kept = " || ".join(f"p == outputs[{k}].allocated" for k in range(len(outputs)))
+        lines += [
+            "  {",
+            f"    void *p = results.r{i}.allocated; int skip = !p || DLC_IN_INPUTS(p) || {kept};",
+            "    for (int k = 0; k < nfreed; ++k) if (freed[k] == p) skip = 1;",
+            f"    if (!skip) {{ {free_call}; freed[nfreed++] = p; }}",
+            "  }",
+        ]
+    lines.append("#undef DLC_IN_INPUTS")
+    if cuda:
+        lines.append(f"  {release}")
+        lines.append("  cuda_error = dlc_cuda_take_error();")
+        lines.append(f"  if (cuda_error) {{ snprintf(last_error, sizeof last_error, "
+                     f"\"dlc_{name}: %s\", cuda_error); return 3; }}")
     lines += ["  return 0;", "}", ""]
     return "\n".join(lines)

@@ -107,14 +107,22 @@ class Library:
         if why_not is not None:
             raise ArtifactError(f"dlcrt.load: {self.path} cannot run on this machine: "
                                 f"{why_not}")
-        if metadata.get("kind", "cpu") == "cuda":
-            raise CUDAUnavailableError(f"dlcrt.load: {self.path} is for CUDA GPUs, "
-                                       f"which this loader does not run yet")
         try:
             self._library = ctypes.CDLL(os.path.abspath(self.path), mode=ctypes.RTLD_LOCAL)
         except OSError as error:
             raise ArtifactError(f"dlcrt.load: {self.path} does not load: {error}") from None
         self.metadata = metadata
+        if metadata.get("kind", "cpu") == "cuda":
+            # The library loads libcuda.so.1 itself, on first use: asked now,
+            # so that a machine without a GPU is told at load.
+            why = ctypes.c_char_p()
+            available = self._library.dlc_cuda_ready
+            available.argtypes = [ctypes.POINTER(ctypes.c_char_p)]
+            if not available(ctypes.byref(why)):
+                reason = (why.value or b"no CUDA device").decode()
+                raise CUDAUnavailableError(f"dlcrt.load: {self.path} runs its kernels on "
+                                           f"a CUDA GPU ({metadata.get('chip')} or newer): "
+                                           f"{reason}")
         self._library.dlc_last_error.restype = ctypes.c_char_p
         self._library.dlc_free_tensor.argtypes = [ctypes.POINTER(Tensor)]
         self._library.dlc_set_num_threads.argtypes = [ctypes.c_int64]
@@ -269,6 +277,8 @@ class Function:
             message = (self._library._library.dlc_last_error() or b"").decode()
             if status == 2:
                 raise MemoryError(message)
+            if status == 3:
+                raise RuntimeError(message)  # a CUDA driver call failed
             raise ShapeError(message)
         results = []
         for index, spec in enumerate(self.outputs):

@@ -2,6 +2,7 @@
 libraries, run from Python without dlc's compiler and from C."""
 
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -295,8 +296,10 @@ def test_libraries_for_another_cpu_are_refused(tmp_path):
 
 def test_export_refusals(tmp_path):
     x = np.ones((2, 20), np.float32)
-    with pytest.raises(NotImplementedError, match="target='cuda'"):
-        dlc.export(mlp, x, path=str(tmp_path / "g.so"), target="cuda")
+    with pytest.raises(ValueError, match="emulate=True"):
+        dlc.export(mlp, x, path=str(tmp_path / "g.so"), target="cuda", emulate=True)
+    with pytest.raises(ValueError, match="target must be"):
+        dlc.export(mlp, x, path=str(tmp_path / "g.so"), target="tpu")
     with pytest.raises(ValueError, match="C identifier"):
         dlc.export(mlp, x, path=str(tmp_path / "n.so"), name="no-dash")
     with pytest.raises(ValueError, match="runtime"):
@@ -350,3 +353,88 @@ def test_aot_command_compiles_a_dl_file(tmp_path):
     run = subprocess.run([sys.executable, "-m", "dlc.aot", str(bad), "-o", str(out)],
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 1 and "not valid MLIR" in run.stderr
+
+
+@pytest.fixture(scope="module")
+def cuda_library(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cuda")
+    x = rng.standard_normal((8, 20)).astype(np.float32)
+    lowered = dlc.jit(mlp, target="cuda", dynamic_batch=True).lower(x)
+    kernels = sorted(set(re.findall(r"gpu\.func @(\w+)", lowered.as_text("gpu"))))
+    launches = lowered.as_text("binary").count("gpu.launch_func")
+    path = dlc.export(mlp, x, path=str(folder / "mlp_cuda.so"), target="cuda",
+                      dynamic_batch=True)
+    return path, kernels, launches
+
+
+def test_cuda_library_without_a_gpu_says_so(cuda_library):
+    """An exported CUDA library loads nothing of CUDA until it runs: on a
+    machine without libcuda.so.1 (this one, or DLC_LIBCUDA pointing nowhere)
+    the load is refused naming the driver; the library itself needs no CUDA
+    library to be linked."""
+    path, _, _ = cuda_library
+    assert not [lib for lib in ldd_libraries(path) if "cuda" in lib]
+    metadata = json.loads(open(path, "rb").read().split(b'{"format": ', 1)[1]
+                          .split(b"\0", 1)[0].decode().join(['{"format": ', '']))
+    assert metadata["kind"] == "cuda" and metadata["chip"] == "sm_90"
+    script = textwrap.dedent(f"""
+        import dlcrt
+        try:
+            dlcrt.load({path!r})
+        except dlcrt.CUDAUnavailableError as error:
+            print(error)
+    """)
+    env = dict(os.environ, DLC_LIBCUDA="/nonexistent/libcuda.so.1")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            env=env, timeout=120)
+    assert "runs its kernels on a CUDA GPU (sm_90 or newer)" in result.stdout, result.stderr
+    assert "could not be loaded" in result.stdout
+
+
+def test_cuda_library_calls_the_driver_in_order(cuda_library, tmp_path):
+    """With a stand-in driver (fake_cuda.c: host memory, kernels not run):
+    the PTX is loaded, every kernel of the function is fetched by name and
+    launched, inputs and outputs go through managed memory, and every
+    allocation is freed; a failed launch is a RuntimeError naming the call,
+    and still frees everything."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler")
+    path, kernels, launches = cuda_library
+    fake = str(tmp_path / "libfakecuda.so")
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", fake,
+                    os.path.join(os.path.dirname(__file__), "fake_cuda.c")], check=True)
+    script = textwrap.dedent(f"""
+        import numpy as np, dlcrt
+        library = dlcrt.load({path!r})
+        try:
+            out = library(np.ones((3, 20), np.float32))
+            print("shape", out.shape)
+        except RuntimeError as error:
+            print("error", error)
+    """)
+
+    def run(fail):
+        log = tmp_path / f"log{int(fail)}.txt"
+        env = dict(os.environ, DLC_LIBCUDA=fake, FAKE_CUDA_LOG=str(log))
+        if fail:
+            env["FAKE_CUDA_FAIL_LAUNCH"] = "1"
+        result = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                                text=True, env=env, timeout=120)
+        assert result.returncode == 0, result.stderr
+        return result.stdout, log.read_text().splitlines()
+
+    out, log = run(False)
+    assert "shape (3, 5)" in out
+    assert any(line.startswith("load-ptx version") for line in log)
+    fetched = sorted({line.split()[1] for line in log if line.startswith("function ")})
+    assert fetched == kernels
+    assert sum(line.startswith("launch ") for line in log) == launches
+    allocs = sum(line.startswith("alloc") for line in log)
+    assert allocs >= 2 and allocs == sum(line.startswith("free") for line in log)
+
+    out, log = run(True)
+    assert "cuLaunchKernel failed with CUDA_ERROR_LAUNCH_FAILED" in out
+    assert sum(line.startswith("launch ") for line in log) == 1
+    assert sum(line.startswith("alloc") for line in log) == \
+        sum(line.startswith("free") for line in log)

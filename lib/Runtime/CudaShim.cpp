@@ -1,0 +1,355 @@
+//===- CudaShim.cpp - the mgpu* calls of GPU host code, on the driver -----===//
+//
+// The host side of a target="cuda" function calls a few `mgpu*` functions
+// (module load, kernel launch, streams, device memory), which MLIR's
+// libmlir_cuda_runtime.so implements on the CUDA driver API; that library
+// needs libLLVM.so (1.8 GB of wheels), which a deployment must not. These are
+// the same entry points, ours, on the driver API loaded lazily with dlopen:
+// a library exported by dlc.export links this file, and needs libcuda.so.1
+// only when a CUDA function runs.
+//
+// Errors: the first failed driver call (or a missing libcuda.so.1) is kept
+// per thread and later calls do nothing but release memory, streams and
+// modules; the exported entry point reads it
+// with dlc_cuda_take_error() after the call and returns it as an error,
+// where upstream's wrappers print and carry on.
+//
+// Signatures: those of the pinned MLIR's gpu-to-llvm and gpu.launch_func
+// translation; trailing arguments some versions add (mgpuModuleLoad's size,
+// mgpuLaunchKernel's parameter count) are accepted and not read.
+//
+//===----------------------------------------------------------------------===//
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <mutex>
+
+namespace {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = uint64_t;
+using Handle = void *;
+
+constexpr unsigned kStreamNonBlocking = 1;
+constexpr unsigned kEventDisableTiming = 2;
+constexpr unsigned kMemAttachGlobal = 1;
+
+struct Driver {
+  void *library = nullptr;
+  char loadError[256] = {0};
+  CUresult (*cuInit)(unsigned) = nullptr;
+  CUresult (*cuDeviceGet)(CUdevice *, int) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRetain)(Handle *, CUdevice) = nullptr;
+  CUresult (*cuCtxPushCurrent)(Handle) = nullptr;
+  CUresult (*cuCtxPopCurrent)(Handle *) = nullptr;
+  CUresult (*cuGetErrorName)(CUresult, const char **) = nullptr;
+  CUresult (*cuModuleLoadData)(Handle *, const void *) = nullptr;
+  CUresult (*cuModuleLoadDataEx)(Handle *, const void *, unsigned, int *,
+                                 void **) = nullptr;
+  CUresult (*cuModuleUnload)(Handle) = nullptr;
+  CUresult (*cuModuleGetFunction)(Handle *, Handle, const char *) = nullptr;
+  CUresult (*cuLaunchKernel)(Handle, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, Handle, void **,
+                             void **) = nullptr;
+  CUresult (*cuStreamCreate)(Handle *, unsigned) = nullptr;
+  CUresult (*cuStreamDestroy)(Handle) = nullptr;
+  CUresult (*cuStreamSynchronize)(Handle) = nullptr;
+  CUresult (*cuStreamWaitEvent)(Handle, Handle, unsigned) = nullptr;
+  CUresult (*cuEventCreate)(Handle *, unsigned) = nullptr;
+  CUresult (*cuEventDestroy)(Handle) = nullptr;
+  CUresult (*cuEventSynchronize)(Handle) = nullptr;
+  CUresult (*cuEventRecord)(Handle, Handle) = nullptr;
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t) = nullptr;
+  CUresult (*cuMemAllocManaged)(CUdeviceptr *, size_t, unsigned) = nullptr;
+  CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
+  CUresult (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, Handle) = nullptr;
+  CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned, size_t, Handle) = nullptr;
+  CUresult (*cuMemsetD16Async)(CUdeviceptr, unsigned short, size_t,
+                               Handle) = nullptr;
+  Handle context = nullptr;
+};
+
+Driver driver;
+std::once_flag loaded;
+thread_local char lastError[512] = {0};
+thread_local int32_t defaultDevice = 0;
+
+template <typename F> bool bind(F &slot, const char *name, const char *v2) {
+  void *symbol = v2 ? dlsym(driver.library, v2) : nullptr;
+  if (!symbol)
+    symbol = dlsym(driver.library, name);
+  slot = reinterpret_cast<F>(symbol);
+  if (!symbol)
+    std::snprintf(driver.loadError, sizeof driver.loadError,
+                  "libcuda.so.1 has no %s", name);
+  return symbol != nullptr;
+}
+
+void load() {
+  const char *path = std::getenv("DLC_LIBCUDA") ? std::getenv("DLC_LIBCUDA")
+                                                : "libcuda.so.1";
+  driver.library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!driver.library) {
+    const char *why = dlerror();
+    std::snprintf(driver.loadError, sizeof driver.loadError,
+                  "the CUDA driver (%s) could not be loaded: %s", path,
+                  why ? why : "not found");
+    return;
+  }
+  bool ok = bind(driver.cuInit, "cuInit", nullptr) &&
+            bind(driver.cuDeviceGet, "cuDeviceGet", nullptr) &&
+            bind(driver.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain",
+                 nullptr) &&
+            bind(driver.cuCtxPushCurrent, "cuCtxPushCurrent",
+                 "cuCtxPushCurrent_v2") &&
+            bind(driver.cuCtxPopCurrent, "cuCtxPopCurrent",
+                 "cuCtxPopCurrent_v2") &&
+            bind(driver.cuGetErrorName, "cuGetErrorName", nullptr) &&
+            bind(driver.cuModuleLoadData, "cuModuleLoadData", nullptr) &&
+            bind(driver.cuModuleLoadDataEx, "cuModuleLoadDataEx", nullptr) &&
+            bind(driver.cuModuleUnload, "cuModuleUnload", nullptr) &&
+            bind(driver.cuModuleGetFunction, "cuModuleGetFunction", nullptr) &&
+            bind(driver.cuLaunchKernel, "cuLaunchKernel", nullptr) &&
+            bind(driver.cuStreamCreate, "cuStreamCreate", nullptr) &&
+            bind(driver.cuStreamDestroy, "cuStreamDestroy",
+                 "cuStreamDestroy_v2") &&
+            bind(driver.cuStreamSynchronize, "cuStreamSynchronize", nullptr) &&
+            bind(driver.cuStreamWaitEvent, "cuStreamWaitEvent", nullptr) &&
+            bind(driver.cuEventCreate, "cuEventCreate", nullptr) &&
+            bind(driver.cuEventDestroy, "cuEventDestroy",
+                 "cuEventDestroy_v2") &&
+            bind(driver.cuEventSynchronize, "cuEventSynchronize", nullptr) &&
+            bind(driver.cuEventRecord, "cuEventRecord", nullptr) &&
+            bind(driver.cuMemAlloc, "cuMemAlloc", "cuMemAlloc_v2") &&
+            bind(driver.cuMemAllocManaged, "cuMemAllocManaged", nullptr) &&
+            bind(driver.cuMemFree, "cuMemFree", "cuMemFree_v2") &&
+            bind(driver.cuMemcpyAsync, "cuMemcpyAsync", nullptr) &&
+            bind(driver.cuMemsetD32Async, "cuMemsetD32Async", nullptr) &&
+            bind(driver.cuMemsetD16Async, "cuMemsetD16Async", nullptr);
+  if (!ok) {
+    dlclose(driver.library);
+    driver.library = nullptr;
+    return;
+  }
+  CUresult status = driver.cuInit(0);
+  CUdevice device = 0;
+  if (status == 0)
+    status = driver.cuDeviceGet(&device, defaultDevice);
+  if (status == 0)
+    status = driver.cuDevicePrimaryCtxRetain(&driver.context, device);
+  if (status != 0) {
+    const char *name = nullptr;
+    driver.cuGetErrorName(status, &name);
+    std::snprintf(driver.loadError, sizeof driver.loadError,
+                  "no CUDA device could be used (%s)", name ? name : "error");
+    driver.library = nullptr;
+  }
+}
+
+/// Whether driver calls can be made on this thread: the driver is loaded and
+/// no earlier call of this thread failed.
+bool ready() {
+  std::call_once(loaded, load);
+  if (!driver.library) {
+    if (!lastError[0])
+      std::snprintf(lastError, sizeof lastError, "%s", driver.loadError);
+    return false;
+  }
+  return lastError[0] == 0;
+}
+
+/// Whether the driver is loaded, an earlier error or not: releases (frees,
+/// stream and module destruction) still run after a failed call.
+bool loadedDriver() {
+  std::call_once(loaded, load);
+  return driver.library != nullptr;
+}
+
+void check(CUresult status, const char *call) {
+  if (status == 0 || lastError[0])
+    return;
+  const char *name = nullptr;
+  driver.cuGetErrorName(status, &name);
+  std::snprintf(lastError, sizeof lastError, "%s failed with %s", call,
+                name ? name : "an unknown error");
+}
+
+/// The device's primary context, current for the scope of one call.
+struct Scoped {
+  Scoped() { check(driver.cuCtxPushCurrent(driver.context), "cuCtxPushCurrent"); }
+  ~Scoped() {
+    Handle previous = nullptr;
+    driver.cuCtxPopCurrent(&previous);
+  }
+};
+
+} // namespace
+
+extern "C" {
+
+/// The first error of this thread's CUDA calls since the last take, or
+/// NULL; clears it.
+const char *dlc_cuda_take_error(void) {
+  static thread_local char taken[512];
+  if (!lastError[0])
+    return nullptr;
+  std::memcpy(taken, lastError, sizeof taken);
+  lastError[0] = 0;
+  return taken;
+}
+
+/// Whether a CUDA device can be used; `why` (if not NULL) gets the reason
+/// when not.
+int dlc_cuda_available(const char **why) {
+  std::call_once(loaded, load);
+  if (why)
+    *why = driver.library ? nullptr : driver.loadError;
+  return driver.library != nullptr;
+}
+
+void mgpuSetDefaultDevice(int32_t device) { defaultDevice = device; }
+
+Handle mgpuModuleLoad(void *data, size_t /*size*/) {
+  Handle module = nullptr;
+  if (!ready())
+    return nullptr;
+  Scoped scoped;
+  check(driver.cuModuleLoadData(&module, data), "cuModuleLoadData");
+  return module;
+}
+
+Handle mgpuModuleLoadJIT(void *data, int optLevel, size_t /*size*/) {
+  Handle module = nullptr;
+  if (!ready())
+    return nullptr;
+  Scoped scoped;
+  int options[] = {7 /*CU_JIT_OPTIMIZATION_LEVEL*/};
+  void *values[] = {reinterpret_cast<void *>(static_cast<intptr_t>(optLevel))};
+  check(driver.cuModuleLoadDataEx(&module, data, 1, options, values),
+        "cuModuleLoadDataEx (PTX)");
+  return module;
+}
+
+void mgpuModuleUnload(Handle module) {
+  if (module && loadedDriver())
+    check(driver.cuModuleUnload(module), "cuModuleUnload");
+}
+
+Handle mgpuModuleGetFunction(Handle module, const char *name) {
+  Handle function = nullptr;
+  if (module && ready())
+    check(driver.cuModuleGetFunction(&function, module, name),
+          "cuModuleGetFunction");
+  return function;
+}
+
+void mgpuLaunchKernel(Handle function, intptr_t gridX, intptr_t gridY,
+                      intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                      intptr_t blockZ, int32_t sharedBytes, Handle stream,
+                      void **params, void **extra, size_t /*count*/) {
+  if (!function || !ready())
+    return;
+  Scoped scoped;
+  check(driver.cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY,
+                              blockZ, sharedBytes, stream, params, extra),
+        "cuLaunchKernel");
+}
+
+Handle mgpuStreamCreate(void) {
+  Handle stream = nullptr;
+  if (!ready())
+    return nullptr;
+  Scoped scoped;
+  check(driver.cuStreamCreate(&stream, kStreamNonBlocking), "cuStreamCreate");
+  return stream;
+}
+
+void mgpuStreamDestroy(Handle stream) {
+  if (stream && loadedDriver())
+    check(driver.cuStreamDestroy(stream), "cuStreamDestroy");
+}
+
+void mgpuStreamSynchronize(Handle stream) {
+  if (stream && ready())
+    check(driver.cuStreamSynchronize(stream), "cuStreamSynchronize");
+}
+
+void mgpuStreamWaitEvent(Handle stream, Handle event) {
+  if (stream && event && ready())
+    check(driver.cuStreamWaitEvent(stream, event, 0), "cuStreamWaitEvent");
+}
+
+Handle mgpuEventCreate(void) {
+  Handle event = nullptr;
+  if (!ready())
+    return nullptr;
+  Scoped scoped;
+  check(driver.cuEventCreate(&event, kEventDisableTiming), "cuEventCreate");
+  return event;
+}
+
+void mgpuEventDestroy(Handle event) {
+  if (event && loadedDriver())
+    check(driver.cuEventDestroy(event), "cuEventDestroy");
+}
+
+void mgpuEventSynchronize(Handle event) {
+  if (event && ready())
+    check(driver.cuEventSynchronize(event), "cuEventSynchronize");
+}
+
+void mgpuEventRecord(Handle event, Handle stream) {
+  if (event && ready())
+    check(driver.cuEventRecord(event, stream), "cuEventRecord");
+}
+
+void *mgpuMemAlloc(uint64_t bytes, Handle /*stream*/, bool hostShared) {
+  CUdeviceptr pointer = 0;
+  if (bytes == 0 || !ready())
+    return nullptr;
+  Scoped scoped;
+  if (hostShared)
+    check(driver.cuMemAllocManaged(&pointer, bytes, kMemAttachGlobal),
+          "cuMemAllocManaged");
+  else
+    check(driver.cuMemAlloc(&pointer, bytes), "cuMemAlloc");
+  return reinterpret_cast<void *>(pointer);
+}
+
+void mgpuMemFree(void *pointer, Handle /*stream*/) {
+  if (pointer && loadedDriver()) {
+    Scoped scoped;
+    check(driver.cuMemFree(reinterpret_cast<CUdeviceptr>(pointer)),
+          "cuMemFree");
+  }
+}
+
+void mgpuMemcpy(void *destination, void *source, size_t bytes, Handle stream) {
+  if (bytes && ready())
+    check(driver.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(destination),
+                               reinterpret_cast<CUdeviceptr>(source), bytes,
+                               stream),
+          "cuMemcpyAsync");
+}
+
+void mgpuMemset32(void *destination, unsigned value, size_t count,
+                  Handle stream) {
+  if (count && ready())
+    check(driver.cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(destination),
+                                  value, count, stream),
+          "cuMemsetD32Async");
+}
+
+void mgpuMemset16(void *destination, unsigned short value, size_t count,
+                  Handle stream) {
+  if (count && ready())
+    check(driver.cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(destination),
+                                  value, count, stream),
+          "cuMemsetD16Async");
+}
+
+} // extern "C"
