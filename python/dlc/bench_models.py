@@ -70,7 +70,14 @@ def prepare(runtime_name, model, x, threads, workdir):
         jit(model, constants=True).lower(x).compile()
         cached = time.perf_counter() - again
         call = lambda: compiled(x)  # noqa: E731
-        return call, cold, np.asarray(call()), {"cached_seconds": cached}
+        # Exported (dlc.export) for the fresh-process load measured by
+        # run_model.
+        from .export import export
+        library = os.path.join(workdir, "model.so")
+        export(jit(model, constants=True), x, path=library, name="model")
+        np.save(os.path.join(workdir, "x.npy"), x)
+        return call, cold, np.asarray(call()), {
+            "cached_seconds": cached, "export_mb": os.path.getsize(library) / 2 ** 20}
     else:
         import torch
         from . import torch_models
@@ -146,6 +153,9 @@ def run_model(name, batch, options, runtimes=RUNTIMES):
                 row["prepare_seconds"][runtime_name] = values["prepare_seconds"]
                 if "cached_seconds" in values:
                     row["cached_seconds"] = values["cached_seconds"]
+                    row["export_mb"] = values["export_mb"]
+        if "dlc" in row["ms"]:
+            row["load_call_seconds"] = _load_and_call(workdir)
         outputs = {r: np.load(os.path.join(workdir, f"{r}.npy"))
                    for r in runtimes if os.path.exists(os.path.join(workdir, f"{r}.npy"))}
     reference = outputs.get("torch")
@@ -161,6 +171,31 @@ def run_model(name, batch, options, runtimes=RUNTIMES):
     if "dlc" in row["ms"]:
         row["ratio"] = {r: row["ms"][r] / row["ms"]["dlc"] for r in row["ms"] if r != "dlc"}
     return row
+
+
+_LOAD_AND_CALL = """
+import sys, time
+import numpy as np
+start = time.perf_counter()
+import dlcrt
+library = dlcrt.load(sys.argv[1] + "/model.so")
+y = library(np.load(sys.argv[1] + "/x.npy"))
+seconds = time.perf_counter() - start
+want = np.load(sys.argv[1] + "/dlc.npy")
+if not np.array_equal(y, want):
+    sys.exit("the exported library's output differs from the JIT's")
+print(seconds)
+"""
+
+
+def _load_and_call(workdir):
+    """Seconds to import dlcrt, load the exported model and run it once, in
+    a fresh process (numpy already imported), or None where that failed."""
+    process = subprocess.run([sys.executable, "-c", _LOAD_AND_CALL, workdir],
+                             capture_output=True, text=True)
+    if process.returncode != 0:
+        return None
+    return float(process.stdout.strip().splitlines()[-1])
 
 
 def run_models(options, progress=None):
@@ -179,7 +214,8 @@ def print_models_table(rows):
                                   else "all runtimes in one process, interleaved")
           + "; medians)")
     print(f"{'model':<26}{'b':>3}{'dlc ms':>10}{'ort ms':>10}{'torch ms':>10}"
-          f"{'x ort':>8}{'x torch':>9}{'compile s':>11}{'cached s':>10}{'err':>10}")
+          f"{'x ort':>8}{'x torch':>9}{'compile s':>11}{'cached s':>10}{'err':>10}"
+          f"{'.so MB':>8}{'load s':>8}")
     for row in rows:
         ms, ratio = row["ms"], row.get("ratio", {})
 
@@ -191,13 +227,17 @@ def print_models_table(rows):
               f"{cell(ratio.get('onnxruntime'), 8, '.2f')}{cell(ratio.get('torch'), 9, '.2f')}"
               f"{cell(row['prepare_seconds'].get('dlc'), 11, '.1f')}"
               f"{cell(row.get('cached_seconds'), 10, '.2f')}"
-              f"{cell(row['max_rel_error'].get('dlc'), 10, '.1e')}")
+              f"{cell(row['max_rel_error'].get('dlc'), 10, '.1e')}"
+              f"{cell(row.get('export_mb'), 8, '.1f')}"
+              f"{cell(row.get('load_call_seconds'), 8, '.3f')}")
         for group, why in row.get("failed", {}).items():
             print(f"  {group} failed: {' '.join(why)}")
     print("x peer = peer time / dlc time (above 1: dlc is faster); compile s: dlc's "
           "cold compile;\ncached s: the same compile again from dlc's disk cache "
           "(trace + load); err: dlc's\nlargest difference from PyTorch over the "
-          "largest magnitude")
+          "largest magnitude; .so MB: the model exported by dlc.export\n(weights "
+          "included); load s: in a fresh process, import dlcrt, load it and run it "
+          "once")
 
 
 def _main(argv):
