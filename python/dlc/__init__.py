@@ -28,6 +28,7 @@ from .errors import (ArityError, ArtifactError, CompileError, CUDAUnavailableErr
                      DTypeError, DynamicDimensionError, ModelImportError, ShapeError,
                      TraceError,
                      UnsupportedOpError)
+from .autodiff import grad, value_and_grad
 from .export import export
 from .frontends import from_onnx, from_torch
 from .jit import JitFunction, clear_cache, jit
@@ -46,5 +47,5 @@ __all__ = [
     "GPU_STAGES", "STAGE_DESCRIPTIONS", "DLCError", "DTypeError", "ShapeError",
     "ArityError", "TraceError", "CompileError", "CUDAUnavailableError", "bfloat16",
     "UnsupportedOpError", "ModelImportError", "DynamicDimensionError", "from_onnx", "from_torch",
-    "export", "load", "ArtifactError",
+    "export", "load", "ArtifactError", "grad", "value_and_grad",
 ] + ops.__all__ + composite.__all__

@@ -1,0 +1,481 @@
+"""Reverse-mode differentiation of ``dl``: ``dlc.grad`` and
+``dlc.value_and_grad``, in the shape of JAX's.
+
+``dlc.grad(f)(x)`` traces ``f`` into ``dl`` ops as ``dlc.jit`` does, then walks
+the ``dl`` ops it emitted backwards, from the scalar result, applying each op's
+vector-Jacobian rule (:data:`RULES`, keyed by op name and reading the op's
+attributes: axes, permutations, slices) to build the gradient as more ``dl``
+ops in the same function. Differentiation works on the IR, not on the Python
+function: whatever dlc op, composite or imported layer ``f`` used, it
+differentiates what that became. The backward ops then go through the same
+graph passes and code generation as any other (fusion of the elementwise
+chains, memory planning, register-tiled GEMMs for the transposed matmuls).
+
+Called outside a trace, the transformed function compiles itself with
+``dlc.jit`` (once per signature); inside ``dlc.jit`` it is traced like any
+other function, so ``dlc.jit(dlc.grad(f))`` and a training step that returns
+the loss and updated parameters are each one compiled function.
+
+Refused with a :class:`dlc.TraceError` naming the op and the user's line:
+ops with no rule yet (convolutions, pooling, normalizations, gather: the
+rules of issue 19 not written yet) and non-differentiable ops on the path
+(comparisons and argmax have integer or bool results, which no gradient
+reaches). Refused with a :class:`dlc.DTypeError`: differentiating with
+respect to an integer argument, or a result that is not a float scalar.
+"""
+
+import functools
+import math
+import re
+
+import numpy as np
+
+from . import dtypes
+from . import ops as O
+from .errors import DTypeError, ShapeError, TraceError
+from .mlir import ir
+from .tracing import Tensor, current_trace
+
+
+# -- helpers ----------------------------------------------------------------------
+
+def _attr(op, name):
+    return op.attributes[name] if name in op.attributes else None
+
+
+def _ints(op, name):
+    value = _attr(op, name)
+    return [int(v) for v in ir.DenseI64ArrayAttr(value)] if value is not None else []
+
+
+def _int(op, name):
+    return int(ir.IntegerAttr(_attr(op, name)).value)
+
+
+def _float(op, name):
+    return float(ir.FloatAttr(_attr(op, name)).value)
+
+
+def _scalar(like, number):
+    """A constant of `like`'s float dtype (broadcasts in binary ops)."""
+    return np.asarray(number, dtype=like.dtype)
+
+
+def _unbroadcast(g, shape):
+    """Sums `g` (of a broadcast result's shape) down to `shape`."""
+    if tuple(g.shape) == tuple(shape):
+        return g
+    lead = len(g.shape) - len(shape)
+    axes = list(range(lead))
+    for i, size in enumerate(shape):
+        if size == 1 and g.shape[lead + i] != 1:
+            axes.append(lead + i)
+    if axes:
+        g = O.sum(g, axis=tuple(axes), keepdims=True)
+    if lead or tuple(g.shape) != tuple(shape):
+        g = O.reshape(g, tuple(-1 if d is None else d for d in shape))
+    return g
+
+
+def _expand_reduced(g, input_shape, axes, keepdims):
+    """`g` of a reduction's result, broadcast back to its input's shape."""
+    if None in input_shape:
+        raise ShapeError("dlc.grad: a reduction of a tensor with a dynamic dimension is "
+                         "not differentiated yet; compile for a fixed batch size")
+    if not keepdims:
+        g = O.reshape(g, tuple(1 if i in axes else d for i, d in enumerate(input_shape)))
+    return O.broadcast_to(g, tuple(input_shape))
+
+
+def _swap_last(x):
+    perm = list(range(len(x.shape)))
+    perm[-1], perm[-2] = perm[-2], perm[-1]
+    return O.transpose(x, perm)
+
+
+# -- rules: (op, gradients of its results, operands, results) -> operand grads --------
+
+RULES = {}
+
+
+def rule(*names):
+    def register(fn):
+        for name in names:
+            RULES[name] = fn
+        return fn
+    return register
+
+
+@rule("dl.add")
+def _add(op, g, a, b, y):
+    return [_unbroadcast(g, a.shape), _unbroadcast(g, b.shape)]
+
+
+@rule("dl.sub")
+def _sub(op, g, a, b, y):
+    return [_unbroadcast(g, a.shape), _unbroadcast(O.negative(g), b.shape)]
+
+
+@rule("dl.mul")
+def _mul(op, g, a, b, y):
+    return [_unbroadcast(g * b, a.shape), _unbroadcast(g * a, b.shape)]
+
+
+@rule("dl.div")
+def _div(op, g, a, b, y):
+    return [_unbroadcast(g / b, a.shape), _unbroadcast(O.negative(g) * y / b, b.shape)]
+
+
+@rule("dl.pow")
+def _pow(op, g, a, b, y):
+    da = g * b * O.power(a, b - _scalar(b, 1.0))
+    # d/db a^b = a^b log a, defined where a > 0 (0 elsewhere, as PyTorch).
+    positive = a > _scalar(a, 0.0)
+    safe = O.where(positive, a, a * _scalar(a, 0.0) + _scalar(a, 1.0))
+    db = O.where(positive, g * y * O.log(safe), g * _scalar(g, 0.0))
+    return [_unbroadcast(da, a.shape), _unbroadcast(db, b.shape)]
+
+
+def _select_ties(g, a, b, wins):
+    """max/min: the winner gets g; ties split it evenly (as PyTorch)."""
+    half = g * _scalar(g, 0.5)
+    zero = g * _scalar(g, 0.0)
+    ga = O.where(wins, g, O.where(O.equal(a, b), half, zero))
+    gb = O.where(wins, zero, O.where(O.equal(a, b), half, g))
+    return [_unbroadcast(ga, a.shape), _unbroadcast(gb, b.shape)]
+
+
+@rule("dl.maximum")
+def _maximum(op, g, a, b, y):
+    return _select_ties(g, a, b, a > b)
+
+
+@rule("dl.minimum")
+def _minimum(op, g, a, b, y):
+    return _select_ties(g, a, b, a < b)
+
+
+def _unary(name):
+    def register(fn):
+        RULES[name] = lambda op, g, x, y: [fn(g, x, y, op)]
+        return fn
+    return register
+
+
+_unary("dl.neg")(lambda g, x, y, op: O.negative(g))
+_unary("dl.abs")(lambda g, x, y, op: g * O.sign(x))
+_unary("dl.exp")(lambda g, x, y, op: g * y)
+_unary("dl.log")(lambda g, x, y, op: g / x)
+_unary("dl.sqrt")(lambda g, x, y, op: g * _scalar(y, 0.5) / y)
+_unary("dl.rsqrt")(lambda g, x, y, op: g * _scalar(y, -0.5) * y / x)
+_unary("dl.tanh")(lambda g, x, y, op: g * (_scalar(y, 1.0) - y * y))
+_unary("dl.sigmoid")(lambda g, x, y, op: g * y * (_scalar(y, 1.0) - y))
+_unary("dl.relu")(lambda g, x, y, op: O.where(x > _scalar(x, 0.0), g, g * _scalar(g, 0.0)))
+_unary("dl.erf")(lambda g, x, y, op: g * _scalar(x, 2.0 / math.sqrt(math.pi))
+                 * O.exp(O.negative(x * x)))
+_unary("dl.sin")(lambda g, x, y, op: g * O.cos(x))
+_unary("dl.cos")(lambda g, x, y, op: O.negative(g) * O.sin(x))
+_unary("dl.tan")(lambda g, x, y, op: g * (_scalar(y, 1.0) + y * y))
+_unary("dl.sinh")(lambda g, x, y, op: g * O.cosh(x))
+_unary("dl.cosh")(lambda g, x, y, op: g * O.sinh(x))
+_unary("dl.atan")(lambda g, x, y, op: g / (_scalar(x, 1.0) + x * x))
+_unary("dl.asin")(lambda g, x, y, op: g * O.rsqrt(_scalar(x, 1.0) - x * x))
+_unary("dl.acos")(lambda g, x, y, op: O.negative(g) * O.rsqrt(_scalar(x, 1.0) - x * x))
+_unary("dl.asinh")(lambda g, x, y, op: g * O.rsqrt(x * x + _scalar(x, 1.0)))
+_unary("dl.acosh")(lambda g, x, y, op: g * O.rsqrt(x * x - _scalar(x, 1.0)))
+_unary("dl.atanh")(lambda g, x, y, op: g / (_scalar(x, 1.0) - x * x))
+# Piecewise constant: zero almost everywhere (as PyTorch).
+for _name in ("dl.floor", "dl.ceil", "dl.round", "dl.sign"):
+    _unary(_name)(lambda g, x, y, op: g * _scalar(g, 0.0))
+
+
+@_unary("dl.silu")
+def _silu(g, x, y, op):
+    s = O.sigmoid(x)
+    return g * s * (_scalar(x, 1.0) + x * (_scalar(x, 1.0) - s))
+
+
+@_unary("dl.gelu")
+def _gelu(g, x, y, op):
+    if _attr(op, "approximate_tanh") is not None:
+        c = math.sqrt(2.0 / math.pi)
+        inner = _scalar(x, c) * (x + _scalar(x, 0.044715) * x * x * x)
+        t = O.tanh(inner)
+        dinner = _scalar(x, c) * (_scalar(x, 1.0) + _scalar(x, 3 * 0.044715) * x * x)
+        return g * (_scalar(x, 0.5) * (_scalar(x, 1.0) + t)
+                    + _scalar(x, 0.5) * x * (_scalar(x, 1.0) - t * t) * dinner)
+    cdf = _scalar(x, 0.5) * (_scalar(x, 1.0) + O.erf(x * _scalar(x, 1 / math.sqrt(2))))
+    pdf = O.exp(x * x * _scalar(x, -0.5)) * _scalar(x, 1 / math.sqrt(2 * math.pi))
+    return g * (cdf + x * pdf)
+
+
+@_unary("dl.leaky_relu")
+def _leaky_relu(g, x, y, op):
+    return O.where(x > _scalar(x, 0.0), g, g * _scalar(g, _float(op, "alpha")))
+
+
+@_unary("dl.hardswish")
+def _hardswish(g, x, y, op):
+    middle = (x * _scalar(x, 2.0) + _scalar(x, 3.0)) / _scalar(x, 6.0)
+    zero = g * _scalar(g, 0.0)
+    return O.where(x < _scalar(x, -3.0), zero,
+                   O.where(x > _scalar(x, 3.0), g, g * middle))
+
+
+@rule("dl.where")
+def _where(op, g, c, a, b, y):
+    zero = g * _scalar(g, 0.0)
+    return [None, _unbroadcast(O.where(c, g, zero), a.shape),
+            _unbroadcast(O.where(c, zero, g), b.shape)]
+
+
+@rule("dl.cast")
+def _cast(op, g, x, y):
+    if not dtypes.is_float(x.dtype):
+        return [None]
+    return [O.astype(g, x.dtype)]
+
+
+@rule("dl.matmul")
+def _matmul(op, g, a, b, y):
+    if len(a.shape) < 2 or len(b.shape) < 2:
+        raise TraceError("dlc.grad: dl.matmul of a vector is not differentiated yet")
+    return [_unbroadcast(O.matmul(g, _swap_last(b)), a.shape),
+            _unbroadcast(O.matmul(_swap_last(a), g), b.shape)]
+
+
+@rule("dl.reduce_sum")
+def _reduce_sum(op, g, x, y):
+    return [_expand_reduced(g, x.shape, _ints(op, "axes"), _attr(op, "keepdims") is not None)]
+
+
+@rule("dl.reduce_mean")
+def _reduce_mean(op, g, x, y):
+    axes = _ints(op, "axes")
+    count = 1
+    for axis in axes:
+        if x.shape[axis] is None:
+            raise ShapeError("dlc.grad: a mean over a dynamic dimension is not "
+                             "differentiated yet")
+        count *= x.shape[axis]
+    expanded = _expand_reduced(g, x.shape, axes, _attr(op, "keepdims") is not None)
+    return [expanded / _scalar(g, float(count))]
+
+
+@rule("dl.reduce_max", "dl.reduce_min")
+def _reduce_extremum(op, g, x, y):
+    axes = _ints(op, "axes")
+    keep = _attr(op, "keepdims") is not None
+    expanded_y = _expand_reduced(y, x.shape, axes, keep)
+    hits = O.astype(O.equal(x, expanded_y), x.dtype)
+    ties = O.sum(hits, axis=tuple(axes), keepdims=True)
+    share = _expand_reduced(g, x.shape, axes, keep) / O.broadcast_to(ties, tuple(x.shape))
+    return [share * hits]
+
+
+@rule("dl.softmax")
+def _softmax(op, g, x, y):
+    axis = _int(op, "axis")
+    return [y * (g - O.sum(g * y, axis=axis, keepdims=True))]
+
+
+@rule("dl.log_softmax")
+def _log_softmax(op, g, x, y):
+    axis = _int(op, "axis")
+    return [g - O.exp(y) * O.sum(g, axis=axis, keepdims=True)]
+
+
+@rule("dl.transpose")
+def _transpose(op, g, x, y):
+    perm = _ints(op, "permutation")
+    inverse = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inverse[p] = i
+    return [O.transpose(g, inverse)]
+
+
+@rule("dl.reshape")
+def _reshape(op, g, x, y):
+    return [O.reshape(g, tuple(-1 if d is None else d for d in x.shape))]
+
+
+@rule("dl.broadcast_to")
+def _broadcast_to(op, g, x, y):
+    return [_unbroadcast(g, x.shape)]
+
+
+@rule("dl.slice")
+def _slice(op, g, x, y):
+    starts, sizes, strides = _ints(op, "starts"), _ints(op, "sizes"), _ints(op, "strides")
+    if any(s != 1 for s in strides) or None in x.shape:
+        raise TraceError("dlc.grad: a strided, reversed or dynamic slice is not "
+                         "differentiated yet")
+    pad = [(start, dim - start - size) for start, size, dim in zip(starts, sizes, x.shape)]
+    return [O.pad(g, pad)]
+
+
+@rule("dl.pad")
+def _pad(op, g, x, y):
+    low = _ints(op, "low")
+    index = tuple(slice(l, l + d) for l, d in zip(low, x.shape))
+    return [g[index]]
+
+
+@rule("dl.concat")
+def _concat(op, g, *operands_and_result):
+    *operands, y = operands_and_result
+    axis = _int(op, "axis")
+    grads, offset = [], 0
+    for operand in operands:
+        size = operand.shape[axis]
+        index = [slice(None)] * len(y.shape)
+        index[axis] = slice(offset, offset + size)
+        grads.append(g[tuple(index)])
+        offset += size
+    return grads
+
+
+@rule("dl.constant")
+def _constant(op, g, y):
+    return []
+
+
+# -- the transformation --------------------------------------------------------------
+
+def _location(op):
+    """file:line of the user's code that made `op` (as dlc's other errors)."""
+    text = str(op.location)
+    match = re.match(r'loc\("(.*)":(\d+):\d+\)', text)
+    return f"{match.group(1)}:{match.group(2)}" if match else text
+
+
+def backward(trace, ops, output, wrt):
+    """The gradients of `output` (a float scalar Tensor) with respect to
+    `wrt` (Tensors), through `ops` (the dl ops that computed it, in order),
+    emitted into `trace`. None for an argument the output does not use."""
+    adjoints = {output.value: O.broadcast_to(trace.constant(np.ones((), output.dtype)), ())}
+    for op in reversed(ops):
+        results = list(op.results)
+        grads = [adjoints.get(r) for r in results]
+        if all(g is None for g in grads):
+            continue
+        name = op.operation.name
+        fn = RULES.get(name)
+        if fn is None:
+            raise TraceError(f"{_location(op)}: dlc.grad: {name} has no derivative rule "
+                             f"(differentiable so far: elementwise math, matmul, "
+                             f"reductions, softmax, shape ops)")
+        operands = [Tensor(v, trace) for v in op.operands]
+        outs = [Tensor(r, trace) for r in results]
+        if len(results) != 1:
+            raise TraceError(f"{_location(op)}: dlc.grad: {name} has several results")
+        operand_grads = fn(op, grads[0], *operands, *outs)
+        for value, grad in zip(op.operands, operand_grads):
+            if grad is None or not dtypes.is_float(Tensor(value, trace).dtype):
+                continue
+            previous = adjoints.get(value)
+            adjoints[value] = grad if previous is None else previous + grad
+    return [adjoints.get(t.value) for t in wrt]
+
+
+def _zeros(trace, like):
+    if None in like.shape:
+        return like * _scalar(like, 0.0)
+    return O.broadcast_to(trace.constant(np.zeros((), like.dtype)), tuple(like.shape))
+
+
+def value_and_grad(f, argnums=0, has_aux=False):
+    """A function computing ``(f(*args), gradient)``: the gradient of the
+    float scalar ``f(*args)`` with respect to argument ``argnums`` (an int),
+    or a tuple of gradients (a tuple of ints). With ``has_aux``, ``f``
+    returns ``(value, aux)`` and the result is ``((value, aux), gradient)``.
+    Outside a trace it compiles itself (``dlc.jit``) per signature."""
+    single = isinstance(argnums, int)
+    positions = (argnums,) if single else tuple(argnums)
+    if not positions or not all(isinstance(p, int) for p in positions):
+        raise TypeError(f"dlc.value_and_grad: argnums must be an int or a tuple of ints, "
+                        f"but got {argnums!r}")
+
+    @functools.wraps(f)
+    def transformed(*args, **kwargs):
+        trace = current_trace()
+        if trace is None:
+            return compiled(*args, **kwargs)
+        for p in positions:
+            if p >= len(args) or p < -len(args):
+                raise TypeError(f"dlc.grad: argnums {p} is out of range for "
+                                f"{len(args)} positional arguments")
+            if not isinstance(args[p], Tensor):
+                raise TypeError(f"dlc.grad: argument {p} is {type(args[p]).__name__}, "
+                                f"not an array: only array arguments are differentiated")
+            if not dtypes.is_float(args[p].dtype):
+                raise DTypeError(f"dlc.grad: argument {p} has dtype {args[p].dtype}; "
+                                 f"only float arguments can be differentiated")
+        start = len(trace.block.operations)
+        out = f(*args, **kwargs)
+        value, aux = (out if has_aux else (out, None))
+        if not isinstance(value, Tensor) or value.shape != () or \
+                not dtypes.is_float(value.dtype):
+            what = f"{value.dtype}{list(value.shape)}" if isinstance(value, Tensor) \
+                else type(value).__name__
+            raise DTypeError(f"dlc.grad: the function must return a float scalar (a loss), "
+                             f"but returned {what}")
+        ops = list(trace.block.operations)[start:]
+        wrt = [args[p] for p in positions]
+        grads = backward(trace, ops, value, wrt)
+        grads = [g if g is not None else _zeros(trace, t) for g, t in zip(grads, wrt)]
+        grads = grads[0] if single else tuple(grads)
+        return ((value, aux) if has_aux else value), grads
+
+    compiled = _compiled_nested(transformed)
+    return transformed
+
+
+def _flatten(value, leaves):
+    if isinstance(value, (tuple, list)):
+        return (type(value), [_flatten(v, leaves) for v in value])
+    leaves.append(value)
+    return None
+
+
+def _unflatten(structure, leaves):
+    if structure is None:
+        return next(leaves)
+    kind, items = structure
+    return kind(_unflatten(item, leaves) for item in items)
+
+
+def _compiled_nested(fn):
+    """``dlc.jit(fn)`` for a function returning nested tuples (value and
+    gradients): compiled with its results flattened, rebuilt at each call."""
+    from .jit import jit
+    shape = {}
+
+    @functools.wraps(fn)
+    def flat(*args, **kwargs):
+        leaves = []
+        shape["structure"] = _flatten(fn(*args, **kwargs), leaves)
+        return tuple(leaves)
+
+    jitted = jit(flat)
+
+    def call(*args, **kwargs):
+        leaves = jitted(*args, **kwargs)
+        return _unflatten(shape["structure"], iter(leaves))
+    return call
+
+
+def grad(f, argnums=0, has_aux=False):
+    """The gradient of the float scalar ``f`` with respect to argument
+    ``argnums`` (see :func:`value_and_grad`)."""
+    inner = value_and_grad(f, argnums, has_aux)
+
+    @functools.wraps(f)
+    def gradient(*args, **kwargs):
+        if current_trace() is None:
+            return compiled(*args, **kwargs)
+        value, grads = inner(*args, **kwargs)
+        return (grads, value[1]) if has_aux else grads
+
+    compiled = _compiled_nested(gradient)
+    return gradient

@@ -1,0 +1,185 @@
+"""dlc.grad / dlc.value_and_grad: every vector-Jacobian rule against PyTorch
+autograd (float32 and float64; shapes with broadcasting and size-1 dims) and
+against central finite differences in float64; the API's refusals."""
+
+import numpy as np
+import pytest
+
+import dlc
+
+torch = pytest.importorskip("torch")
+
+# (name, dlc function, torch function, input shapes, input domain)
+CASES = [
+    ("add_broadcast", lambda a, b: a + b, lambda a, b: a + b, [(3, 4), (4,)], None),
+    ("sub_size1", lambda a, b: a - b, lambda a, b: a - b, [(3, 1), (1, 4)], None),
+    ("mul_scalar_operand", lambda a, b: a * b, lambda a, b: a * b, [(2, 3, 4), ()], None),
+    ("div", lambda a, b: a / b, lambda a, b: a / b, [(3, 4), (3, 4)], "positive"),
+    ("pow", lambda a, b: a ** b, lambda a, b: a ** b, [(3, 4), (4,)], "positive"),
+    ("maximum_ties", lambda a, b: dlc.maximum(a, b), torch.maximum, [(3, 4), (3, 4)], "ties"),
+    ("minimum", lambda a, b: dlc.minimum(a, b), torch.minimum, [(3, 4), (1, 4)], None),
+    ("neg_abs", lambda a: dlc.abs(-a), lambda a: torch.abs(-a), [(5,)], None),
+    ("exp_log", lambda a: dlc.log(dlc.exp(a) + 1.0), lambda a: torch.log(torch.exp(a) + 1),
+     [(3, 4)], None),
+    ("sqrt_rsqrt", lambda a: dlc.sqrt(a) + dlc.rsqrt(a),
+     lambda a: torch.sqrt(a) + torch.rsqrt(a), [(6,)], "positive"),
+    ("tanh_sigmoid", lambda a: dlc.tanh(a) * dlc.sigmoid(a),
+     lambda a: torch.tanh(a) * torch.sigmoid(a), [(3, 4)], None),
+    ("relu", dlc.relu, torch.relu, [(4, 5)], None),
+    ("leaky_relu", lambda a: dlc.leaky_relu(a, 0.1),
+     lambda a: torch.nn.functional.leaky_relu(a, 0.1), [(4, 5)], None),
+    ("silu", dlc.silu, torch.nn.functional.silu, [(4, 5)], None),
+    ("gelu", dlc.gelu, torch.nn.functional.gelu, [(4, 5)], None),
+    ("gelu_tanh", lambda a: dlc.gelu(a, approximate="tanh"),
+     lambda a: torch.nn.functional.gelu(a, approximate="tanh"), [(4, 5)], None),
+    ("hardswish", dlc.hardswish, torch.nn.functional.hardswish, [(4, 5)], "wide"),
+    ("erf", dlc.erf, torch.erf, [(7,)], None),
+    ("trig", lambda a: dlc.sin(a) * dlc.cos(a) + dlc.tan(a * 0.3),
+     lambda a: torch.sin(a) * torch.cos(a) + torch.tan(a * 0.3), [(6,)], None),
+    ("hyperbolic", lambda a: dlc.sinh(a) + dlc.cosh(a) + dlc.arctan(a) + dlc.arcsinh(a),
+     lambda a: torch.sinh(a) + torch.cosh(a) + torch.atan(a) + torch.asinh(a), [(6,)], None),
+    ("inverse_trig", lambda a: dlc.arcsin(a * 0.5) + dlc.arccos(a * 0.5) + dlc.arctanh(a * 0.5),
+     lambda a: torch.asin(a * 0.5) + torch.acos(a * 0.5) + torch.atanh(a * 0.5), [(6,)],
+     "unit"),
+    ("where", lambda a, b: dlc.where(a > b, a * 2.0, b), lambda a, b: torch.where(a > b, a * 2, b),
+     [(3, 4), (4,)], None),
+    ("matmul", lambda a, b: a @ b, lambda a, b: a @ b, [(3, 5), (5, 4)], None),
+    ("matmul_batched_broadcast", lambda a, b: a @ b, lambda a, b: a @ b,
+     [(2, 3, 5), (5, 4)], None),
+    ("sum_axes", lambda a: dlc.sum(a, axis=(0, 2)), lambda a: a.sum((0, 2)), [(2, 3, 4)], None),
+    ("mean_keepdims", lambda a: dlc.mean(a, axis=1, keepdims=True) * a,
+     lambda a: a.mean(1, keepdim=True) * a, [(3, 4)], None),
+    ("max_axis", lambda a: dlc.max(a, axis=1), lambda a: torch.amax(a, 1), [(3, 4)], None),
+    ("min_all", lambda a: dlc.min(a), lambda a: torch.amin(a), [(3, 4)], None),
+    ("softmax", lambda a: dlc.softmax(a, axis=-1), lambda a: torch.softmax(a, -1), [(3, 5)], None),
+    ("log_softmax", lambda a: dlc.log_softmax(a, axis=0), lambda a: torch.log_softmax(a, 0),
+     [(3, 5)], None),
+    ("transpose", lambda a: dlc.transpose(a, (2, 0, 1)) * 1.5,
+     lambda a: a.permute(2, 0, 1) * 1.5, [(2, 3, 4)], None),
+    ("reshape", lambda a: dlc.reshape(a, (4, 6)) ** 2.0, lambda a: a.reshape(4, 6) ** 2,
+     [(2, 3, 4)], None),
+    ("broadcast_to", lambda a: dlc.broadcast_to(a, (3, 2, 4)), lambda a: a.expand(3, 2, 4),
+     [(2, 1)], None),
+    ("slice", lambda a: a[1:3, :2] * 3.0, lambda a: a[1:3, :2] * 3, [(4, 5)], None),
+    ("concat", lambda a, b: dlc.concatenate([a, b, a], axis=1),
+     lambda a, b: torch.cat([a, b, a], 1), [(2, 3), (2, 1)], None),
+    ("pad", lambda a: dlc.pad(a, ((1, 0), (2, 1))), lambda a: torch.nn.functional.pad(a, (2, 1, 1, 0)),
+     [(2, 3)], None),
+    ("cast", lambda a: dlc.astype(dlc.astype(a, np.float16), a.dtype) + a,
+     lambda a: a.half().to(a.dtype) + a, [(5,)], None),
+    ("mlp_cross_entropy",
+     lambda x, w1, w2: -dlc.mean(dlc.log_softmax(dlc.relu(x @ w1) @ w2, axis=-1)[:, :1]),
+     lambda x, w1, w2: -torch.log_softmax(torch.relu(x @ w1) @ w2, -1)[:, :1].mean(),
+     [(4, 6), (6, 8), (8, 3)], None),
+]
+
+
+def _inputs(shapes, domain, dtype, rng):
+    arrays = []
+    for shape in shapes:
+        if domain == "positive":
+            a = rng.uniform(0.5, 2.0, shape)
+        elif domain == "unit":
+            a = rng.uniform(-0.9, 0.9, shape)
+        elif domain == "wide":
+            a = rng.uniform(-5, 5, shape)
+        else:
+            a = rng.standard_normal(shape)
+        arrays.append(np.asarray(a, dtype=dtype))
+    if domain == "ties" and len(arrays) == 2:
+        arrays[1].flat[::3] = arrays[0].flat[::3]  # equal elements: the tie rule
+    return arrays
+
+
+def _loss(fn, weight):
+    return lambda *xs: dlc.sum(fn(*xs) * weight)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name,fn,tfn,shapes,domain", CASES, ids=[c[0] for c in CASES])
+def test_rule_matches_torch_autograd(name, fn, tfn, shapes, domain, dtype):
+    rng = np.random.default_rng(abs(hash(name)) % 2**32)
+    xs = _inputs(shapes, domain, dtype, rng)
+    tensors = [torch.tensor(x, requires_grad=True) for x in xs]
+    out = tfn(*tensors)
+    weight = rng.standard_normal(tuple(out.shape)).astype(dtype)
+    (out * torch.tensor(weight)).sum().backward()
+    value, grads = dlc.value_and_grad(_loss(fn, weight), argnums=tuple(range(len(xs))))(*xs)
+    tol = dict(rtol=2e-4, atol=2e-5) if dtype == np.float32 else dict(rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(value, float((out * torch.tensor(weight)).sum().detach()),
+                               **tol)
+    for g, t in zip(grads, tensors):
+        assert g.dtype == dtype and g.shape == tuple(t.shape)
+        np.testing.assert_allclose(g, t.grad.numpy(), **tol)
+
+
+@pytest.mark.parametrize("name,fn,tfn,shapes,domain",
+                         [c for c in CASES if c[4] != "ties" and c[0] not in ("relu", "cast")],
+                         ids=[c[0] for c in CASES if c[4] != "ties"
+                              and c[0] not in ("relu", "cast")])
+def test_rule_matches_finite_differences(name, fn, tfn, shapes, domain):
+    """Central differences in float64 (away from kinks: relu and ties are
+    checked against autograd only; cast rounds through float16)."""
+    rng = np.random.default_rng(7)
+    xs = _inputs(shapes, domain, np.float64, rng)
+    out_shape = np.asarray(tfn(*[torch.tensor(x) for x in xs])).shape
+    weight = rng.standard_normal(out_shape)
+    loss = _loss(fn, weight)
+    grads = dlc.grad(loss, argnums=tuple(range(len(xs))))(*xs)
+    value = dlc.jit(loss)
+    eps = 1e-6
+    for index, (x, g) in enumerate(zip(xs, grads)):
+        for flat in rng.choice(x.size, size=min(x.size, 4), replace=False):
+            plus, minus = [a.copy() for a in xs], [a.copy() for a in xs]
+            plus[index].flat[flat] += eps
+            minus[index].flat[flat] -= eps
+            numeric = (float(value(*plus)) - float(value(*minus))) / (2 * eps)
+            assert abs(g.flat[flat] - numeric) <= 1e-5 * (1 + abs(numeric)), \
+                (name, index, flat, g.flat[flat], numeric)
+
+
+def test_grad_composes_with_jit_and_has_aux():
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((4, 3)).astype(np.float32)
+    x = rng.standard_normal((5, 4)).astype(np.float32)
+
+    def loss(w, x):
+        logits = x @ w
+        return dlc.mean(logits * logits), logits
+
+    (value, logits), g = dlc.value_and_grad(loss, has_aux=True)(w, x)
+    np.testing.assert_allclose(logits, x @ w, rtol=1e-5)
+    np.testing.assert_allclose(g, x.T @ (2 * (x @ w)) / (5 * 3), rtol=1e-5)
+
+    @dlc.jit
+    def sgd_step(w, x):  # one compiled call: forward, backward, update
+        value, g = dlc.value_and_grad(lambda w: loss(w, x)[0])(w)
+        return w - 0.1 * g, value
+
+    new_w, value2 = sgd_step(w, x)
+    np.testing.assert_allclose(new_w, w - 0.1 * g, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(value2, value, rtol=1e-6)
+    grads, aux = dlc.grad(loss, has_aux=True)(w, x)
+    np.testing.assert_allclose(grads, g, rtol=1e-6)
+
+
+def test_unused_argument_gets_zeros():
+    g = dlc.grad(lambda a, b: dlc.sum(a * 2.0), argnums=1)(np.ones(3, np.float32),
+                                                            np.ones((2, 2), np.float32))
+    np.testing.assert_array_equal(g, np.zeros((2, 2), np.float32))
+
+
+def test_refusals():
+    x = np.ones((2, 3), np.float32)
+    with pytest.raises(dlc.DTypeError, match="must return a float scalar"):
+        dlc.grad(lambda a: a * 2.0)(x)
+    with pytest.raises(dlc.DTypeError, match="only float arguments"):
+        dlc.grad(lambda a: dlc.sum(dlc.astype(a, np.float32)))(np.ones(3, np.int32))
+    with pytest.raises(dlc.TraceError, match=r"test_autodiff.py:\d+: dlc.grad: dl.conv2d has no "
+                                             r"derivative rule"):
+        dlc.grad(lambda a: dlc.sum(dlc.conv2d(a, np.ones((2, 1, 3, 3), np.float32))))(
+            np.ones((1, 1, 5, 5), np.float32))
+    with pytest.raises(TypeError, match="argnums"):
+        dlc.grad(lambda a: dlc.sum(a), argnums="a")
+    with pytest.raises(TypeError, match="out of range"):
+        dlc.grad(lambda a: dlc.sum(a), argnums=3)(x)
