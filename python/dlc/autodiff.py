@@ -17,10 +17,10 @@ other function, so ``dlc.jit(dlc.grad(f))`` and a training step that returns
 the loss and updated parameters are each one compiled function.
 
 Refused with a :class:`dlc.TraceError` naming the op and the user's line:
-ops with no rule yet (convolutions, pooling, normalizations, gather: the
-rules of issue 19 not written yet) and non-differentiable ops on the path
-(comparisons and argmax have integer or bool results, which no gradient
-reaches). Refused with a :class:`dlc.DTypeError`: differentiating with
+ops with no rule yet (gather, strided or reversed slices, NHWC convolutions
+and poolings, a dynamic batch through reductions and convolutions).
+Comparisons and argmax have integer or bool results, which no gradient
+reaches. Refused with a :class:`dlc.DTypeError`: differentiating with
 respect to an integer argument, or a result that is not a float scalar.
 """
 
@@ -335,6 +335,169 @@ def _concat(op, g, *operands_and_result):
     return grads
 
 
+def _nchw(op, name):
+    layout = ir.StringAttr(_attr(op, "layout")).value
+    if layout != "NCHW":
+        raise TraceError(f"{_location(op)}: dlc.grad: {name} in layout {layout} is not "
+                         f"differentiated yet (NCHW is)")
+
+
+def _static(op, name, *tensors):
+    for t in tensors:
+        if None in t.shape:
+            raise ShapeError(f"{_location(op)}: dlc.grad: {name} of a dynamic batch is "
+                             f"not differentiated yet; compile for a fixed batch size")
+
+
+@rule("dl.conv2d")
+def _conv2d(op, g, x, w, *rest):
+    """dx: the transposed convolution of g with w; dw: a grouped convolution
+    of x (channels as batch) with g (batch as channels), stride and dilation
+    swapped; db: g summed over batch and space."""
+    b = rest[0] if len(rest) == 2 else None
+    _nchw(op, "dl.conv2d")
+    _static(op, "dl.conv2d", x)
+    (sh, sw), (dh, dw_) = _ints(op, "strides"), _ints(op, "dilations")
+    top, bottom, left, right = _ints(op, "padding")
+    groups = _int(op, "groups")
+    n, c, h, width = x.shape
+    f, cg, kh, kw = w.shape
+    _, _, ho, wo = g.shape
+    out_h = (ho - 1) * sh - top - bottom + dh * (kh - 1) + 1
+    out_w = (wo - 1) * sw - left - right + dw_ * (kw - 1) + 1
+    from .composite import conv_transpose2d
+    dx = conv_transpose2d(g, w, stride=(sh, sw), padding=(top, bottom, left, right),
+                          output_padding=(h - out_h, width - out_w), groups=groups,
+                          dilation=(dh, dw_))
+    xs = O.reshape(x, (n, groups, cg, h, width))
+    xs = O.reshape(O.transpose(xs, (2, 1, 0, 3, 4)), (cg, groups * n, h, width))
+    gs = O.transpose(g, (1, 0, 2, 3))
+    dw = O.conv2d(xs, gs, stride=(dh, dw_), dilation=(sh, sw),
+                  padding=(top, bottom, left, right), groups=groups)
+    dw = O.transpose(dw, (1, 0, 2, 3))[:, :, :kh, :kw]
+    grads = [dx, dw]
+    if b is not None:
+        grads.append(O.sum(g, axis=(0, 2, 3)))
+    return grads
+
+
+def _window_positions(x, g, kernel, strides, pads):
+    """For each kernel offset (a, b): the strided view of the padded input
+    that offset reads for every output position, and a function placing an
+    output-shaped tensor back at those input positions (zeros elsewhere)."""
+    n, c, h, width = x.shape
+    _, _, ho, wo = g.shape
+    (kh, kw), (sh, sw) = kernel, strides
+    top, bottom, left, right = pads
+    hp, wp = h + top + bottom, width + left + right
+
+    def place(t, a, b):
+        # Zeros between the elements (stride - 1), then shifted to (a, b)
+        # within the padded input, then the padding cropped.
+        t = O.reshape(t, (n, c, ho, 1, wo, 1))
+        t = O.pad(t, [(0, 0), (0, 0), (0, 0), (0, sh - 1), (0, 0), (0, sw - 1)])
+        t = O.reshape(t, (n, c, ho * sh, wo * sw))
+        t = t[:, :, :(ho - 1) * sh + 1, :(wo - 1) * sw + 1]
+        t = O.pad(t, [(0, 0), (0, 0), (a, hp - a - (ho - 1) * sh - 1),
+                      (b, wp - b - (wo - 1) * sw - 1)])
+        return t[:, :, top:top + h, left:left + width]
+
+    def view(padded, a, b):
+        return padded[:, :, a:a + (ho - 1) * sh + 1:sh, b:b + (wo - 1) * sw + 1:sw]
+
+    return [(a, b) for a in range(kh) for b in range(kw)], place, view
+
+
+@rule("dl.max_pool2d")
+def _max_pool2d(op, g, x, y):
+    """The gradient goes to the first maximum of each window (row-major
+    window order, as PyTorch); padding never wins."""
+    _nchw(op, "dl.max_pool2d")
+    _static(op, "dl.max_pool2d", x)
+    pads = _ints(op, "padding")
+    offsets, place, view = _window_positions(x, g, _ints(op, "kernel"), _ints(op, "strides"),
+                                             pads)
+    lowest = float(np.finfo(np.dtype(x.dtype)).min) if x.dtype != dtypes.BFLOAT16 else -3e38
+    padded = O.pad(x, [(0, 0), (0, 0), (pads[0], pads[1]), (pads[2], pads[3])],
+                   constant_values=lowest)
+    taken = None
+    dx = None
+    for a, b in offsets:
+        hit = O.equal(view(padded, a, b), y)
+        if taken is not None:
+            hit = O.logical_and(hit, O.logical_not(taken))
+        taken = hit if taken is None else O.logical_or(taken, hit)
+        part = place(O.where(hit, g, g * _scalar(g, 0.0)), a, b)
+        dx = part if dx is None else dx + part
+    return [dx]
+
+
+@rule("dl.avg_pool2d")
+def _avg_pool2d(op, g, x, y):
+    _nchw(op, "dl.avg_pool2d")
+    _static(op, "dl.avg_pool2d", x)
+    kernel, pads = _ints(op, "kernel"), _ints(op, "padding")
+    offsets, place, view = _window_positions(x, g, kernel, _ints(op, "strides"), pads)
+    if _attr(op, "count_include_pad") is not None:
+        share = g / _scalar(g, float(kernel[0] * kernel[1]))
+    else:
+        # The divisor of each window: how many of its elements are input.
+        ones = O.pad(x * _scalar(x, 0.0) + _scalar(x, 1.0),
+                     [(0, 0), (0, 0), (pads[0], pads[1]), (pads[2], pads[3])])
+        count = None
+        for a, b in offsets:
+            count = view(ones, a, b) if count is None else count + view(ones, a, b)
+        share = g / count
+    dx = None
+    for a, b in offsets:
+        part = place(share, a, b)
+        dx = part if dx is None else dx + part
+    return [dx]
+
+
+def _channel_shape(x, axis):
+    return tuple(-1 if i == axis else 1 for i in range(len(x.shape)))
+
+
+@rule("dl.batch_norm")
+def _batch_norm(op, g, x, mean, var, gamma, beta, y):
+    """Inference form (statistics as inputs; a training step computes them
+    with mean/var ops, differentiated by their own rules)."""
+    axis, eps = _int(op, "axis"), _float(op, "epsilon")
+    axis = axis % len(x.shape)
+    shape = _channel_shape(x, axis)
+    others = tuple(i for i in range(len(x.shape)) if i != axis)
+    inv = O.reshape(O.rsqrt(var + _scalar(var, eps)), shape)
+    centered = x - O.reshape(mean, shape)
+    dx = g * O.reshape(gamma, shape) * inv
+    dgamma = O.sum(g * centered * inv, axis=others)
+    dbeta = O.sum(g, axis=others)
+    dmean = O.negative(O.sum(dx, axis=others))
+    dvar = O.sum(g * O.reshape(gamma, shape) * centered * inv * inv * inv, axis=others) \
+        * _scalar(var, -0.5)
+    return [dx, dmean, dvar, dgamma, dbeta]
+
+
+@rule("dl.layer_norm")
+def _layer_norm(op, g, x, gamma, beta, y):
+    axis, eps = _int(op, "axis"), _float(op, "epsilon")
+    axes = tuple(range(axis % len(x.shape), len(x.shape)))
+    lead = tuple(range(axes[0]))
+    count = 1
+    for a in axes:
+        count *= x.shape[a]
+    mu = O.mean(x, axis=axes, keepdims=True)
+    centered = x - mu
+    inv = O.rsqrt(O.mean(centered * centered, axis=axes, keepdims=True) + _scalar(x, eps))
+    xhat = centered * inv
+    gx = g * gamma
+    dx = inv * (gx - O.mean(gx, axis=axes, keepdims=True)
+                - xhat * O.mean(gx * xhat, axis=axes, keepdims=True))
+    dgamma = O.sum(g * xhat, axis=lead) if lead else g * xhat
+    dbeta = O.sum(g, axis=lead) if lead else g
+    return [dx, dgamma, dbeta]
+
+
 @rule("dl.constant")
 def _constant(op, g, y):
     return []
@@ -364,7 +527,8 @@ def backward(trace, ops, output, wrt):
         if fn is None:
             raise TraceError(f"{_location(op)}: dlc.grad: {name} has no derivative rule "
                              f"(differentiable so far: elementwise math, matmul, "
-                             f"reductions, softmax, shape ops)")
+                             f"conv2d, pooling, normalizations, reductions, softmax, "
+                             f"shape ops)")
         operands = [Tensor(v, trace) for v in op.operands]
         outs = [Tensor(r, trace) for r in results]
         if len(results) != 1:

@@ -175,11 +175,66 @@ def test_refusals():
         dlc.grad(lambda a: a * 2.0)(x)
     with pytest.raises(dlc.DTypeError, match="only float arguments"):
         dlc.grad(lambda a: dlc.sum(dlc.astype(a, np.float32)))(np.ones(3, np.int32))
-    with pytest.raises(dlc.TraceError, match=r"test_autodiff.py:\d+: dlc.grad: dl.conv2d has no "
+    with pytest.raises(dlc.TraceError, match=r"test_autodiff.py:\d+: dlc.grad: dl.gather has no "
                                              r"derivative rule"):
-        dlc.grad(lambda a: dlc.sum(dlc.conv2d(a, np.ones((2, 1, 3, 3), np.float32))))(
-            np.ones((1, 1, 5, 5), np.float32))
+        dlc.grad(lambda a: dlc.sum(dlc.take(a, np.array([0, 1]), axis=1)))(x)
+    with pytest.raises(dlc.TraceError, match="layout NHWC is not differentiated yet"):
+        dlc.grad(lambda a: dlc.sum(dlc.conv2d(a, np.ones((3, 3, 1, 2), np.float32),
+                                              layout="NHWC")))(np.ones((1, 5, 5, 1), np.float32))
     with pytest.raises(TypeError, match="argnums"):
         dlc.grad(lambda a: dlc.sum(a), argnums="a")
     with pytest.raises(TypeError, match="out of range"):
         dlc.grad(lambda a: dlc.sum(a), argnums=3)(x)
+
+
+F = torch.nn.functional
+LAYER_CASES = [
+    ("conv2d", lambda x, w, b: dlc.conv2d(x, w, b, stride=1, padding=1),
+     lambda x, w, b: F.conv2d(x, w, b, stride=1, padding=1), [(2, 3, 6, 6), (4, 3, 3, 3), (4,)]),
+    ("conv2d_strided_dilated", lambda x, w: dlc.conv2d(x, w, stride=2, padding=2, dilation=2),
+     lambda x, w: F.conv2d(x, w, stride=2, padding=2, dilation=2), [(2, 3, 9, 8), (4, 3, 3, 3)]),
+    ("conv2d_grouped", lambda x, w: dlc.conv2d(x, w, stride=(2, 1), padding=(1, 0), groups=2),
+     lambda x, w: F.conv2d(x, w, stride=(2, 1), padding=(1, 0), groups=2),
+     [(2, 4, 7, 6), (6, 2, 3, 2)]),
+    ("conv2d_depthwise", lambda x, w: dlc.conv2d(x, w, padding=1, groups=3),
+     lambda x, w: F.conv2d(x, w, padding=1, groups=3), [(1, 3, 5, 5), (3, 1, 3, 3)]),
+    ("max_pool2d", lambda x: dlc.max_pool2d(x, 3, 2, 1), lambda x: F.max_pool2d(x, 3, 2, 1),
+     [(2, 3, 7, 6)]),
+    ("max_pool2d_overlap", lambda x: dlc.max_pool2d(x, 2, 1), lambda x: F.max_pool2d(x, 2, 1),
+     [(1, 2, 5, 5)]),
+    ("avg_pool2d", lambda x: dlc.avg_pool2d(x, 3, 2, 1), lambda x: F.avg_pool2d(x, 3, 2, 1),
+     [(2, 3, 7, 6)]),
+    ("avg_pool2d_exclude_pad", lambda x: dlc.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
+     lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False), [(2, 3, 7, 6)]),
+    ("batch_norm_inference", lambda x, m, v, g, b: dlc.batch_norm(x, m, v, g, b),
+     lambda x, m, v, g, b: ((x - m[:, None, None]) / torch.sqrt(v[:, None, None] + 1e-5)
+                            * g[:, None, None] + b[:, None, None]),
+     [(2, 3, 4, 4), (3,), (3,), (3,), (3,)]),
+    ("batch_norm_training_form",
+     lambda x, g, b: dlc.batch_norm(x, dlc.mean(x, axis=(0, 2, 3)),
+                                    dlc.mean((x - dlc.mean(x, axis=(0, 2, 3), keepdims=True))
+                                             ** 2.0, axis=(0, 2, 3)), g, b),
+     lambda x, g, b: F.batch_norm(x, None, None, g, b, training=True),
+     [(4, 3, 3, 3), (3,), (3,)]),
+    ("layer_norm", lambda x, g, b: dlc.layer_norm(x, g, b, axis=-1),
+     lambda x, g, b: F.layer_norm(x, (6,), g, b), [(2, 4, 6), (6,), (6,)]),
+    ("layer_norm_2d", lambda x, g, b: dlc.layer_norm(x, g, b, axis=1),
+     lambda x, g, b: F.layer_norm(x, (4, 6), g, b), [(3, 4, 6), (4, 6), (4, 6)]),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name,fn,tfn,shapes", LAYER_CASES, ids=[c[0] for c in LAYER_CASES])
+def test_layer_rules_match_torch_autograd(name, fn, tfn, shapes, dtype):
+    rng = np.random.default_rng(abs(hash(name)) % 2**32)
+    xs = [rng.standard_normal(s).astype(dtype) for s in shapes]
+    if name == "batch_norm_inference":
+        xs[2] = np.abs(xs[2]) + 0.5  # a variance
+    tensors = [torch.tensor(x, requires_grad=True) for x in xs]
+    out = tfn(*tensors)
+    weight = rng.standard_normal(tuple(out.shape)).astype(dtype)
+    (out * torch.tensor(weight)).sum().backward()
+    grads = dlc.grad(_loss(fn, weight), argnums=tuple(range(len(xs))))(*xs)
+    tol = dict(rtol=1e-3, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-8, atol=1e-10)
+    for g, t in zip(grads, tensors):
+        np.testing.assert_allclose(g, t.grad.numpy(), **tol)
