@@ -20,7 +20,7 @@ default, or a named CPU such as ``dlc.Target("znver3")``), with
 :class:`CompileOptions` (:class:`CPUOptions`, :class:`GPUOptions`).
 """
 
-from . import cache, composite, ops
+from . import cache, composite, ops, optim
 from .compiler import GPU_STAGES, STAGES, STAGE_DESCRIPTIONS
 from .dtypes import BFLOAT16 as bfloat16
 from dlcrt import load

@@ -1,0 +1,195 @@
+"""Training: losses, optimizers whose update is compiled into the training
+step, and :class:`TrainStep`, one compiled call per step (forward, backward
+through :func:`dlc.value_and_grad`, update).
+
+    params = dlc.nn.Sequential(...).state_dict()      # or any {name: array}
+    step = dlc.optim.TrainStep(loss_fn, params, dlc.optim.Adam(1e-3))
+    for x, y in batches:
+        loss = step(x, y)          # step.params: the updated parameters
+
+``loss_fn(params, *batch)`` returns a float scalar, with ``params`` a dict
+of traced arrays. Optimizers are functional (``init(params)``,
+``update(params, grads, state)`` on traced values), with PyTorch's
+definitions, so that a step matches ``torch.optim``'s step for step.
+"""
+
+import inspect
+
+import numpy as np
+
+from . import ops as O
+from .autodiff import value_and_grad
+from .composite import one_hot
+from .errors import DTypeError, ShapeError
+
+
+# -- losses ---------------------------------------------------------------------------
+
+def cross_entropy(logits, labels):
+    """Mean cross-entropy of `logits` [N, C] against integer class `labels`
+    [N] (PyTorch's ``F.cross_entropy`` with the default mean reduction)."""
+    if len(logits.shape) != 2:
+        raise ShapeError(f"cross_entropy: logits must be [N, C], but got {logits!r}")
+    if getattr(labels, "dtype", np.dtype("float32")).kind not in "iu":
+        raise DTypeError(f"cross_entropy: labels must be integer class indices, but got "
+                         f"{labels!r}")
+    picked = O.log_softmax(logits, axis=-1) * one_hot(labels, logits.shape[1],
+                                                      dtype=logits.dtype)
+    return O.negative(O.sum(picked)) / np.asarray(logits.shape[0], logits.dtype)
+
+
+def mse_loss(prediction, target):
+    """Mean squared error (PyTorch's ``F.mse_loss``)."""
+    difference = prediction - target
+    return O.mean(difference * difference)
+
+
+# -- optimizers -----------------------------------------------------------------------
+
+class SGD:
+    """Stochastic gradient descent with momentum, dampening, Nesterov and L2
+    weight decay, as ``torch.optim.SGD``."""
+
+    def __init__(self, lr, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False):
+        _check_positive("lr", lr)
+        self.lr, self.momentum, self.dampening = float(lr), float(momentum), float(dampening)
+        self.weight_decay, self.nesterov = float(weight_decay), bool(nesterov)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("SGD: Nesterov momentum needs momentum > 0 and no dampening")
+
+    def init(self, params):
+        """The optimizer's state for `params` (a list of arrays): momentum
+        buffers, and the step count."""
+        state = [np.zeros((), np.float32)]
+        if self.momentum:
+            state += [np.zeros_like(p) for p in params]
+        return state
+
+    def update(self, params, grads, state):
+        step, buffers = state[0], state[1:]
+        new_params, new_buffers = [], []
+        for index, (p, g) in enumerate(zip(params, grads)):
+            if self.weight_decay:
+                g = g + p * _c(p, self.weight_decay)
+            if self.momentum:
+                # PyTorch: the first step's buffer is the gradient itself.
+                first = O.equal(step, np.zeros((), np.float32))
+                b = O.where(first, g, buffers[index] * _c(g, self.momentum)
+                            + g * _c(g, 1.0 - self.dampening))
+                new_buffers.append(b)
+                g = g + b * _c(g, self.momentum) if self.nesterov else b
+            new_params.append(p - g * _c(p, self.lr))
+        return new_params, [step + np.ones((), np.float32)] + new_buffers
+
+
+class Adam:
+    """Adam, as ``torch.optim.Adam`` (L2 weight decay added to the
+    gradient); :class:`AdamW` decouples it."""
+
+    decoupled = False
+
+    def __init__(self, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+        _check_positive("lr", lr)
+        self.lr, (self.beta1, self.beta2) = float(lr), (float(betas[0]), float(betas[1]))
+        self.eps, self.weight_decay = float(eps), float(weight_decay)
+
+    def init(self, params):
+        return ([np.zeros((), np.float32)] + [np.zeros_like(p) for p in params]
+                + [np.zeros_like(p) for p in params])
+
+    def update(self, params, grads, state):
+        count = len(params)
+        step = state[0] + np.ones((), np.float32)
+        firsts, seconds = state[1:1 + count], state[1 + count:]
+        correction1 = np.ones((), np.float32) - O.power(np.asarray(self.beta1, np.float32), step)
+        correction2 = np.ones((), np.float32) - O.power(np.asarray(self.beta2, np.float32), step)
+        new_params, new_firsts, new_seconds = [], [], []
+        for p, g, m, v in zip(params, grads, firsts, seconds):
+            if self.weight_decay and self.decoupled:
+                p = p * _c(p, 1.0 - self.lr * self.weight_decay)
+            elif self.weight_decay:
+                g = g + p * _c(p, self.weight_decay)
+            m = m * _c(m, self.beta1) + g * _c(g, 1.0 - self.beta1)
+            v = v * _c(v, self.beta2) + g * g * _c(g, 1.0 - self.beta2)
+            m_hat = m / O.astype(correction1, p.dtype)
+            v_hat = v / O.astype(correction2, p.dtype)
+            new_params.append(p - m_hat * _c(p, self.lr) / (O.sqrt(v_hat) + _c(p, self.eps)))
+            new_firsts.append(m)
+            new_seconds.append(v)
+        return new_params, [step] + new_firsts + new_seconds
+
+
+class AdamW(Adam):
+    """AdamW (decoupled weight decay), as ``torch.optim.AdamW``."""
+
+    decoupled = True
+
+    def __init__(self, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+        super().__init__(lr, betas, eps, weight_decay)
+
+
+def _c(like, value):
+    return np.asarray(value, dtype=like.dtype)
+
+
+def _check_positive(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ValueError(f"{name} must be a positive number, but got {value!r}")
+
+
+# -- the training step ------------------------------------------------------------------
+
+class TrainStep:
+    """One compiled training step: ``step(*batch)`` computes
+    ``loss_fn(params, *batch)``, its gradient and the optimizer's update in
+    one call of one compiled function, keeps the new parameters and state
+    (``step.params``, a dict of numpy arrays) and returns the loss."""
+
+    def __init__(self, loss_fn, params, optimizer):
+        if not isinstance(params, dict) or not params:
+            raise TypeError("TrainStep: params must be a non-empty {name: array} dict")
+        self.names = list(params)
+        self.params = {k: np.ascontiguousarray(v) for k, v in params.items()}
+        for name, value in self.params.items():
+            if value.dtype.kind != "f":
+                raise DTypeError(f"TrainStep: parameter {name!r} has dtype {value.dtype}; "
+                                 f"only float parameters are trained")
+        self.optimizer = optimizer
+        self.state = [np.asarray(s) for s in optimizer.init(list(self.params.values()))]
+        names, count, state_count = self.names, len(self.names), len(self.state)
+
+        def flat_step(*arrays):
+            params, state = list(arrays[:count]), list(arrays[count:count + state_count])
+            batch = arrays[count + state_count:]
+
+            def loss_of(*values):
+                return loss_fn(dict(zip(names, values)), *batch)
+
+            loss, grads = value_and_grad(loss_of, argnums=tuple(range(count)))(*params)
+            new_params, new_state = optimizer.update(params, list(grads), state)
+            return tuple(new_params) + tuple(new_state) + (loss,)
+
+        self._batch_arity = len(inspect.signature(loss_fn).parameters) - 1
+        flat_step.__name__ = getattr(loss_fn, "__name__", "train_step") + "_step"
+        flat_step.__signature__ = inspect.Signature([
+            inspect.Parameter(f"a{i}", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            for i in range(count + state_count + self._batch_arity)])
+        from .jit import jit
+        self._jit = jit(flat_step)
+
+    def lower(self, *batch):
+        """The :class:`dlc.Lowered` of the step (its IR at every stage)."""
+        return self._jit.lower(*self._arguments(batch))
+
+    def _arguments(self, batch):
+        if len(batch) != self._batch_arity:
+            raise TypeError(f"TrainStep: the loss function takes {self._batch_arity} batch "
+                            f"argument(s) after params, but got {len(batch)}")
+        return [self.params[n] for n in self.names] + self.state + list(batch)
+
+    def __call__(self, *batch):
+        results = self._jit(*self._arguments(batch))
+        count = len(self.names)
+        self.params = dict(zip(self.names, results[:count]))
+        self.state = list(results[count:-1])
+        return results[-1]
