@@ -177,6 +177,25 @@ class TrainStep:
         from .jit import jit
         self._jit = jit(flat_step)
 
+    def function(self, fn):
+        """``fn(params, *args)`` compiled with the parameters as arguments:
+        the returned callable takes ``*args`` and reads ``self.params`` at
+        each call (an evaluation on the current parameters, without
+        recompiling as they change)."""
+        names, count = self.names, len(self.names)
+        arity = len(inspect.signature(fn).parameters) - 1
+
+        def flat(*arrays):
+            return fn(dict(zip(names, arrays[:count])), *arrays[count:])
+
+        flat.__name__ = getattr(fn, "__name__", "function").strip("<>") or "function"
+        flat.__signature__ = inspect.Signature([
+            inspect.Parameter(f"a{i}", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+            for i in range(count + arity)])
+        from .jit import jit
+        compiled = jit(flat)
+        return lambda *args: compiled(*[self.params[n] for n in names], *args)
+
     def lower(self, *batch):
         """The :class:`dlc.Lowered` of the step (its IR at every stage)."""
         return self._jit.lower(*self._arguments(batch))

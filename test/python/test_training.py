@@ -124,3 +124,20 @@ def test_train_step_is_one_compiled_function_and_refuses_bad_input():
         dlc.optim.Adam(lr=-1.0)
     with pytest.raises(dlc.DTypeError, match="only float parameters"):
         dlc.optim.TrainStep(mlp_loss, {"w": np.ones(3, np.int32)}, dlc.optim.SGD(0.1))
+
+
+def test_function_of_the_current_parameters_compiles_once():
+    rng = np.random.default_rng(3)
+    step = dlc.optim.TrainStep(mlp_loss, mlp_params(rng), dlc.optim.SGD(0.5))
+    predict = step.function(lambda p, x: dlc.argmax(dlc.relu(x @ p["w1"] + p["b1"]) @ p["w2"]
+                                                    + p["b2"], axis=-1))
+    x = rng.standard_normal((32, 12)).astype(np.float32)
+    y = (x[:, 0] > 0).astype(np.int32)  # learnable: the sign of one feature
+    before = predict(x)
+    for _ in range(30):
+        step(x, y)
+    after = predict(x)
+    p = step.params
+    want = np.argmax(np.maximum(x @ p["w1"] + p["b1"], 0) @ p["w2"] + p["b2"], axis=-1)
+    np.testing.assert_array_equal(after, want)
+    assert np.mean(after == y) > np.mean(before == y) and np.mean(after == y) >= 0.9
