@@ -34,7 +34,7 @@ from . import dtypes
 from . import ops as O
 from .errors import DTypeError, ShapeError, TraceError
 from .mlir import ir
-from .tracing import Tensor, current_trace
+from .tracing import Tensor, Trace, current_trace, located
 
 
 # -- helpers ----------------------------------------------------------------------
@@ -505,6 +505,12 @@ def _constant(op, g, y):
 
 # -- the transformation --------------------------------------------------------------
 
+def _source(op):
+    """(file, line, column) of `op`'s location, or None."""
+    match = re.match(r'loc\("(.*)":(\d+):(\d+)\)', str(op.location))
+    return (match.group(1), int(match.group(2)), int(match.group(3))) if match else None
+
+
 def _location(op):
     """file:line of the user's code that made `op` (as dlc's other errors)."""
     text = str(op.location)
@@ -533,7 +539,13 @@ def backward(trace, ops, output, wrt):
         outs = [Tensor(r, trace) for r in results]
         if len(results) != 1:
             raise TraceError(f"{_location(op)}: dlc.grad: {name} has several results")
-        operand_grads = fn(op, grads[0], *operands, *outs)
+        # The backward ops are located at the forward op's source line.
+        source = _source(op)
+        if source is not None:
+            with located(source):
+                operand_grads = fn(op, grads[0], *operands, *outs)
+        else:
+            operand_grads = fn(op, grads[0], *operands, *outs)
         for value, grad in zip(op.operands, operand_grads):
             if grad is None or not dtypes.is_float(Tensor(value, trace).dtype):
                 continue
@@ -643,3 +655,39 @@ def grad(f, argnums=0, has_aux=False):
 
     compiled = _compiled_nested(gradient)
     return gradient
+
+
+# -- the pass form: python -m dlc.opt -p dl-autodiff -----------------------------
+
+def autodiff_pass(op, pass_=None):
+    """dl-autodiff: for each func.func marked ``dl.autodiff`` whose one
+    result is a float scalar, adds ``@<name>_grad`` returning the value and
+    its gradient with respect to every float argument (the rules above)."""
+    for func in [child.operation for region in op.regions for block in region.blocks
+                 for child in block.operations if child.operation.name == "func.func"]:
+        if "dl.autodiff" not in func.attributes:
+            continue
+        with func.context, ir.Location.unknown():
+            clone = func.clone(ip=ir.InsertionPoint.after(func))
+            name = ir.StringAttr(func.attributes["sym_name"]).value
+            clone.attributes["sym_name"] = ir.StringAttr.get(name + "_grad")
+            del clone.attributes["dl.autodiff"]
+            block = clone.regions[0].blocks[0]
+            terminator = list(block.operations)[-1]
+            results = list(terminator.operands)
+            trace = Trace.attach(clone, block)
+            if len(results) != 1:
+                raise TraceError(f"dl-autodiff: @{name} must return one float scalar, "
+                                 f"but returns {len(results)} values")
+            terminator.erase()
+            with trace:
+                value = Tensor(results[0], trace)
+                if value.shape != () or not dtypes.is_float(value.dtype):
+                    raise DTypeError(f"dl-autodiff: @{name} must return a float scalar, "
+                                     f"but returns {value.dtype}{list(value.shape)}")
+                wrt = [Tensor(a, trace) for a in block.arguments
+                       if dtypes.is_float(Tensor(a, trace).dtype)]
+                forward = list(block.operations)
+                grads = backward(trace, forward, value, wrt)
+                grads = [g if g is not None else _zeros(trace, t) for g, t in zip(grads, wrt)]
+                trace.finish([value] + grads)

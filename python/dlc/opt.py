@@ -15,6 +15,7 @@ import argparse
 import sys
 
 from . import passes, tracing
+from .errors import DLCError
 from .mlir import ir
 from .mlir.passmanager import PassManager
 
@@ -50,7 +51,7 @@ def main(argv=None):
                 return 1
         try:
             pm.run(module.operation)
-        except ir.MLIRError as error:
+        except (ir.MLIRError, DLCError) as error:
             print(f"error: {error}", file=sys.stderr)
             return 1
     print(passes.fusion_report(module) if args.fusion_report else module)

@@ -14,6 +14,10 @@ driver with Python rewrite patterns. ``dlc.jit`` runs them in its graph stage
   two -> multiplication (exact), x + (-y) -> x - y, (-x) + y -> y - x,
   x - (-y) -> x + y, 0 - x -> -x, x * -1 -> -x. Only where the result type
   is the type of x (no broadcasting hidden by the rewrite).
+- ``dl-autodiff``: for each ``func.func`` marked ``dl.autodiff`` (one float
+  scalar result), adds ``@<name>_grad`` returning the value and its gradient
+  with respect to every float argument: reverse mode on the dl ops, the rules
+  of :mod:`dlc.autodiff` (``dlc.grad`` is the same at trace time).
 - ``dl-fusion-report``: marks every dl op with the fusion group it will be
   compiled in (``dl.fusion_group``) by the rule ``dl-linalg-fuse`` applies
   after conversion: an elementwise producer with one user is computed inside
@@ -270,7 +274,15 @@ PYTHON_PASSES = {
                     "reduction, negations absorbed into add/sub)"),
     "dl-fusion-report": (fusion_report_pass, "Mark each dl op with the fusion "
                          "group (kernel) it is compiled in"),
+    "dl-autodiff": (lambda op, pass_=None: _autodiff(op, pass_),
+                    "For each function marked dl.autodiff, add @<name>_grad "
+                    "returning its value and gradients (reverse mode)"),
 }
+
+
+def _autodiff(op, pass_):
+    from .autodiff import autodiff_pass  # autodiff builds ops with dlc.ops
+    autodiff_pass(op, pass_)
 
 
 def add_pass(pm, argument):

@@ -122,6 +122,19 @@ class Trace:
             self.block = self.func.add_entry_block()
         self.arguments = [Tensor(value, self) for value in self.block.arguments]
 
+    @classmethod
+    def attach(cls, func_op, block):
+        """A trace appending to `block` of an existing function (a pass
+        adding ops to it: dl-autodiff); :meth:`finish` adds its return."""
+        trace = cls.__new__(cls)
+        trace.ctx = func_op.context
+        trace.location = ("<dl-autodiff>", 0, 0)
+        trace.module = None
+        trace.func = func_op
+        trace.block = block
+        trace.arguments = [Tensor(value, trace) for value in block.arguments]
+        return trace
+
     def _loc(self, location):
         file, line, column = location
         return ir.Location.file(file, line, column, context=self.ctx)
@@ -179,6 +192,8 @@ class Trace:
             result_types = [r.value.type for r in results]
             self.func.attributes["function_type"] = ir.TypeAttr.get(
                 ir.FunctionType.get(arg_types, result_types))
+        if self.module is None:  # attached to an existing function
+            return None
         self.module.operation.verify()
         return self.module
 
