@@ -691,3 +691,13 @@ def autodiff_pass(op, pass_=None):
                 grads = backward(trace, forward, value, wrt)
                 grads = [g if g is not None else _zeros(trace, t) for g, t in zip(grads, wrt)]
                 trace.finish([value] + grads)
+
+
+def _register():
+    from . import passes
+    passes.PYTHON_PASSES["dl-autodiff"] = (
+        autodiff_pass, "For each function marked dl.autodiff, add @<name>_grad returning "
+        "its value and gradients (reverse mode)")
+
+
+_register()

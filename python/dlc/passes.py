@@ -274,15 +274,9 @@ PYTHON_PASSES = {
                     "reduction, negations absorbed into add/sub)"),
     "dl-fusion-report": (fusion_report_pass, "Mark each dl op with the fusion "
                          "group (kernel) it is compiled in"),
-    "dl-autodiff": (lambda op, pass_=None: _autodiff(op, pass_),
-                    "For each function marked dl.autodiff, add @<name>_grad "
-                    "returning its value and gradients (reverse mode)"),
 }
-
-
-def _autodiff(op, pass_):
-    from .autodiff import autodiff_pass  # autodiff builds ops with dlc.ops
-    autodiff_pass(op, pass_)
+# dlc.autodiff adds "dl-autodiff" when it is imported (as `import dlc` does):
+# it builds ops with dlc.ops and compiles with dlc.jit, which import this.
 
 
 def add_pass(pm, argument):
