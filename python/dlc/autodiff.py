@@ -17,8 +17,8 @@ other function, so ``dlc.jit(dlc.grad(f))`` and a training step that returns
 the loss and updated parameters are each one compiled function.
 
 Refused with a :class:`dlc.TraceError` naming the op and the user's line:
-ops with no rule yet (gather, strided or reversed slices, NHWC convolutions
-and poolings, a dynamic batch through reductions and convolutions).
+ops with no rule yet (NHWC convolutions and poolings, a dynamic batch through
+reductions, slices, gathers and convolutions).
 Comparisons and argmax have integer or bool results, which no gradient
 reaches. Refused with a :class:`dlc.DTypeError`: differentiating with
 respect to an integer argument, or a result that is not a float scalar.
@@ -32,6 +32,7 @@ import numpy as np
 
 from . import dtypes
 from . import ops as O
+from .composite import one_hot
 from .errors import DTypeError, ShapeError, TraceError
 from .mlir import ir
 from .tracing import Tensor, Trace, current_trace, located
@@ -304,14 +305,64 @@ def _broadcast_to(op, g, x, y):
     return [_unbroadcast(g, x.shape)]
 
 
+def _unslice_axis(t, axis, start, size, stride, dim):
+    """`t` (size elements along `axis`, taken from a `dim`-long axis at
+    start, start + stride, ...) placed back at those positions, zeros
+    elsewhere."""
+    if size == 0:
+        shape = list(t.shape)
+        shape[axis] = dim
+        return O.broadcast_to(np.zeros((), t.dtype), tuple(shape))
+    if stride < 0:  # reversed: the same elements, read from the lowest index
+        index = [slice(None)] * len(t.shape)
+        index[axis] = slice(None, None, -1)
+        t = t[tuple(index)]
+        start, stride = start + (size - 1) * stride, -stride
+    if stride > 1:
+        shape = list(t.shape)
+        t = O.reshape(t, tuple(shape[:axis + 1]) + (1,) + tuple(shape[axis + 1:]))
+        widths = [(0, 0)] * len(t.shape)
+        widths[axis + 1] = (0, stride - 1)
+        t = O.pad(t, widths)
+        shape[axis] = size * stride
+        t = O.reshape(t, tuple(shape))
+        index = [slice(None)] * len(shape)
+        index[axis] = slice(0, (size - 1) * stride + 1)
+        t = t[tuple(index)]
+    span = (size - 1) * stride + 1
+    widths = [(0, 0)] * len(t.shape)
+    widths[axis] = (start, dim - start - span)
+    return O.pad(t, widths) if widths[axis] != (0, 0) else t
+
+
 @rule("dl.slice")
 def _slice(op, g, x, y):
     starts, sizes, strides = _ints(op, "starts"), _ints(op, "sizes"), _ints(op, "strides")
-    if any(s != 1 for s in strides) or None in x.shape:
-        raise TraceError("dlc.grad: a strided, reversed or dynamic slice is not "
-                         "differentiated yet")
-    pad = [(start, dim - start - size) for start, size, dim in zip(starts, sizes, x.shape)]
-    return [O.pad(g, pad)]
+    if None in x.shape:
+        raise TraceError(f"{_location(op)}: dlc.grad: a slice of a dynamic batch is not "
+                         f"differentiated yet")
+    for axis, (start, size, stride, dim) in enumerate(zip(starts, sizes, strides, x.shape)):
+        if (start, size, stride) != (0, dim, 1):
+            g = _unslice_axis(g, axis, start, size, stride, dim)
+    return [g]
+
+
+@rule("dl.gather")
+def _gather(op, g, x, indices, y):
+    """take(x, indices, axis): the gradient sums g into the rows it read, as
+    a product with the indices' one-hot matrix."""
+    axis = _int(op, "axis") % len(x.shape)
+    if None in x.shape or None in g.shape:
+        raise TraceError(f"{_location(op)}: dlc.grad: a gather with a dynamic dimension is "
+                         f"not differentiated yet")
+    rows = x.shape[axis]
+    pre = int(np.prod(x.shape[:axis], dtype=np.int64))
+    post = int(np.prod(x.shape[axis + 1:], dtype=np.int64))
+    taken = int(np.prod(indices.shape, dtype=np.int64))
+    hot = O.reshape(one_hot(indices, rows, dtype=g.dtype), (taken, rows))
+    flat = O.transpose(O.reshape(g, (pre, taken, post)), (0, 2, 1))   # [pre, post, taken]
+    dx = O.transpose(O.matmul(flat, hot), (0, 2, 1))                  # [pre, rows, post]
+    return [O.reshape(dx, tuple(x.shape)), None]
 
 
 @rule("dl.pad")

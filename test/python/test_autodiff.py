@@ -61,6 +61,13 @@ CASES = [
     ("broadcast_to", lambda a: dlc.broadcast_to(a, (3, 2, 4)), lambda a: a.expand(3, 2, 4),
      [(2, 1)], None),
     ("slice", lambda a: a[1:3, :2] * 3.0, lambda a: a[1:3, :2] * 3, [(4, 5)], None),
+    ("slice_strided", lambda a: a[::2, 1::3] * 3.0, lambda a: a[::2, 1::3] * 3, [(5, 7)], None),
+    ("slice_reversed", lambda a: a[::-1, 4:0:-2] * 3.0,
+     lambda a: torch.flip(a, (0,))[:, [4, 2]] * 3, [(3, 6)], None),
+    ("take", lambda a: dlc.take(a, np.array([[2, 0], [2, -1]]), axis=1),
+     lambda a: a[:, torch.tensor([[2, 0], [2, 3]])], [(3, 4, 2)], None),
+    ("embedding", lambda e: dlc.take(e, np.array([1, 4, 1, 1]), axis=0),
+     lambda e: e[torch.tensor([1, 4, 1, 1])], [(6, 3)], None),
     ("concat", lambda a, b: dlc.concatenate([a, b, a], axis=1),
      lambda a, b: torch.cat([a, b, a], 1), [(2, 3), (2, 1)], None),
     ("pad", lambda a: dlc.pad(a, ((1, 0), (2, 1))), lambda a: torch.nn.functional.pad(a, (2, 1, 1, 0)),
@@ -175,9 +182,9 @@ def test_refusals():
         dlc.grad(lambda a: a * 2.0)(x)
     with pytest.raises(dlc.DTypeError, match="only float arguments"):
         dlc.grad(lambda a: dlc.sum(dlc.astype(a, np.float32)))(np.ones(3, np.int32))
-    with pytest.raises(dlc.TraceError, match=r"test_autodiff.py:\d+: dlc.grad: dl.gather has no "
-                                             r"derivative rule"):
-        dlc.grad(lambda a: dlc.sum(dlc.take(a, np.array([0, 1]), axis=1)))(x)
+    with pytest.raises(dlc.TraceError, match=r"test_autodiff.py:\d+: dlc.grad: dl.remainder has "
+                                             r"no derivative rule"):
+        dlc.grad(lambda a: dlc.sum(dlc.remainder(a, 0.5)))(x)
     with pytest.raises(dlc.TraceError, match="layout NHWC is not differentiated yet"):
         dlc.grad(lambda a: dlc.sum(dlc.conv2d(a, np.ones((3, 3, 1, 2), np.float32),
                                               layout="NHWC")))(np.ones((1, 5, 5, 1), np.float32))
