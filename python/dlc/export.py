@@ -30,19 +30,16 @@ import subprocess
 import tempfile
 
 import numpy as np
+from dlcrt import DTYPE_CODES, FORMAT, MAX_RANK
 
 from . import _build_config
 from . import dtypes
 from .errors import CompileError
 from .version import __version__
 
-#: the layout of the metadata and of the C ABI; bumped when either changes
-FORMAT = 1
-#: the most dimensions a tensor of the C ABI has
-MAX_RANK = 8
-#: dtype codes of the C ABI (dlc_tensor.dtype)
-DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3, "int8": 4,
-               "int16": 5, "int32": 6, "int64": 7, "bool": 8}
+# FORMAT (the layout of the metadata and the C ABI), MAX_RANK and
+# DTYPE_CODES come from the loader, which imports nothing of dlc: one
+# definition for both sides.
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: names of the runtime's and the ABI's own functions (dlc_<name>)
@@ -276,12 +273,12 @@ def _sign(library):
 
 
 def _compiler():
-    for candidate in ("cc", "gcc", "clang"):
-        found = shutil.which(candidate)
-        if found:
-            return found
-    raise RuntimeError("dlc.export needs a C compiler (cc, gcc or clang) to link the "
-                       "library; none is on PATH")
+    from .cache import _linker  # the disk cache links libraries the same way
+    found = _linker()
+    if found is None:
+        raise RuntimeError("dlc.export needs a C compiler (cc, gcc or clang) to link the "
+                           "library; none is on PATH")
+    return found
 
 
 def _link(library, sources, include):

@@ -18,7 +18,7 @@ import inspect
 import numpy as np
 
 from . import ops as O
-from .autodiff import value_and_grad
+from .autodiff import _scalar as _c, value_and_grad
 from .composite import one_hot
 from .errors import DTypeError, ShapeError
 
@@ -126,10 +126,6 @@ class AdamW(Adam):
 
     def __init__(self, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
         super().__init__(lr, betas, eps, weight_decay)
-
-
-def _c(like, value):
-    return np.asarray(value, dtype=like.dtype)
 
 
 def _check_positive(name, value):

@@ -27,11 +27,14 @@ import numpy as np
 from .errors import (ArityError, ArtifactError, CUDAUnavailableError, DLCError,  # noqa: F401
                      DTypeError, ShapeError)
 
-#: the metadata/C ABI layout this loader reads (dlc.export's FORMAT)
+#: the layout of the metadata and of the C ABI (dlc.export writes it);
+#: bumped when either changes
 FORMAT = 1
+#: the most dimensions a tensor of the C ABI has
 MAX_RANK = 8
-_DTYPES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3, "int8": 4,
-           "int16": 5, "int32": 6, "int64": 7, "bool": 8}
+#: dtype codes of the C ABI (dlc_tensor.dtype)
+DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3, "int8": 4,
+               "int16": 5, "int32": 6, "int64": 7, "bool": 8}
 
 
 def _numpy_dtype(name):
@@ -267,7 +270,7 @@ class Function:
         inputs = (Tensor * max(len(arrays), 1))()
         for tensor, array, spec in zip(inputs, arrays, self.inputs):
             tensor.data = array.ctypes.data
-            tensor.dtype = _DTYPES[spec["dtype"]]
+            tensor.dtype = DTYPE_CODES[spec["dtype"]]
             tensor.rank = array.ndim
             for d, size in enumerate(array.shape):
                 tensor.shape[d] = size
