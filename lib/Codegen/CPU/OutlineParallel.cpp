@@ -29,6 +29,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ParallelLaunch.h"
+#include "Recompute.h"
 #include "dl/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -95,31 +96,6 @@ void emitChunk(OpBuilder &b, Location loc, scf::ParallelOp loop, Value begin,
           mapping.map(old, fresh);
         cloneBody(inner);
       });
-}
-
-/// Whether `value` is a constant, or a side-effect-free op of such values
-/// (a splat of a constant, say): cheaper to recompute in the body than to
-/// pass through the frame.
-bool isRecomputable(Value value, unsigned depth = 0) {
-  Operation *def = value.getDefiningOp();
-  if (!def || depth > 4 || def->getNumRegions() != 0 ||
-      def->getNumResults() != 1 || !isMemoryEffectFree(def))
-    return false;
-  if (def->hasTrait<OpTrait::ConstantLike>())
-    return def->getNumOperands() == 0;
-  return llvm::all_of(def->getOperands(), [&](Value operand) {
-    return isRecomputable(operand, depth + 1);
-  });
-}
-
-/// Clones the ops computing `value` (see isRecomputable) at `b`, once.
-void recompute(OpBuilder &b, Value value, IRMapping &mapping) {
-  if (mapping.contains(value))
-    return;
-  Operation *def = value.getDefiningOp();
-  for (Value operand : def->getOperands())
-    recompute(b, operand, mapping);
-  b.clone(*def, mapping);
 }
 
 void outline(scf::ParallelOp loop, memref::GlobalOp threadsGlobal,

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Recompute.h"
 #include "dl/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,33 +31,11 @@ namespace mlir::dl {
 } // namespace mlir::dl
 
 using namespace mlir;
+using namespace mlir::dl;
 
 namespace {
 
 constexpr llvm::StringLiteral kPartAttr = "dl.split_part";
-
-/// Whether `value` is a constant, or a side-effect-free op of such values:
-/// recomputed in a part rather than passed to it.
-bool isRecomputable(Value value, unsigned depth = 0) {
-  Operation *def = value.getDefiningOp();
-  if (!def || depth > 4 || def->getNumRegions() != 0 ||
-      def->getNumResults() != 1 || !isMemoryEffectFree(def))
-    return false;
-  if (def->hasTrait<OpTrait::ConstantLike>())
-    return def->getNumOperands() == 0;
-  return llvm::all_of(def->getOperands(), [&](Value operand) {
-    return isRecomputable(operand, depth + 1);
-  });
-}
-
-void recompute(OpBuilder &b, Value value, IRMapping &mapping) {
-  if (mapping.contains(value))
-    return;
-  Operation *def = value.getDefiningOp();
-  for (Value operand : def->getOperands())
-    recompute(b, operand, mapping);
-  b.clone(*def, mapping);
-}
 
 /// Whether `value` is (a view of) memory in the function's stack frame,
 /// which must not outlive the part that allocated it.
