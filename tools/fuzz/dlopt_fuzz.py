@@ -136,7 +136,10 @@ def classify(returncode, stderr, timed_out):
     head = re.sub(r"0x[0-9a-f]+", "0x?", head)[:300]
     in_passes = "PassManager::run" in stderr or "runOnOperation" in stderr
     parsing = "parseSourceFile" in stderr or "Parser" in stderr or "parseOp" in stderr
-    kind = "upstream-parser" if parsing and not in_passes else "dlc"
+    # dlc's own code on the stack (a dl op's verifier or type inference runs
+    # under the parser too) makes it dlc's.
+    ours = "mlir::dl::" in stderr
+    kind = "upstream-parser" if parsing and not in_passes and not ours else "dlc"
     return kind, head
 
 

@@ -14,6 +14,8 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/InterleavedRange.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
@@ -28,6 +30,20 @@ template <typename OpTy, typename... Args>
 LogicalResult opError(Loc loc, Args &&...args) {
   return emitOptionalError(loc, "'", OpTy::getOperationName(), "' op ",
                            std::forward<Args>(args)...);
+}
+
+/// The sum of `terms`, or an error naming `what` where it overflows int64
+/// (a result type built from it would assert in RankedTensorType::get).
+template <typename OpTy>
+FailureOr<int64_t> checkedSum(Loc loc, ArrayRef<int64_t> terms, StringRef what) {
+  int64_t sum = 0;
+  for (int64_t term : terms)
+    if (llvm::AddOverflow(sum, term, sum) || sum < 0) {
+      (void)opError<OpTy>(loc, what, " overflows (", llvm::interleaved(terms, " + "),
+                          ")");
+      return failure();
+    }
+  return sum;
 }
 
 std::string formatDims(ArrayRef<int64_t> dims) {
@@ -247,14 +263,23 @@ FailureOr<int64_t> windowOutputSize(Loc loc, int64_t size, int64_t padLow,
                                     int64_t padHigh, int64_t window,
                                     int64_t stride, int64_t dilation,
                                     StringRef what) {
-  int64_t span = dilation * (window - 1) + 1;
-  int64_t padded = size + padLow + padHigh;
-  if (padded < span) {
-    (void)opError<OpTy>(loc, "the ", what, " window spans ", span,
-                        " elements but the padded input has only ", padded);
+  int64_t span = 0;
+  if (llvm::MulOverflow(dilation, window - 1, span) || span == INT64_MAX) {
+    (void)opError<OpTy>(loc, "the ", what, " window's span overflows (dilation ",
+                        dilation, ", window ", window, ")");
     return failure();
   }
-  return (padded - span) / stride + 1;
+  span += 1;
+  FailureOr<int64_t> padded = checkedSum<OpTy>(
+      loc, {size, padLow, padHigh}, (Twine("the padded ") + what + " size").str());
+  if (failed(padded))
+    return failure();
+  if (*padded < span) {
+    (void)opError<OpTy>(loc, "the ", what, " window spans ", span,
+                        " elements but the padded input has only ", *padded);
+    return failure();
+  }
+  return (*padded - span) / stride + 1;
 }
 
 /// The 4-D result shape of a convolution or pooling.
@@ -869,9 +894,15 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *, Loc loc,
     for (int64_t dim = 0; dim < type->getRank(); ++dim) {
       int64_t size = type->getDimSize(dim);
       if (dim == axis) {
-        shape[dim] = ShapedType::isDynamic(shape[dim]) || ShapedType::isDynamic(size)
-                         ? ShapedType::kDynamic
-                         : shape[dim] + size;
+        if (ShapedType::isDynamic(shape[dim]) || ShapedType::isDynamic(size)) {
+          shape[dim] = ShapedType::kDynamic;
+        } else {
+          FailureOr<int64_t> total = checkedSum<ConcatOp>(
+              loc, {shape[dim], size}, "the concatenated size along the axis");
+          if (failed(total))
+            return failure();
+          shape[dim] = *total;
+        }
       } else if (size != first->getDimSize(dim)) {
         return opError<ConcatOp>(loc, "expects inputs of equal sizes except "
                                       "along axis ",
@@ -893,10 +924,18 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *, Loc loc, Adaptor adaptor,
                               "high")))
     return failure();
   SmallVector<int64_t> shape;
-  for (auto [dim, size] : llvm::enumerate(type->getShape()))
-    shape.push_back(ShapedType::isDynamic(size)
-                        ? size
-                        : size + adaptor.getLow()[dim] + adaptor.getHigh()[dim]);
+  for (auto [dim, size] : llvm::enumerate(type->getShape())) {
+    if (ShapedType::isDynamic(size)) {
+      shape.push_back(size);
+      continue;
+    }
+    FailureOr<int64_t> padded = checkedSum<PadOp>(
+        loc, {size, adaptor.getLow()[dim], adaptor.getHigh()[dim]},
+        "the padded size of dimension " + std::to_string(dim));
+    if (failed(padded))
+      return failure();
+    shape.push_back(*padded);
+  }
   results.push_back(RankedTensorType::get(shape, type->getElementType()));
   return success();
 }

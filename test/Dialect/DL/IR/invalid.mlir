@@ -628,3 +628,33 @@ func.func @fmod_of_bools(%a: tensor<4xi1>) {
   %0 = dl.fmod %a, %a : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   return
 }
+
+// -----
+
+// Sizes computed from attributes are checked for int64 overflow before a type
+// is built from them (RankedTensorType::get asserts on a negative size; the
+// dl-opt fuzzer found this one in dl.pad's type inference, under the parser).
+func.func @pad_overflows(%a: tensor<3xf32>) {
+  // expected-error @+2 {{'dl.pad' op the padded size of dimension 0 overflows (3 + 9223372036854775807 + 2)}}
+  // expected-error @+1 {{'dl.pad' op failed to infer returned types}}
+  %0 = dl.pad %a low = [9223372036854775807] high = [2] value = 0.0 : tensor<3xf32> -> tensor<6xf32>
+  return
+}
+
+// -----
+
+func.func @pool_padding_overflows(%a: tensor<1x1x8x8xf32>) {
+  // expected-error @+2 {{'dl.max_pool2d' op the padded pooling size overflows (8 + 9223372036854775807 + 0)}}
+  // expected-error @+1 {{'dl.max_pool2d' op failed to infer returned types}}
+  %0 = dl.max_pool2d %a kernel = [2, 2] strides = [1, 1] padding = [9223372036854775807, 0, 0, 0] layout = "NCHW" : tensor<1x1x8x8xf32> -> tensor<1x1x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @conv_dilation_overflows(%a: tensor<1x1x8x8xf32>, %w: tensor<1x1x3x3xf32>) {
+  // expected-error @+2 {{'dl.conv2d' op the convolution window's span overflows (dilation 9223372036854775807, window 3)}}
+  // expected-error @+1 {{'dl.conv2d' op failed to infer returned types}}
+  %0 = dl.conv2d %a, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [9223372036854775807, 1] groups = 1 layout = "NCHW" : (tensor<1x1x8x8xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x8x8xf32>
+  return
+}
