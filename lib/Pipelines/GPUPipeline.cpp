@@ -26,7 +26,8 @@
 // barriers (dl-gpu-shared-matmul); f16 and bf16 ones run on tensor cores
 // where the chip has mma.sync m16n8k16 (dl-gpu-mma-matmul, sm_80 and newer;
 // bf16 lowered by dl-gpu-bf16-mma-to-nvvm). For to=binary, the host's
-// buffers are CUDA managed memory (dl-gpu-device-memory), and float
+// buffers are device memory (dl-gpu-device-memory; the caller copies at the
+// function boundary), and float
 // remainders in kernels call libdevice's fmod
 // (dl-gpu-float-remainder-to-libdevice).
 //
@@ -171,7 +172,7 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
     back.targetThreads = options.targetThreads;
     return buildCPUPipeline(pm, back, error);
   }
-  // Host buffers the kernels use in managed memory.
+  // Host buffers the kernels use in device memory.
   pm.addPass(createDLGPUDeviceMemory());
   // bf16 tensor-core ops, which upstream's convert-nvgpu-to-nvvm leaves.
   pm.addPass(createDLGPUBF16MmaToNVVM());

@@ -6,7 +6,10 @@
 // needs libLLVM.so (1.8 GB of wheels), which a deployment must not. These are
 // the same entry points, ours, on the driver API loaded lazily with dlopen:
 // a library exported by dlc.export links this file, and needs libcuda.so.1
-// only when a CUDA function runs.
+// only when a CUDA function runs. Two calls of dlc's own copy a function's
+// arguments into device memory and its results out of it
+// (dlc_cuda_copy_to_device/_host): the host code keeps every buffer in device
+// memory (dl-gpu-device-memory).
 //
 // Errors: the first failed driver call (or a missing libcuda.so.1) is kept
 // per thread and later calls do nothing but release memory, streams and
@@ -67,6 +70,8 @@ struct Driver {
   CUresult (*cuMemAllocManaged)(CUdeviceptr *, size_t, unsigned) = nullptr;
   CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
   CUresult (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, Handle) = nullptr;
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void *, size_t) = nullptr;
+  CUresult (*cuMemcpyDtoH)(void *, CUdeviceptr, size_t) = nullptr;
   CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned, size_t, Handle) = nullptr;
   CUresult (*cuMemsetD16Async)(CUdeviceptr, unsigned short, size_t,
                                Handle) = nullptr;
@@ -128,6 +133,8 @@ void load() {
             bind(driver.cuMemAllocManaged, "cuMemAllocManaged", nullptr) &&
             bind(driver.cuMemFree, "cuMemFree", "cuMemFree_v2") &&
             bind(driver.cuMemcpyAsync, "cuMemcpyAsync", nullptr) &&
+            bind(driver.cuMemcpyHtoD, "cuMemcpyHtoD", "cuMemcpyHtoD_v2") &&
+            bind(driver.cuMemcpyDtoH, "cuMemcpyDtoH", "cuMemcpyDtoH_v2") &&
             bind(driver.cuMemsetD32Async, "cuMemsetD32Async", nullptr) &&
             bind(driver.cuMemsetD16Async, "cuMemsetD16Async", nullptr);
   if (!ok) {
@@ -211,6 +218,34 @@ int dlc_cuda_available(const char **why) {
   return driver.library != nullptr;
 }
 
+/// Copies `bytes` from host memory into device memory allocated by
+/// mgpuMemAlloc, synchronously: the arguments of a function, before it runs.
+/// Returns whether it worked (the error is kept, as for the other calls).
+int dlc_cuda_copy_to_device(void *device, const void *host, size_t bytes) {
+  if (bytes == 0)
+    return 1;
+  if (!ready())
+    return 0;
+  Scoped scoped;
+  check(driver.cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(device), host, bytes),
+        "cuMemcpyHtoD");
+  return lastError[0] == 0;
+}
+
+/// Copies `bytes` from device memory into host memory, synchronously: the
+/// results of a function, after it returned (its kernels have finished: the
+/// host code waits for every stream it used).
+int dlc_cuda_copy_to_host(void *host, const void *device, size_t bytes) {
+  if (bytes == 0)
+    return 1;
+  if (!ready())
+    return 0;
+  Scoped scoped;
+  check(driver.cuMemcpyDtoH(host, reinterpret_cast<CUdeviceptr>(device), bytes),
+        "cuMemcpyDtoH");
+  return lastError[0] == 0;
+}
+
 void mgpuSetDefaultDevice(int32_t device) { defaultDevice = device; }
 
 Handle mgpuModuleLoad(void *data, size_t /*size*/) {
@@ -241,9 +276,17 @@ void mgpuModuleUnload(Handle module) {
 
 Handle mgpuModuleGetFunction(Handle module, const char *name) {
   Handle function = nullptr;
-  if (module && ready())
-    check(driver.cuModuleGetFunction(&function, module, name),
-          "cuModuleGetFunction");
+  if (!ready())
+    return nullptr;
+  if (!module) {
+    // The module loader (a global constructor of the host code) did not run:
+    // an error, not a launch silently skipped.
+    std::snprintf(lastError, sizeof lastError,
+                  "the GPU module of kernel %s was not loaded", name);
+    return nullptr;
+  }
+  check(driver.cuModuleGetFunction(&function, module, name),
+        "cuModuleGetFunction");
   return function;
 }
 
@@ -251,8 +294,12 @@ void mgpuLaunchKernel(Handle function, intptr_t gridX, intptr_t gridY,
                       intptr_t gridZ, intptr_t blockX, intptr_t blockY,
                       intptr_t blockZ, int32_t sharedBytes, Handle stream,
                       void **params, void **extra, size_t /*count*/) {
-  if (!function || !ready())
+  if (!ready())
     return;
+  if (!function) {
+    std::snprintf(lastError, sizeof lastError, "no kernel to launch");
+    return;
+  }
   Scoped scoped;
   check(driver.cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY,
                               blockZ, sharedBytes, stream, params, extra),

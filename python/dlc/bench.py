@@ -457,7 +457,7 @@ def print_gpu_table(section):
     if "skipped" in section:
         print(f"\nGPU section skipped: {section['skipped']}")
         return
-    print("\nGPU (dlc target='cuda'; arguments are copied into managed memory at each call)")
+    print("\nGPU (dlc target='cuda'; arguments and results are copied to and from device memory at each call)")
     print(f"{'case':<24}{'dlc TFLOP/s':>12}{'torch TFLOP/s':>15}{'torch/dlc':>11}")
     for row in section["results"]:
         torch_tflops = row["tflops"].get("torch")

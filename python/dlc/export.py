@@ -66,8 +66,9 @@ def export(f, *example_args, path, name=None, target="cpu", **jit_kwargs):
         sm_90; the driver compiles PTX for the GPU it finds, so newer GPUs
         run it too) and the host code calling dlc's CUDA shim, which loads
         ``libcuda.so.1`` when the function first runs. Inputs and outputs
-        stay host arrays: the entry point copies them to and from CUDA
-        managed memory.
+        stay host arrays: the entry point copies them into GPU device memory
+        and the results back (the compiled code keeps every buffer in device
+        memory).
       jit_kwargs: options of :func:`dlc.jit` (``dynamic_batch``,
         ``disable``, ...) for a plain function or module.
     """
@@ -420,6 +421,8 @@ def _shim_text(record, metadata, cuda=False):
             "/* dlc's CUDA shim (lib/Runtime/CudaShim.cpp), linked in. */",
             "extern void *mgpuMemAlloc(uint64_t, void *, _Bool);",
             "extern void mgpuMemFree(void *, void *);",
+            "extern int dlc_cuda_copy_to_device(void *, const void *, size_t);",
+            "extern int dlc_cuda_copy_to_host(void *, const void *, size_t);",
             "extern const char *dlc_cuda_take_error(void);",
             "extern int dlc_cuda_available(const char **);",
             f"static void release_inputs({params}) {{ {frees} }}",
@@ -497,19 +500,19 @@ def _shim_text(record, metadata, cuda=False):
                          f"%lld\", batch_input, (long long)batch, "
                          f"(long long)inputs[{i}].shape[0]); return 1; }}")
     if cuda:
-        # The kernels reach managed memory, not the caller's: inputs copied in.
+        # The kernels reach device memory, not the caller's: inputs copied in.
         lines += ["  const char *why = NULL;",
                   "  if (!dlc_cuda_available(&why)) { snprintf(last_error, sizeof last_error, "
                   f"\"dlc_{name}: %s\", why ? why : \"no CUDA device\"); return 3; }}"]
         for i in range(len(inputs)):
+            release_so_far = ("release_inputs(" + ", ".join(f"base{k}" for k in range(i + 1)) +
+                              "".join(", NULL" for _ in range(len(inputs) - i - 1)) + ");")
             lines += [
-                f"  char *base{i} = bytes{i} ? mgpuMemAlloc(bytes{i}, NULL, 1) : NULL;",
-                f"  if (bytes{i} && !base{i}) {{ const char *e = dlc_cuda_take_error(); "
-                "release_inputs(" + ", ".join(f"base{k}" for k in range(i)) +
-                (", " if i else "") + ", ".join("NULL" for _ in range(len(inputs) - i)) +
-                f"); snprintf(last_error, sizeof last_error, \"dlc_{name}: input {i}: %s\", "
-                "e ? e : \"no memory\"); return 3; }",
-                f"  if (bytes{i}) memcpy(base{i}, inputs[{i}].data, bytes{i});",
+                f"  char *base{i} = bytes{i} ? mgpuMemAlloc(bytes{i}, NULL, 0) : NULL;",
+                f"  if (bytes{i} && (!base{i} || !dlc_cuda_copy_to_device(base{i}, "
+                f"inputs[{i}].data, bytes{i}))) {{ const char *e = dlc_cuda_take_error(); "
+                f"{release_so_far} snprintf(last_error, sizeof last_error, \"dlc_{name}: "
+                f"input {i}: %s\", e ? e : \"no memory\"); return 3; }}",
             ]
     else:
         for i in range(len(inputs)):
@@ -548,6 +551,12 @@ def _shim_text(record, metadata, cuda=False):
     lines.append("#define DLC_IN_INPUTS(p) (0" + "".join(
         f" || ((char *)(p) >= base{j} && (char *)(p) < base{j} + bytes{j})"
         for j in range(len(inputs))) + ")")
+    # A failure while making the outputs (no memory, a failed copy from the
+    # GPU) still releases everything: what the library allocated, and the
+    # outputs made so far.
+    lines.append("  int status = 0;")
+    lines.append(f"  for (int k = 0; k < {len(outputs)}; ++k) "
+                 "{ outputs[k].allocated = NULL; outputs[k].data = NULL; }")
     for i, spec in enumerate(outputs):
         rank, size = spec["rank"], _ITEMSIZE[spec["dtype"]]
         lines += [
@@ -580,8 +589,24 @@ def _shim_text(record, metadata, cuda=False):
             "    else {",
             f"      char *copy = malloc(count * {size} > 0 ? count * {size} : 1);",
             "      if (!copy) { snprintf(last_error, sizeof last_error, \"dlc_" + name
-            + ": out of memory for an output\"); return 2; }",
+            + ": out of memory for an output\"); status = 2; goto outputs_done; }",
         ]
+        if cuda:
+            # Device memory: the elements the view spans, brought to the host
+            # first (strides are never negative in dlc's code).
+            span = "1" + "".join(f" + (results.r{i}.sizes[{d}] - 1) * results.r{i}.strides[{d}]"
+                                 for d in range(rank))
+            lines += [
+                f"      int64_t span = count > 0 ? ({span}) * {size} : 0;",
+                "      char *staged = malloc(span > 0 ? span : 1);",
+                "      if (!staged) { free(copy); snprintf(last_error, sizeof last_error, \"dlc_"
+                + name + ": out of memory for an output\"); status = 2; goto outputs_done; }",
+                "      if (span && !dlc_cuda_copy_to_host(staged, first, span)) { free(staged); "
+                "free(copy); const char *e = dlc_cuda_take_error(); snprintf(last_error, "
+                f"sizeof last_error, \"dlc_{name}: output {i}: %s\", e ? e : \"copy failed\"); "
+                "status = 3; goto outputs_done; }",
+                "      first = staged;",
+            ]
         if rank:
             lines += [
                 f"      int64_t index[{rank}] = {{0}};",
@@ -595,7 +620,11 @@ def _shim_text(record, metadata, cuda=False):
             ]
         else:
             lines.append(f"      memcpy(copy, first, {size});")
+        if cuda:
+            lines.append("      free(staged);")
         lines += ["      out->data = copy; out->allocated = copy;", "    }", "  }"]
+    lines.append("  goto outputs_done;")
+    lines.append("outputs_done: ;")
     # Buffers the library allocated for results that no output keeps.
     free_call = "mgpuMemFree(p, NULL)" if cuda else "_mlir_memref_to_llvm_free(p)"
     lines.append(f"  void *freed[{max(len(outputs), 1)}]; int nfreed = 0; (void)freed; (void)nfreed;")
@@ -612,7 +641,9 @@ def _shim_text(record, metadata, cuda=False):
     if cuda:
         lines.append(f"  {release}")
         lines.append("  cuda_error = dlc_cuda_take_error();")
-        lines.append(f"  if (cuda_error) {{ snprintf(last_error, sizeof last_error, "
-                     f"\"dlc_{name}: %s\", cuda_error); return 3; }}")
-    lines += ["  return 0;", "}", ""]
+        lines.append(f"  if (cuda_error && !status) {{ snprintf(last_error, sizeof last_error, "
+                     f"\"dlc_{name}: %s\", cuda_error); status = 3; }}")
+    lines.append(f"  if (status) for (int k = 0; k < {len(outputs)}; ++k) "
+                 "dlc_free_tensor(&outputs[k]);")
+    lines += ["  return status;", "}", ""]
     return "\n".join(lines)

@@ -38,13 +38,20 @@ def runtime_libraries():
     return [lib for lib in libs if os.path.exists(lib)]
 
 
+def cuda_driver_path():
+    """The CUDA driver library: libcuda.so.1, or $DLC_LIBCUDA (which dlc's
+    CUDA shim reads too; tests point it at a stand-in)."""
+    return os.environ.get("DLC_LIBCUDA") or "libcuda.so.1"
+
+
 def cuda_status():
     """None where a CUDA driver and at least one device exist, else why not
     (a sentence)."""
+    path = cuda_driver_path()
     try:
-        driver = ctypes.CDLL("libcuda.so.1")
+        driver = ctypes.CDLL(path)
     except OSError as error:
-        return f"the CUDA driver library libcuda.so.1 could not be loaded ({error})"
+        return f"the CUDA driver library {path} could not be loaded ({error})"
     status = driver.cuInit(0)
     if status != 0:
         return f"the CUDA driver failed to initialize (cuInit returned {status})"
@@ -272,11 +279,15 @@ class JITCode:
     `pic`, compiled position-independent, so that :meth:`dump_object` writes
     an object file a linker can make a shared library of (dlc's disk cache)."""
 
-    def __init__(self, module, opt_level=3, shared_libs=(), pic=False):
+    def __init__(self, module, opt_level=3, shared_libs=(), pic=False, initialize=False):
         _load_parallel_runtime()
         self.engine = ExecutionEngine(module, opt_level=opt_level,
                                       shared_libs=runtime_libraries() + list(shared_libs),
                                       enable_object_dump=pic, enable_pic=pic)
+        if initialize:
+            # Global constructors: the GPU host code loads its kernels' modules
+            # in one (gpu.binary's translation); without it no kernel runs.
+            self.engine.initialize()
 
     def address(self, symbol):
         """The address of `symbol` (a function or global), or 0."""
@@ -328,9 +339,11 @@ class CompiledFunction:
     #: how result buffers are released (None: libc's free)
     free = None
 
-    def __init__(self, code, name, result_specs, opt_level=3, shared_libs=()):
+    def __init__(self, code, name, result_specs, opt_level=3, shared_libs=(),
+                 initialize=False):
         if not isinstance(code, (JITCode, LibraryCode)):
-            code = JITCode(code, opt_level=opt_level, shared_libs=shared_libs)
+            code = JITCode(code, opt_level=opt_level, shared_libs=shared_libs,
+                           initialize=initialize)
         self.code = code
         # Parallel loops read their thread count from this global at run time.
         address = code.address("dlc_num_threads")
@@ -417,87 +430,130 @@ class CompiledFunction:
                                       for i in range(len(self.result_specs))]
             ranges = [(address, address + max(a.nbytes, 1))
                       for address, a in zip(addresses, arrays)]
-            owners = set()
-            return [array_from_descriptor(d, rank, dtype, owners, ranges, self.free)
-                    for d, (rank, dtype) in zip(result_descriptors, self._result_dtypes)]
+            return self._results(result_descriptors, ranges)
         finally:
             if locked:
                 self._state_lock.release()
 
+    def _results(self, descriptors, ranges):
+        """numpy arrays for the result descriptors of one call, owning the
+        buffers the code allocated (`ranges`: the arguments' memory)."""
+        owners = set()
+        return [array_from_descriptor(d, rank, dtype, owners, ranges, self.free)
+                for d, (rank, dtype) in zip(descriptors, self._result_dtypes)]
 
-class _CUDADriver:
-    """The few CUDA driver calls the Python side needs: managed memory for
-    arguments, and freeing the managed results of compiled code."""
+
+class _CUDAShim:
+    """dlc's CUDA shim (lib/Runtime/CudaShim.cpp), which the host code of
+    compiled CUDA functions calls too: device memory for arguments, the
+    copies at the function boundary, and the first error of the calling
+    thread's CUDA calls (the shim keeps it, where MLIR's own runtime prints
+    and carries on)."""
 
     def __init__(self):
-        self.lib = ctypes.CDLL("libcuda.so.1")
-        self._check(self.lib.cuInit(0), "cuInit")
-        device = ctypes.c_int(0)
-        self._check(self.lib.cuDeviceGet(ctypes.byref(device), 0), "cuDeviceGet")
-        self.context = ctypes.c_void_p()
-        # The primary context: the one MLIR's CUDA runtime uses too.
-        self._check(self.lib.cuDevicePrimaryCtxRetain(ctypes.byref(self.context), device),
-                    "cuDevicePrimaryCtxRetain")
-        self.lib.cuCtxSetCurrent.argtypes = [ctypes.c_void_p]
-        self.lib.cuMemAllocManaged.argtypes = [ctypes.POINTER(ctypes.c_uint64),
-                                               ctypes.c_size_t, ctypes.c_uint]
-        self.lib.cuMemFree_v2.argtypes = [ctypes.c_uint64]
-        self.free = self._free
+        lib = ctypes.CDLL(_build_config.DLC_CUDA_SHIM_LIB)
+        lib.mgpuMemAlloc.restype = ctypes.c_void_p
+        lib.mgpuMemAlloc.argtypes = [ctypes.c_uint64, ctypes.c_void_p, ctypes.c_bool]
+        lib.mgpuMemFree.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        for name in ("dlc_cuda_copy_to_device", "dlc_cuda_copy_to_host"):
+            getattr(lib, name).argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
+        lib.dlc_cuda_take_error.restype = ctypes.c_char_p
+        self.lib = lib
 
-    @staticmethod
-    def _check(status, call):
-        if status != 0:
-            raise RuntimeError(f"CUDA driver call {call} failed with status {status}")
+    def take_error(self):
+        """The first error of this thread's CUDA calls since the last take
+        (a string), or None."""
+        error = self.lib.dlc_cuda_take_error()
+        return error.decode() if error else None
 
-    def make_current(self):
-        self._check(self.lib.cuCtxSetCurrent(self.context), "cuCtxSetCurrent")
+    def check(self, what):
+        error = self.take_error()
+        if error:
+            raise RuntimeError(f"{what}: {error}")
 
-    def managed_copy(self, array):
-        """A numpy array in managed memory with `array`'s contents."""
-        pointer = ctypes.c_uint64(0)
-        self._check(self.lib.cuMemAllocManaged(ctypes.byref(pointer),
-                                               max(array.nbytes, 1), 1),
-                    "cuMemAllocManaged")
-        holder = _MallocArray(pointer.value, pointer.value, array.shape, array.dtype.str,
-                              None, self.free)
-        copy = np.asarray(holder)
-        copy = copy if copy.dtype == array.dtype else copy.view(array.dtype)
-        copy[...] = array
-        return copy
+    def free(self, address):
+        self.lib.mgpuMemFree(address, None)
 
-    def _free(self, address):
-        self.make_current()
-        self.lib.cuMemFree_v2(address)
+    def to_device(self, array, what):
+        """A numpy array whose buffer is device memory holding `array`'s
+        contents: the host uses only its address."""
+        address = self.lib.mgpuMemAlloc(max(array.nbytes, 1), None, False)
+        if not address:
+            self.check(what)
+            raise MemoryError(f"{what}: no device memory for {array.nbytes} bytes")
+        holder = _MallocArray(address, address, array.shape, array.dtype.str, None,
+                              self.free)
+        if not self.lib.dlc_cuda_copy_to_device(address, array.ctypes.data, array.nbytes):
+            self.check(what)
+        device = np.asarray(holder)
+        return device if device.dtype == array.dtype else device.view(array.dtype)
+
+    def to_host(self, descriptor, rank, dtype, what):
+        """A new host array with the elements a result descriptor views in
+        device memory."""
+        shape = tuple(descriptor.sizes[:rank]) if rank > 0 else ()
+        if 0 in shape:
+            return np.empty(shape, dtype=dtype)
+        itemsize = dtype.itemsize
+        strides = tuple(descriptor.strides[:rank]) if rank > 0 else ()
+        # The span of elements the view reaches, around its first one.
+        low = sum((n - 1) * s for n, s in zip(shape, strides) if s < 0)
+        high = sum((n - 1) * s for n, s in zip(shape, strides) if s > 0)
+        staged = np.empty((high - low + 1) * itemsize, dtype=np.uint8)
+        first = descriptor.aligned + (descriptor.offset + low) * itemsize
+        if not self.lib.dlc_cuda_copy_to_host(staged.ctypes.data, first, staged.nbytes):
+            self.check(what)
+        view = np.lib.stride_tricks.as_strided(
+            staged.view(dtype)[-low:], shape, tuple(s * itemsize for s in strides))
+        return view.copy()
 
 
-_cuda_driver = None
+_cuda_shim = None
+_cuda_shim_lock = threading.Lock()
 
 
-def cuda_driver():
-    global _cuda_driver
-    if _cuda_driver is None:
-        require_cuda()
-        _cuda_driver = _CUDADriver()
-    return _cuda_driver
-
-
-def cuda_runtime_library():
-    """MLIR's CUDA runtime (mgpu* calls of the host code), from the wheels."""
-    return os.path.join(_build_config.MLIR_RUNTIME_LIB_DIR, "libmlir_cuda_runtime.so")
+def cuda_shim():
+    """dlc's CUDA shim, loaded once; CUDAUnavailableError without a GPU."""
+    global _cuda_shim
+    with _cuda_shim_lock:
+        if _cuda_shim is None:
+            require_cuda()
+            _cuda_shim = _CUDAShim()
+    return _cuda_shim
 
 
 class CUDAFunction(CompiledFunction):
-    """A function compiled by dl-gpu-pipeline: its kernels run on the GPU.
-    Arguments are copied into managed memory (the kernels cannot reach
-    numpy's pageable memory); results are managed memory the compiled code
-    allocated, viewed without copying and released with cuMemFree."""
+    """A function compiled by dl-gpu-pipeline: its kernels run on the GPU,
+    every buffer in device memory (dl-gpu-device-memory). Arguments are
+    copied into device memory at each call and results back into numpy
+    arrays, the device buffers then freed; a failed CUDA call (a kernel
+    launch, an allocation, a copy) is a RuntimeError naming it."""
 
     def __init__(self, module, name, result_specs, opt_level=3):
-        self.driver = cuda_driver()
-        self.free = self.driver.free
+        self.shim = cuda_shim()
+        self.free = self.shim.free
         super().__init__(module, name, result_specs, opt_level=opt_level,
-                         shared_libs=[cuda_runtime_library()])
+                         shared_libs=[_build_config.DLC_CUDA_SHIM_LIB], initialize=True)
 
     def __call__(self, arrays):
-        self.driver.make_current()
-        return super().__call__([self.driver.managed_copy(a) for a in arrays])
+        self.shim.take_error()  # an earlier failure of this thread is not this call's
+        device = [self.shim.to_device(a, f"{self.name}: argument {i}")
+                  for i, a in enumerate(arrays)]
+        return super().__call__(device)
+
+    def _results(self, descriptors, ranges):
+        """Results copied to the host; the device buffers the code allocated
+        for them freed (the arguments' go with their arrays)."""
+        try:
+            self.shim.check(self.name)
+            return [self.shim.to_host(d, rank, dtype, f"{self.name}: result {i}")
+                    for i, (d, (rank, dtype)) in enumerate(zip(descriptors,
+                                                               self._result_dtypes))]
+        finally:
+            freed = set()
+            for d in descriptors:
+                allocated = d.allocated or 0
+                if (allocated and allocated not in freed
+                        and not any(lo <= allocated < hi for lo, hi in ranges)):
+                    freed.add(allocated)
+                    self.free(allocated)

@@ -52,6 +52,22 @@ def rng():
     return np.random.default_rng(1234)
 
 
+@pytest.fixture(scope="session")
+def fake_cuda(tmp_path_factory):
+    """A stand-in libcuda.so.1 (fake_cuda.c: device memory the host cannot
+    touch, kernels not run, every call logged), built once; its path. Point
+    $DLC_LIBCUDA at it in a subprocess."""
+    import shutil
+    import subprocess
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.skip("no C compiler for the stand-in CUDA driver")
+    path = str(tmp_path_factory.mktemp("fake_cuda") / "libfakecuda.so")
+    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", path,
+                    os.path.join(os.path.dirname(__file__), "fake_cuda.c")], check=True)
+    return path
+
+
 def pytest_terminal_summary(terminalreporter):
     """The ONNX node-test count (test_onnx_node.py), and cases that pass
     without being in onnx_node_expected.txt."""

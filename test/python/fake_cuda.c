@@ -1,13 +1,19 @@
 /* A stand-in for libcuda.so.1 on machines without a GPU: the driver calls
- * dlc's CUDA shim (lib/Runtime/CudaShim.cpp) makes, with host memory and no
- * kernel execution, each logged as one line to $FAKE_CUDA_LOG. test_export.py
- * checks with it the plumbing of an exported CUDA library: which modules and
- * kernels are loaded and launched, that every allocation is freed, and how a
- * failed launch ($FAKE_CUDA_FAIL_LAUNCH) reaches the caller. */
+ * dlc's CUDA shim (lib/Runtime/CudaShim.cpp) and Python runtime make, with
+ * host memory and no kernel execution, each logged as one line to
+ * $FAKE_CUDA_LOG. test_export.py and test_gpu.py check with it the plumbing
+ * of CUDA functions: which modules and kernels are loaded and launched, that
+ * every allocation is freed, what is copied at the function boundary, and how
+ * a failed launch ($FAKE_CUDA_FAIL_LAUNCH) reaches the caller.
+ *
+ * "Device" memory (cuMemAlloc) is like a GPU's to the host: pages mapped with
+ * no access, which only the copy calls open for the time of a copy, so host
+ * code reading or writing a device buffer directly dies with SIGSEGV. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 static void logf_(const char *format, const char *text, long long a, long long b) {
   const char *path = getenv("FAKE_CUDA_LOG");
@@ -64,10 +70,35 @@ int cuEventCreate(void **event, unsigned flags) { (void)flags; *event = malloc(1
 int cuEventDestroy_v2(void *event) { free(event); return 0; }
 int cuEventSynchronize(void *event) { (void)event; return 0; }
 int cuEventRecord(void *event, void *stream) { (void)event; (void)stream; return 0; }
+#define MAX_BLOCKS 65536
+static struct { char *start; size_t bytes; } blocks[MAX_BLOCKS];
+
+/* The device block holding `address`, or -1. */
+static int block_of(uint64_t address) {
+  for (int i = 0; i < MAX_BLOCKS; ++i)
+    if (blocks[i].start && (char *)(uintptr_t)address >= blocks[i].start &&
+        (char *)(uintptr_t)address < blocks[i].start + blocks[i].bytes)
+      return i;
+  return -1;
+}
+
+static void protect(uint64_t address, int access) {
+  int i = block_of(address);
+  if (i >= 0)
+    mprotect(blocks[i].start, blocks[i].bytes, access ? PROT_READ | PROT_WRITE : PROT_NONE);
+}
+
 int cuMemAlloc_v2(uint64_t *pointer, size_t bytes) {
-  *pointer = (uint64_t)(uintptr_t)calloc(1, bytes);
-  logf_("alloc%s %lld %lld", "", (long long)bytes, 0);
-  return 0;
+  for (int i = 0; i < MAX_BLOCKS; ++i)
+    if (!blocks[i].start) {
+      void *start = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (start == MAP_FAILED) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+      blocks[i].start = start; blocks[i].bytes = bytes;
+      *pointer = (uint64_t)(uintptr_t)start;
+      logf_("alloc%s %lld %lld", "", (long long)bytes, 0);
+      return 0;
+    }
+  return 2;
 }
 int cuMemAllocManaged(uint64_t *pointer, size_t bytes, unsigned flags) {
   (void)flags;
@@ -76,18 +107,54 @@ int cuMemAllocManaged(uint64_t *pointer, size_t bytes, unsigned flags) {
   return 0;
 }
 int cuMemFree_v2(uint64_t pointer) {
-  free((void *)(uintptr_t)pointer); logf_("free%s %lld %lld", "", 0, 0); return 0;
+  int i = block_of(pointer);
+  if (i >= 0) {
+    munmap(blocks[i].start, blocks[i].bytes);
+    blocks[i].start = NULL;
+  } else {
+    free((void *)(uintptr_t)pointer);
+  }
+  logf_("free%s %lld %lld", "", 0, 0);
+  return 0;
+}
+/* Copies between any memories (unified addressing), device pages opened for
+ * the copy. */
+static void copy(uint64_t dst, uint64_t src, size_t bytes) {
+  protect(dst, 1); protect(src, 1);
+  memcpy((void *)(uintptr_t)dst, (void *)(uintptr_t)src, bytes);
+  protect(dst, 0); protect(src, 0);
 }
 int cuMemcpyAsync(uint64_t dst, uint64_t src, size_t bytes, void *stream) {
-  (void)stream; memcpy((void *)(uintptr_t)dst, (void *)(uintptr_t)src, bytes); return 0;
+  (void)stream; copy(dst, src, bytes);
+  logf_("copy%s %lld %lld", "", (long long)bytes, 0);
+  return 0;
+}
+int cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t bytes) {
+  if (block_of(dst) < 0) { logf_("h2d-not-device%s %lld %lld", "", 0, 0); return 1; }
+  copy(dst, (uint64_t)(uintptr_t)src, bytes);
+  logf_("h2d%s %lld %lld", "", (long long)bytes, 0);
+  return 0;
+}
+int cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t bytes) {
+  if (block_of(src) < 0) { logf_("d2h-not-device%s %lld %lld", "", 0, 0); return 1; }
+  copy((uint64_t)(uintptr_t)dst, src, bytes);
+  logf_("d2h%s %lld %lld", "", (long long)bytes, 0);
+  return 0;
 }
 int cuMemsetD32Async(uint64_t dst, unsigned value, size_t count, void *stream) {
   (void)stream; unsigned *p = (unsigned *)(uintptr_t)dst;
+  protect(dst, 1);
   for (size_t i = 0; i < count; ++i) p[i] = value;
+  protect(dst, 0);
   return 0;
 }
 int cuMemsetD16Async(uint64_t dst, unsigned short value, size_t count, void *stream) {
   (void)stream; unsigned short *p = (unsigned short *)(uintptr_t)dst;
+  protect(dst, 1);
   for (size_t i = 0; i < count; ++i) p[i] = value;
+  protect(dst, 0);
   return 0;
 }
+/* For dlc's Python runtime. */
+int cuDeviceGetCount(int *count) { *count = 1; return 0; }
+int cuCtxSetCurrent(void *context) { (void)context; return 0; }

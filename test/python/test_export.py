@@ -391,19 +391,15 @@ def test_cuda_library_without_a_gpu_says_so(cuda_library):
     assert "could not be loaded" in result.stdout
 
 
-def test_cuda_library_calls_the_driver_in_order(cuda_library, tmp_path):
-    """With a stand-in driver (fake_cuda.c: host memory, kernels not run):
-    the PTX is loaded, every kernel of the function is fetched by name and
-    launched, inputs and outputs go through managed memory, and every
-    allocation is freed; a failed launch is a RuntimeError naming the call,
-    and still frees everything."""
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler")
+def test_cuda_library_calls_the_driver_in_order(cuda_library, fake_cuda, tmp_path):
+    """With a stand-in driver (fake_cuda.c: device memory the host cannot
+    touch, kernels not run): the PTX is loaded, every kernel of the function
+    is fetched by name and launched, the input is copied into device memory
+    and each output out of it (no managed memory anywhere), the weights are
+    copied in on a stream, and every allocation is freed; a failed launch is
+    a RuntimeError naming the call, and still frees everything."""
     path, kernels, launches = cuda_library
-    fake = str(tmp_path / "libfakecuda.so")
-    subprocess.run([cc, "-shared", "-fPIC", "-O1", "-o", fake,
-                    os.path.join(os.path.dirname(__file__), "fake_cuda.c")], check=True)
+    fake = fake_cuda
     script = textwrap.dedent(f"""
         import numpy as np, dlcrt
         library = dlcrt.load({path!r})
@@ -432,6 +428,10 @@ def test_cuda_library_calls_the_driver_in_order(cuda_library, tmp_path):
     assert sum(line.startswith("launch ") for line in log) == launches
     allocs = sum(line.startswith("alloc") for line in log)
     assert allocs >= 2 and allocs == sum(line.startswith("free") for line in log)
+    assert not [line for line in log if line.startswith("alloc") and line.endswith(" 1")]
+    assert [line for line in log if line.startswith("h2d")] == [f"h2d {3 * 20 * 4} 0"]
+    assert [line for line in log if line.startswith("d2h")] == [f"d2h {3 * 5 * 4} 0"]
+    assert sum(line.startswith("copy ") for line in log) == 2  # W1 and W2
 
     out, log = run(True)
     assert "cuLaunchKernel failed with CUDA_ERROR_LAUNCH_FAILED" in out

@@ -9,10 +9,12 @@ is on PATH, assembled for sm_80 and sm_90. Execution on a CUDA device is
 tested where one exists and skipped, with the reason, where not.
 """
 
+import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -121,12 +123,116 @@ def test_gpu_stages(rng):
     assert "gpu.launch_func" in gpu and "gpu.thread_id" in gpu
     binary = lowered.as_text("binary")
     assert "gpu.binary" in binary
-    # Buffers in managed memory (dl-gpu-device-memory), not malloc'ed.
+    # Buffers in device memory (dl-gpu-device-memory), not malloc'ed, not
+    # managed (mgpuMemAlloc's last argument, host_shared, is false).
     assert "llvm.call @mgpuMemAlloc" in binary and "llvm.call @malloc" not in binary
+    assert "llvm.mlir.constant(true) : i1" not in binary
     emulated = lowered.as_text("emulated")
     assert "gpu." not in emulated and "llvm.func" in emulated
     with pytest.raises(ValueError, match="unknown stage 'affine'"):
         lowered.as_text("affine")
+
+
+def test_full_reductions_run_in_kernels(rng):
+    """A reduction over every dimension (the sum of a whole tensor) is a
+    kernel too: the host code touches no buffer (dl-gpu-check-mapped would
+    refuse it), and the emulated kernel matches numpy."""
+    x = rng.standard_normal((37, 5)).astype(np.float32)
+    fns = [lambda a: dlc.sum(dlc.exp(a)), lambda a: dlc.max(a),
+           lambda a: dlc.argmax(a), lambda a: dlc.mean(a * a)]
+    refs = [np.exp(x.astype(np.float64)).sum(), x.max(), np.argmax(x), (x.astype(np.float64) ** 2).mean()]
+    for fn, ref in zip(fns, refs):
+        lowered = dlc.jit(fn, target="cuda").lower(x)
+        host = lowered.as_text("gpu").split("gpu.module")[0]
+        assert "memref.load" not in host and "scf.for" not in host
+        got = dlc.jit(fn, target="cuda", emulate=True)(x)
+        np.testing.assert_allclose(got, ref, rtol=1e-5)
+
+
+_DRIVER_SCRIPT = """
+import json, sys
+import numpy as np
+import dlc
+W = np.linspace(-1, 1, 6 * 3, dtype=np.float32).reshape(6, 3)
+f = dlc.jit(lambda x: (dlc.relu(x @ W), dlc.sum(x)), target="cuda")
+x = np.ones((4, 6), np.float32)
+lowered = f.lower(x)
+binary = lowered.as_text("binary")
+print(json.dumps({"launches": binary.count("gpu.launch_func"),
+                  "modules": binary.count("gpu.binary @")}))
+try:
+    outs = f(x)
+    print(json.dumps({"shapes": [list(o.shape) for o in outs],
+                      "dtypes": [str(o.dtype) for o in outs]}))
+except RuntimeError as error:
+    print(json.dumps({"error": str(error)}))
+"""
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_cuda_function_with_a_stand_in_driver(fake_cuda, tmp_path, fail):
+    """dlc.jit(target="cuda") run on a stand-in driver (fake_cuda.c: device
+    memory the host cannot touch, kernels not run): the modules are loaded
+    (the host code's global constructor runs), every kernel launched, the
+    argument copied into device memory and the results out of it, the weight
+    copied in on a stream, nothing in managed memory, everything freed; a
+    failed launch is a RuntimeError naming the call, and frees everything."""
+    log = tmp_path / "log.txt"
+    env = dict(os.environ, DLC_LIBCUDA=fake_cuda, FAKE_CUDA_LOG=str(log))
+    if fail:
+        env["FAKE_CUDA_FAIL_LAUNCH"] = "1"
+    run = subprocess.run([sys.executable, "-c", _DRIVER_SCRIPT], capture_output=True,
+                         text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr
+    counts, result = [json.loads(line) for line in run.stdout.splitlines()[-2:]]
+    lines = log.read_text().splitlines()
+    starts = lambda word: [line for line in lines if line.startswith(word)]
+    assert len(starts("load-ptx")) == counts["modules"] >= 2
+    allocs = starts("alloc")
+    assert allocs and len(allocs) == len(starts("free"))
+    assert not [line for line in allocs if line.endswith(" 1")]  # managed
+    assert starts("h2d") == [f"h2d {4 * 6 * 4} 0"]
+    assert starts("copy ") == [f"copy {6 * 3 * 4} 0"]  # W, on a stream
+    if fail:
+        assert "cuLaunchKernel failed with CUDA_ERROR_LAUNCH_FAILED" in result["error"]
+        assert len(starts("launch")) == 1 and not starts("d2h")
+    else:
+        assert result == {"shapes": [[4, 3], []], "dtypes": ["float32", "float32"]}
+        assert len(starts("launch")) == counts["launches"]
+        assert starts("d2h") == [f"d2h {4 * 3 * 4} 0", "d2h 4 0"]
+
+
+_COPY_SCRIPT = """
+import ctypes
+import numpy as np
+from dlc import runtime
+shim = runtime.cuda_shim()
+x = np.arange(5 * 7, dtype=np.float32).reshape(5, 7)
+device = shim.to_device(x, "x")
+address = device.__array_interface__["data"][0]
+for offset, sizes, strides, expected in [
+        (0, (5, 7), (7, 1), x), (8, (2, 3), (14, 2), x[1:5:2, 1:7:2]),
+        (1, (4, 5), (0, 1), np.broadcast_to(x[0, 1:6], (4, 5))),
+        (6, (), (), x.reshape(-1)[6])]:
+    d = runtime.descriptor_type(len(sizes))()
+    d.allocated = d.aligned = address
+    d.offset = offset
+    for i, (n, s) in enumerate(zip(sizes, strides)):
+        d.sizes[i], d.strides[i] = n, s
+    got = shim.to_host(d, len(sizes), np.dtype(np.float32), "view")
+    assert got.shape == np.shape(expected) and np.array_equal(got, expected), (got, expected)
+print("ok")
+"""
+
+
+def test_device_copies_of_strided_results(fake_cuda):
+    """A result viewing device memory with an offset, strides, a broadcast
+    (stride 0) or no dimension at all is copied back element for element;
+    the host never reads the device buffer itself (the stand-in's device
+    pages are not readable)."""
+    run = subprocess.run([sys.executable, "-c", _COPY_SCRIPT], capture_output=True,
+                         text=True, env=dict(os.environ, DLC_LIBCUDA=fake_cuda), timeout=120)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr
 
 
 def test_ptx_needs_the_cuda_target(rng):

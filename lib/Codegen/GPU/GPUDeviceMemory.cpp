@@ -3,17 +3,20 @@
 // Memory the GPU kernels can reach, in the host functions of a
 // gpu.container_module (after kernel outlining):
 //
-//   memref.alloc      -> gpu.alloc host_shared   (CUDA managed memory)
+//   memref.alloc      -> gpu.alloc            (device memory, cuMemAlloc) on a
+//                        stream, waited for
 //   memref.dealloc    -> gpu.dealloc on a stream, waited for
-//   memref.get_global -> gpu.alloc host_shared + memref.copy from the
-//                        global, freed before each return
+//   memref.get_global -> gpu.alloc + gpu.memcpy from the global (host to
+//                        device, waited for), freed before each return
 //
-// Managed memory is reachable from the host too, so the host code (views,
-// the few host copies) and the caller (reading results) work unchanged; the
-// caller must pass arguments in memory the device can reach and free results
-// with cuMemFree (dlc's Python runtime does both). Upstream has the gpu.alloc
-// op and its runtime lowering but no pass choosing it for host buffers,
-// hence ours.
+// Device memory, not managed: the host code only launches kernels and handles
+// pointers (dl-gpu-check-mapped refuses any host access to a buffer), so
+// nothing needs the host to reach these buffers, and managed memory both
+// moves data slowly (page faults) and can hang an over-subscribed GPU. The
+// caller passes arguments in device memory and copies results back (dlc's
+// Python runtime and dlc.export's entry points do both, at the function
+// boundary), then frees them with cuMemFree. Upstream has the gpu.alloc op and
+// its runtime lowering but no pass choosing it for host buffers, hence ours.
 //
 // Refused: memref.alloca in a host function (stack memory the device cannot
 // reach), with a diagnostic naming it.
@@ -34,6 +37,31 @@ namespace mlir::dl {
 using namespace mlir;
 
 namespace {
+
+/// A device buffer of `type`, allocated on a stream of its own, waited for
+/// (gpu-to-llvm lowers a synchronous gpu.alloc only for host_shared memory).
+Value createAlloc(OpBuilder &b, Location loc, MemRefType type,
+                  ValueRange dynamicSizes, ValueRange symbols) {
+  Type token = gpu::AsyncTokenType::get(b.getContext());
+  Value stream =
+      gpu::WaitOp::create(b, loc, token, ValueRange{}).getAsyncToken();
+  auto alloc = gpu::AllocOp::create(b, loc, type, token, ValueRange{stream},
+                                    dynamicSizes, symbols, /*hostShared=*/false);
+  gpu::WaitOp::create(b, loc, Type(), ValueRange{alloc.getAsyncToken()});
+  return alloc.getMemref();
+}
+
+/// Copies `source` into `target` on a stream of its own, waited for (like
+/// deallocations, gpu-to-llvm lowers only asynchronous copies).
+void createCopy(OpBuilder &b, Location loc, Value source, Value target) {
+  Type token = gpu::AsyncTokenType::get(b.getContext());
+  Value stream =
+      gpu::WaitOp::create(b, loc, token, ValueRange{}).getAsyncToken();
+  Value done = gpu::MemcpyOp::create(b, loc, token, ValueRange{stream}, target,
+                                     source)
+                   .getAsyncToken();
+  gpu::WaitOp::create(b, loc, Type(), ValueRange{done});
+}
 
 /// Frees `memref` on a stream of its own, waited for:
 ///   %s = gpu.wait async; %d = gpu.dealloc async [%s] %m; gpu.wait [%d]
@@ -79,11 +107,10 @@ struct DLGPUDeviceMemory
     });
     for (memref::AllocOp alloc : allocs) {
       OpBuilder b(alloc);
-      auto shared = gpu::AllocOp::create(
-          b, alloc.getLoc(), alloc.getType(), /*asyncToken=*/Type(),
-          /*asyncDependencies=*/ValueRange{}, alloc.getDynamicSizes(),
-          alloc.getSymbolOperands(), /*hostShared=*/true);
-      alloc.replaceAllUsesWith(shared.getMemref());
+      Value device =
+          createAlloc(b, alloc.getLoc(), alloc.getType(),
+                      alloc.getDynamicSizes(), alloc.getSymbolOperands());
+      alloc.replaceAllUsesWith(device);
       alloc.erase();
     }
     for (memref::DeallocOp dealloc : deallocs) {
@@ -96,13 +123,11 @@ struct DLGPUDeviceMemory
       OpBuilder b(global);
       b.setInsertionPointAfter(global);
       auto type = cast<MemRefType>(global.getType());
-      auto shared = gpu::AllocOp::create(
-          b, global.getLoc(), type, Type(), ValueRange{}, ValueRange{},
-          ValueRange{}, /*hostShared=*/true);
-      global.getResult().replaceAllUsesWith(shared.getMemref());
-      memref::CopyOp::create(b, global.getLoc(), global.getResult(),
-                             shared.getMemref());
-      copies.push_back(shared.getMemref());
+      Value device =
+          createAlloc(b, global.getLoc(), type, ValueRange{}, ValueRange{});
+      global.getResult().replaceAllUsesWith(device);
+      createCopy(b, global.getLoc(), global.getResult(), device);
+      copies.push_back(device);
     }
     if (!copies.empty())
       func.walk([&](func::ReturnOp ret) {

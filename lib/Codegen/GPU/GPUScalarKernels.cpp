@@ -1,9 +1,14 @@
 //===- GPUScalarKernels.cpp - dl-gpu-scalar-kernels -----------------------===//
 //
-// Every linalg op without loops (on rank-0 buffers) into a one-iteration
-// scf.parallel, a kernel of one thread: on the GPU the host must compute
-// nothing on device buffers. Copies become kernels through
-// dl-memref-copy-to-linalg{all=true}.
+// Every linalg op without parallel loops (on rank-0 buffers, or a reduction
+// over all of its dimensions, e.g. the sum of a whole tensor) into a
+// one-iteration scf.parallel, a kernel of one thread: on the GPU the host must
+// compute nothing on device buffers (convert-linalg-to-parallel-loops would
+// leave a full reduction as scf.for loops in the host function). Copies become
+// kernels through dl-memref-copy-to-linalg{all=true}.
+//
+// A full reduction then runs on one GPU thread: correct, but slow on large
+// tensors; splitting it across blocks is left to a later change.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,7 +33,7 @@ struct DLGPUScalarKernelsPass
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> scalar;
     getOperation().walk([&](linalg::LinalgOp op) {
-      if (op.getNumLoops() == 0 && !op->getParentOfType<scf::ParallelOp>())
+      if (op.getNumParallelLoops() == 0 && !op->getParentOfType<scf::ParallelOp>())
         scalar.push_back(op);
     });
     for (linalg::LinalgOp op : scalar) {

@@ -22,3 +22,40 @@ func.func @unmapped(%a: memref<4xf32>) {
 func.func @mapped(%a: memref<4xf32>) {
   return
 }
+
+// -----
+
+// A loop left on the host (a reduction convert-linalg-to-parallel-loops made
+// scf.for) would read device memory there: refused too.
+func.func @host_loop(%a: memref<4xf32>, %s: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    // expected-error @+1 {{dl-gpu-check-mapped: this operation would read or write a device buffer on the host, outside the GPU kernels}}
+    %x = memref.load %a[%i] : memref<4xf32>
+    // expected-error @+1 {{would read or write a device buffer on the host}}
+    memref.store %x, %s[] : memref<f32>
+  }
+  return
+}
+
+// -----
+
+// Inside a kernel, loads and stores are the device's; allocations and views
+// on the host only handle pointers.
+// CHECK-LABEL: func @kernel_access
+// CHECK: gpu.launch
+func.func @kernel_access(%a: memref<4xf32>) {
+  %c1 = arith.constant 1 : index
+  %b = memref.alloc() : memref<4xf32>
+  %v = memref.subview %b[1] [2] [1] : memref<4xf32> to memref<2xf32, strided<[1], offset: 1>>
+  gpu.launch blocks(%bx, %by, %bz) in (%x = %c1, %y = %c1, %z = %c1)
+             threads(%tx, %ty, %tz) in (%u = %c1, %w = %c1, %q = %c1) {
+    %f = memref.load %a[%tx] : memref<4xf32>
+    memref.store %f, %v[%tx] : memref<2xf32, strided<[1], offset: 1>>
+    gpu.terminator
+  }
+  memref.dealloc %b : memref<4xf32>
+  return
+}

@@ -1,14 +1,19 @@
 // RUN: dl-opt %s --dl-gpu-device-memory --split-input-file --verify-diagnostics | FileCheck %s
 
-// Host buffers become CUDA managed memory; a constant is copied into it
-// for the kernels and freed before the return; the returned buffer is the
-// caller's.
+// Host buffers become device memory (not managed: no host_shared); a
+// constant is copied into it on a stream, waited for, for the kernels, and
+// freed before the return; the returned buffer is the caller's.
 // CHECK-LABEL: func.func @host
 // CHECK: %[[W:.*]] = memref.get_global @weights
-// CHECK: %[[WD:.*]] = gpu.alloc  host_shared () : memref<4xf32>
-// CHECK: memref.copy %[[W]], %[[WD]]
-// CHECK: %[[T:.*]] = gpu.alloc  host_shared () : memref<4xf32>
-// CHECK: %[[R:.*]] = gpu.alloc  host_shared (%{{.*}}) : memref<?xf32>
+// CHECK: %[[A0:.*]] = gpu.wait async
+// CHECK: %[[WD:.*]], %[[A1:.*]] = gpu.alloc async [%[[A0]]] () : memref<4xf32>
+// CHECK: gpu.wait [%[[A1]]]
+// CHECK: %[[C0:.*]] = gpu.wait async
+// CHECK: %[[C1:.*]] = gpu.memcpy async [%[[C0]]] %[[WD]], %[[W]] : memref<4xf32>, memref<4xf32>
+// CHECK: gpu.wait [%[[C1]]]
+// CHECK-NOT: memref.copy
+// CHECK: %[[T:.*]], %{{.*}} = gpu.alloc async [%{{.*}}] () : memref<4xf32>
+// CHECK: %[[R:.*]], %{{.*}} = gpu.alloc async [%{{.*}}] (%{{.*}}) : memref<?xf32>
 // CHECK: gpu.launch_func @k::@f {{.*}} args(%[[WD]] : memref<4xf32>, %[[T]] : memref<4xf32>, %[[R]] : memref<?xf32>)
 // Deallocations are asynchronous on a stream and waited for: gpu-to-llvm
 // lowers only those (mgpuMemFree(ptr, stream)).
@@ -20,6 +25,7 @@
 // CHECK: gpu.wait [%[[D1]]]
 // CHECK-NEXT: return %[[R]]
 // CHECK-NOT: memref.alloc
+// CHECK-NOT: host_shared
 module attributes {gpu.container_module} {
   memref.global "private" constant @weights : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
   gpu.module @k {

@@ -87,15 +87,16 @@ def DLGPUBF16MmaToNVVM : Pass<"dl-gpu-bf16-mma-to-nvvm"> {
 }
 
 def DLGPUDeviceMemory : Pass<"dl-gpu-device-memory", "::mlir::ModuleOp"> {
-  let summary = "Host buffers of GPU kernels in memory the device can reach";
+  let summary = "Host buffers of GPU kernels in device memory";
   let description = [{
-    In the host functions: `memref.alloc` becomes `gpu.alloc host_shared`
-    (CUDA managed memory, reachable from host and device), `memref.dealloc`
-    becomes `gpu.dealloc` on a stream of its own, waited for (gpu-to-llvm
-    lowers only asynchronous deallocations), and each `memref.get_global` is copied into a
-    `gpu.alloc host_shared` buffer freed before the return. The caller passes
-    arguments in device-reachable memory and frees returned buffers with
-    cuMemFree. Refuses `memref.alloca` in host functions.
+    In the host functions: `memref.alloc` becomes `gpu.alloc` (device
+    memory, not managed; on a stream, waited for: gpu-to-llvm lowers only
+    asynchronous device allocations), `memref.dealloc` becomes `gpu.dealloc` on a stream
+    of its own, waited for (gpu-to-llvm lowers only asynchronous
+    deallocations), and each `memref.get_global` is copied (`gpu.memcpy`,
+    waited for) into a `gpu.alloc` buffer freed before the return. The
+    caller passes arguments in device memory, copies results back and frees
+    them with cuMemFree. Refuses `memref.alloca` in host functions.
   }];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect",
@@ -104,11 +105,12 @@ def DLGPUDeviceMemory : Pass<"dl-gpu-device-memory", "::mlir::ModuleOp"> {
 }
 
 def DLGPUScalarKernels : Pass<"dl-gpu-scalar-kernels", "::mlir::func::FuncOp"> {
-  let summary = "Put linalg ops without loops in a one-iteration scf.parallel";
+  let summary = "Put linalg ops without parallel loops in a one-iteration scf.parallel";
   let description = [{
-    A linalg op on rank-0 buffers has no loop to map to threads; in a
-    one-iteration `scf.parallel` it becomes a kernel of one thread, so that
-    the host never computes on device buffers. (Copies become kernels
+    A linalg op on rank-0 buffers, or one reducing over all of its
+    dimensions (the sum of a whole tensor), has no parallel loop to map to
+    threads; in a one-iteration `scf.parallel` it becomes a kernel of one
+    thread, so that the host never computes on device buffers. (Copies become kernels
     through `dl-memref-copy-to-linalg{all=true}`.)
   }];
   let dependentDialects = ["::mlir::scf::SCFDialect"];
@@ -142,6 +144,9 @@ def DLGPUCheckMapped : Pass<"dl-gpu-check-mapped", "::mlir::func::FuncOp"> {
   let description = [{
     After `convert-parallel-loops-to-gpu`, an `scf.parallel` left in a
     function would run on the host, on device buffers: an error names it.
+    So does any other operation outside the kernels that reads or writes a
+    buffer (a `memref.load`, a loop of a reduction): the host's buffers are
+    device memory, which the host cannot touch.
   }];
 }
 
