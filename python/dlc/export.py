@@ -28,6 +28,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import warnings
 
 import numpy as np
 from dlcrt import DTYPE_CODES, FORMAT, MAX_RANK
@@ -62,9 +63,12 @@ def export(f, *example_args, path, name=None, target="cpu", **jit_kwargs):
         function's own name.
       target: ``"cpu"`` (this machine) or a :class:`dlc.Target` (another
         x86 CPU: the library then runs where that CPU's features are).
-        ``"cuda"``: the kernels as PTX for `chip` (a jit keyword, default
-        sm_90; the driver compiles PTX for the GPU it finds, so newer GPUs
-        run it too) and the host code calling dlc's CUDA shim, which loads
+        ``"cuda"``: the kernels for `chip` (a jit keyword, default sm_90)
+        as a fatbin: machine code for the chip (assembled by CUDA's ptxas)
+        plus PTX, which the driver compiles for newer GPUs; PTX alone, with a
+        warning, where ptxas is missing or refuses the chip
+        (``kernel_format=`` chooses), and the host code calling dlc's CUDA
+        shim, which loads
         ``libcuda.so.1`` when the function first runs. Inputs and outputs
         stay host arrays: the entry point copies them into GPU device memory
         and the results back (the compiled code keeps every buffer in device
@@ -138,9 +142,11 @@ def export_lowered(lowered, path, name=None, default_name=None):
                          f"choose another name")
 
     record = _function_record(name, lowered)
+    kernels, module = _cuda_binary(lowered) if cuda else (None, lowered._module_at("llvm"))
     metadata = {
         "format": FORMAT, "dlc": __version__, "kind": "cuda" if cuda else "cpu",
         "chip": lowered.options.gpu.chip if cuda else None,
+        "kernels": kernels,
         "target": {"triple": lowered.target.triple, "cpu": lowered.target.cpu,
                    "features": sorted(lowered.target.isa_features)},
         "functions": [record],
@@ -151,7 +157,7 @@ def export_lowered(lowered, path, name=None, default_name=None):
     }
     with tempfile.TemporaryDirectory(prefix="dlc-export-") as work:
         obj = os.path.join(work, "code.o")
-        _compile_object(lowered, record, obj)
+        _compile_object(lowered, module, record, obj)
         shim = os.path.join(work, "entry.c")
         header = _header_text(os.path.basename(path), [record])
         with open(os.path.join(work, "dlc_export.h"), "w") as out:
@@ -197,15 +203,34 @@ def _function_record(name, lowered):
             "single_output": lowered._structure is None}
 
 
-def _compile_object(lowered, record, obj):
-    """LLVM's object code of the function (position independent)."""
+def _cuda_binary(lowered):
+    """The kernels' format and the CUDA host code embedding them: the
+    function's own kernel_format, or by default a fatbin (a cubin for the chip
+    plus PTX for newer GPUs), or PTX alone, with a warning, where CUDA's ptxas
+    is missing or cannot assemble for the chip."""
+    chosen = lowered.options.gpu.kernel_format
+    if chosen is not None:
+        return chosen, lowered._module_at("binary")
+    try:
+        return "fatbin", lowered.binary_module("fatbin")
+    except CompileError as error:
+        first = next((line.strip() for line in str(error).splitlines()
+                      if "ptxas" in line or "fatbinary" in line), str(error).splitlines()[0])
+        warnings.warn(f"dlc.export: the kernels are embedded as PTX only (the driver "
+                      f"compiles them when the library is loaded): no cubin for "
+                      f"{lowered.options.gpu.chip} could be made ({first})", stacklevel=3)
+        return "ptx", lowered._module_at("binary")
+
+
+def _compile_object(lowered, module, record, obj):
+    """LLVM's object code of the function (position independent), from
+    `module` (the llvm stage, or the CUDA binary stage)."""
     from .mlir import ir
     from .runtime import JITCode
-    # The Lowered is export's own (traced for it): its module can change.
+    # The module is export's own (traced for it): it can change.
     # The function's symbol (dlc_<fn>) would clash with the C entry point
     # dlc_<name>: the code's own function gets another name.
     cuda = lowered.options.is_cuda
-    module = lowered._module_at("binary" if cuda else "llvm")
     symbol = record["symbol"]
     with module.context:
         for op in module.body.operations:

@@ -19,6 +19,10 @@ from .target import Target
 #: The NVIDIA chips dl-gpu-pipeline compiles for (from lib/Pipelines).
 CHIPS = tuple(_capi.gpu_chips())
 
+#: GPUOptions.kernel_format's values, and dl-gpu-pipeline's format for each.
+KERNEL_FORMATS = (None, "ptx", "cubin", "fatbin")
+_PIPELINE_FORMATS = {"cubin": "bin", "fatbin": "fatbin"}
+
 #: Optimization passes that ``dlc.jit(disable=...)`` can turn off.
 GRAPH_PASSES = ("dl-simplify", "dl-fold-batchnorm", "dl-layout", "dl-linalg-fuse",
                 "dl-fuse-epilogue", "dl-plan-memory")
@@ -85,6 +89,12 @@ class GPUOptions:
     tensor_cores: bool = True
     #: run the very kernels on the CPU instead (dl-gpu-to-cpu): for checking
     emulate: bool = False
+    #: how the kernels are embedded in the host code: "ptx" (the driver
+    #: compiles it for the GPU it finds), "cubin" (machine code for `chip`
+    #: only, assembled here by CUDA's ptxas), "fatbin" (that cubin plus the
+    #: PTX, for newer GPUs); None: PTX for dlc.jit, a fatbin for dlc.export
+    #: where ptxas can assemble for the chip
+    kernel_format: object = None
 
     def __post_init__(self):
         if self.chip not in CHIPS:
@@ -92,6 +102,10 @@ class GPUOptions:
         if not isinstance(self.block_size, int) or not 1 <= self.block_size <= 1024:
             raise ValueError(f"block_size must be an int in 1..1024, but got "
                              f"{self.block_size!r}")
+        if self.kernel_format not in KERNEL_FORMATS:
+            raise ValueError(f"kernel_format must be one of "
+                             f"{', '.join(map(repr, KERNEL_FORMATS))}, but got "
+                             f"{self.kernel_format!r}")
         if not isinstance(self.matmul_tile, int) or not 1 <= self.matmul_tile <= 32:
             raise ValueError(f"matmul_tile must be an int in 1..32, but got "
                              f"{self.matmul_tile!r}")
@@ -164,7 +178,9 @@ class CompileOptions:
 
     def gpu_pipeline_options(self):
         gpu = self.gpu
+        kernels = _PIPELINE_FORMATS.get(gpu.kernel_format)
         return (f"chip={gpu.chip} block-size={gpu.block_size} "
+                f"{f'format={kernels} ' if kernels else ''}"
                 f"matmul-tile={gpu.matmul_tile} "
                 f"tensor-cores={'true' if gpu.tensor_cores else 'false'} "
                 f"{self._common_pipeline_options()}")

@@ -7,7 +7,7 @@ what a compiled function accepts at each argument position.
 """
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -127,8 +127,19 @@ class Lowered:
             if not self.options.is_cuda:
                 raise ValueError("as_text('ptx') needs a function compiled with "
                                  "target='cuda'")
+            if self.options.gpu.kernel_format in ("cubin", "fatbin"):
+                return compiler.ptx_text(self.binary_module("ptx"))
             return compiler.ptx_text(self._module_at("binary"))
         return self._module_at(stage).operation.get_asm(enable_debug_info=debug_info)
+
+    def binary_module(self, kernel_format):
+        """A new module at the "binary" stage with the kernels embedded as
+        `kernel_format` ("ptx", "cubin" or "fatbin"; see
+        :class:`dlc.GPUOptions`), whatever the function was compiled with."""
+        options = replace(self.options, gpu=replace(self.options.gpu,
+                                                    kernel_format=kernel_format))
+        return compiler.run_stages(compiler.clone(self._module_at("gpu")), "gpu", "binary",
+                                   options, self.symbol)
 
     def kernel_count(self):
         """How many kernels the compiled function runs: its linalg operations

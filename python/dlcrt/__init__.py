@@ -123,8 +123,11 @@ class Library:
             available.argtypes = [ctypes.POINTER(ctypes.c_char_p)]
             if not available(ctypes.byref(why)):
                 reason = (why.value or b"no CUDA device").decode()
+                # A cubin alone runs on its chip only; PTX (alone or in a
+                # fatbin) is compiled by the driver for newer GPUs too.
+                which = ("" if metadata.get("kernels") == "cubin" else " or newer")
                 raise CUDAUnavailableError(f"dlcrt.load: {self.path} runs its kernels on "
-                                           f"a CUDA GPU ({metadata.get('chip')} or newer): "
+                                           f"a CUDA GPU ({metadata.get('chip')}{which}): "
                                            f"{reason}")
         self._library.dlc_last_error.restype = ctypes.c_char_p
         self._library.dlc_free_tensor.argtypes = [ctypes.POINTER(Tensor)]

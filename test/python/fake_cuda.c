@@ -37,7 +37,12 @@ int cuGetErrorName(int status, const char **name) {
   return 0;
 }
 int cuModuleLoadData(void **module, const void *image) {
-  logf_("load %.8s %lld %lld", (const char *)image, 0, 0);
+  const unsigned char *bytes = (const unsigned char *)image;
+  const char *kind = bytes[0] == 0x50 && bytes[1] == 0xED && bytes[2] == 0x55 &&
+                     bytes[3] == 0xBA ? "fatbin"
+                   : bytes[0] == 0x7F && bytes[1] == 'E' && bytes[2] == 'L' && bytes[3] == 'F'
+                     ? "cubin" : "other";
+  logf_("load %s %lld %lld", kind, 0, 0);
   *module = malloc(1); return 0;
 }
 int cuModuleLoadDataEx(void **module, const void *image, unsigned n, int *options,

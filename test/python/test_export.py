@@ -367,6 +367,57 @@ def cuda_library(tmp_path_factory):
     return path, kernels, launches
 
 
+def _ptxas_assembles(chip, tmp_path):
+    """Whether CUDA's ptxas is here and assembles for `chip` (CUDA 13's
+    refuses sm_70)."""
+    ptxas = shutil.which("ptxas")
+    if ptxas is None:
+        return False
+    ptx = tmp_path / "empty.ptx"
+    ptx.write_text(f".version 8.0\n.target {chip}\n.address_size 64\n")
+    return subprocess.run([ptxas, f"-arch={chip}", str(ptx), "-o", os.devnull],
+                          capture_output=True).returncode == 0
+
+
+def _metadata(path):
+    return json.loads(open(path, "rb").read().split(b'{"format": ', 1)[1]
+                      .split(b"\0", 1)[0].decode().join(['{"format": ', '']))
+
+
+@pytest.mark.parametrize("chip", ["sm_90", "sm_70"])
+def test_cuda_kernels_as_fatbin_or_ptx(chip, tmp_path):
+    """dlc.export embeds a fatbin (cubin for the chip + PTX) where ptxas
+    assembles for the chip, and otherwise PTX with a warning saying why;
+    kernel_format= chooses; the JIT keeps PTX by default."""
+    x = rng.standard_normal((2, 20)).astype(np.float32)
+    path = str(tmp_path / "f.so")
+    if _ptxas_assembles(chip, tmp_path):
+        dlc.export(mlp, x, path=path, target="cuda", chip=chip)
+        assert _metadata(path)["kernels"] == "fatbin"
+    else:
+        with pytest.warns(UserWarning, match=f"embedded as PTX only.*no cubin for {chip}"):
+            dlc.export(mlp, x, path=path, target="cuda", chip=chip)
+        assert _metadata(path)["kernels"] == "ptx"
+    dlc.export(mlp, x, path=path, target="cuda", chip=chip, kernel_format="ptx")
+    assert _metadata(path)["kernels"] == "ptx"
+    lowered = dlc.jit(mlp, target="cuda", chip=chip).lower(x)
+    assert "\\7FELF" not in lowered.as_text("binary")
+
+
+def test_cuda_kernel_format_option(tmp_path):
+    x = rng.standard_normal((2, 20)).astype(np.float32)
+    with pytest.raises(ValueError, match="kernel_format must be one of None, 'ptx', "
+                                         "'cubin', 'fatbin', but got 'sass'"):
+        dlc.jit(mlp, target="cuda", kernel_format="sass")
+    if not _ptxas_assembles("sm_80", tmp_path):
+        pytest.skip("CUDA's ptxas is not here, or does not assemble for sm_80")
+    lowered = dlc.jit(mlp, target="cuda", chip="sm_80", kernel_format="cubin").lower(x)
+    binary = lowered.as_text("binary")
+    assert binary.count('bin = "\\7FELF') == lowered.as_text("gpu").count("gpu.module @")
+    # The PTX is still there to read.
+    assert lowered.as_text("ptx").count(".target sm_80") >= 1
+
+
 def test_cuda_library_without_a_gpu_says_so(cuda_library):
     """An exported CUDA library loads nothing of CUDA until it runs: on a
     machine without libcuda.so.1 (this one, or DLC_LIBCUDA pointing nowhere)
@@ -374,8 +425,7 @@ def test_cuda_library_without_a_gpu_says_so(cuda_library):
     library to be linked."""
     path, _, _ = cuda_library
     assert not [lib for lib in ldd_libraries(path) if "cuda" in lib]
-    metadata = json.loads(open(path, "rb").read().split(b'{"format": ', 1)[1]
-                          .split(b"\0", 1)[0].decode().join(['{"format": ', '']))
+    metadata = _metadata(path)
     assert metadata["kind"] == "cuda" and metadata["chip"] == "sm_90"
     script = textwrap.dedent(f"""
         import dlcrt
@@ -422,7 +472,11 @@ def test_cuda_library_calls_the_driver_in_order(cuda_library, fake_cuda, tmp_pat
 
     out, log = run(False)
     assert "shape (3, 5)" in out
-    assert any(line.startswith("load-ptx version") for line in log)
+    loads = [line for line in log if line.startswith("load")]
+    # A fatbin (cubin for sm_90 + PTX) per GPU module, loaded as it is; PTX
+    # where ptxas is missing.
+    kind = "load fatbin 0 0" if _metadata(path)["kernels"] == "fatbin" else "load-ptx version"
+    assert loads and all(line.startswith(kind) for line in loads), loads
     fetched = sorted({line.split()[1] for line in log if line.startswith("function ")})
     assert fetched == kernels
     assert sum(line.startswith("launch ") for line in log) == launches
