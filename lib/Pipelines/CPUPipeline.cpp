@@ -85,12 +85,16 @@ void addBufferizedStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   // Fewer copies: each accumulation its own filled buffer, producers
   // written straight into the interior of a padded buffer.
   pm.addNestedPass<func::FuncOp>(createDLUnshareFills());
+  // Donated results computed in their arguments (dlc.jit's donate_argnums).
+  pm.addNestedPass<func::FuncOp>(createDLDonateDestinations());
   pm.addPass(bufferization::createEmptyTensorEliminationPass());
   bufferization::OneShotBufferizePassOptions bufferize;
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // ... and returned there, before deallocation would clone them.
+  pm.addNestedPass<func::FuncOp>(createDLReturnDonated());
   pm.addPass(createCanonicalizerPass());
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());

@@ -123,6 +123,10 @@ def export_lowered(lowered, path, name=None, default_name=None):
         raise ValueError("dlc.export: the module's parameters are arguments of this "
                          "dlc.jit function; export the module itself, or jit it with "
                          "constants=True")
+    if lowered.donations:
+        raise ValueError("dlc.export: this function donates arguments (donate_argnums): "
+                         "an exported entry point returns every result in outputs of "
+                         "its own; export it without donate_argnums")
     cuda = lowered.options.is_cuda
     if cuda and lowered.options.gpu.emulate:
         raise ValueError("dlc.export: this function runs its GPU kernels emulated on the "

@@ -32,7 +32,7 @@ class JitFunction:
     """A Python function compiled on first call per signature. See :func:`jit`."""
 
     def __init__(self, fn, options=CompileOptions(), dynamic_batch=False,
-                 constants=False):
+                 constants=False, donate_argnums=()):
         if not callable(fn):
             raise TypeError(f"dlc.jit expects a function, but got {fn!r}")
         functools.update_wrapper(self, fn)
@@ -49,6 +49,7 @@ class JitFunction:
             raise TypeError(f"options must be a dlc.CompileOptions, but got {options!r}")
         self._options = options
         self._dynamic_batch = self._check_dynamic_batch(dynamic_batch)
+        self._donate = self._check_donate(donate_argnums)
         # Compiled versions by signature, least recently used first; at most
         # max_signatures() of them (each holds machine code and, JIT-compiled,
         # an LLVM session: about 2 MB).
@@ -139,6 +140,67 @@ class JitFunction:
                                  f"{len(names)} argument(s)")
         return tuple(batch)
 
+    def _check_donate(self, positions):
+        if isinstance(positions, int) and not isinstance(positions, bool):
+            positions = (positions,)
+        try:
+            positions = tuple(positions)
+        except TypeError:
+            raise TypeError(f"donate_argnums must be an argument position or a tuple "
+                            f"of them, but got {positions!r}") from None
+        for p in positions:
+            if not isinstance(p, int) or isinstance(p, bool) or p < 0:
+                raise TypeError(f"donate_argnums entries must be argument positions "
+                                f"(ints >= 0), but got {p!r}")
+        parameters = list(self._signature.parameters.values())
+        if not any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in parameters):
+            count = sum(p.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                   inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                        for p in parameters)
+            for p in positions:
+                if p >= count:
+                    raise ValueError(f"donate_argnums position {p} is out of range for "
+                                     f"{self.__name__}(), which takes {count} positional "
+                                     f"argument(s)")
+        return tuple(sorted(set(positions)))
+
+    def _donations(self, specs, results):
+        """Per result: the array argument (index among the array arguments)
+        it is written into, or -1. Each result takes the first donated
+        argument not yet taken with its exact shape and dtype."""
+        if not self._donate:
+            return ()
+        array_index, index = {}, 0
+        for position, spec in enumerate(specs):
+            if not spec.is_static:
+                array_index[position] = index
+                index += 1
+        free = []
+        for position in self._donate:
+            if position >= len(specs):
+                raise ValueError(f"donate_argnums position {position} is out of range: "
+                                 f"{self.__name__}() got {len(specs)} argument(s)")
+            spec = specs[position]
+            if spec.is_static:
+                raise ValueError(f"donate_argnums names argument {spec.name!r}, a "
+                                 f"compile-time constant ({spec.static!r}); only arrays "
+                                 f"can be donated")
+            if None in spec.shape:
+                raise ValueError(f"donate_argnums names argument {spec.name!r}, whose "
+                                 f"batch dimension is dynamic; only arguments of a fixed "
+                                 f"shape can be donated")
+            free.append((array_index[position], tuple(spec.shape), np.dtype(spec.dtype)))
+        donations = []
+        for r in results:
+            shape, dtype = tuple(r.shape), np.dtype(r.dtype)
+            match = next((f for f in free if f[1] == shape and f[2] == dtype), None)
+            if match is None:
+                donations.append(-1)
+            else:
+                free.remove(match)
+                donations.append(match[0])
+        return tuple(donations) if any(j >= 0 for j in donations) else ()
+
     def _is_batched(self, index, name, layout_entry):
         if layout_entry[0] == "param":
             return False
@@ -199,12 +261,19 @@ class JitFunction:
             results = [o if isinstance(o, Tensor) else trace.constant(np.asarray(o))
                        for o in flat]
             module = trace.finish(results)
+        donations = self._donations(specs, results)
         # Every stage carries the target its code is made for.
         with module.context:
             module.operation.attributes["dl.target"] = ir.Attribute.parse(
                 str(self._options.cpu_target))
+            if donations:
+                for op in module.body.operations:
+                    if op.operation.name == "func.func" and ir.StringAttr(
+                            op.attributes["sym_name"]).value == self._symbol:
+                        op.attributes["dl.donate"] = ir.DenseI64ArrayAttr.get(
+                            list(donations))
         result_specs = [(len(r.shape), r.dtype) for r in results]
-        return module, structure, result_specs
+        return module, structure, result_specs, donations
 
     def lower(self, *args, **kwargs):
         """Traces for these arguments' signature and returns a :class:`Lowered`
@@ -215,10 +284,10 @@ class JitFunction:
         return self._lower(specs, layout)
 
     def _lower(self, specs, layout):
-        module, structure, result_specs = self._trace(specs, layout)
+        module, structure, result_specs, donations = self._trace(specs, layout)
         parameter_slots = [entry[1] for entry in layout if entry[0] == "param"]
         return Lowered(module, self._symbol, specs, structure, result_specs,
-                       self._options, parameter_slots)
+                       self._options, parameter_slots, donations)
 
     def _fast_key(self, args):
         """The fast-path cache key of a call, or None when the call needs the
@@ -374,7 +443,7 @@ def _flatten_outputs(outputs, fn_name):
 
 
 def jit(fn=None, *, target="cpu", options=None, dynamic_batch=False,
-        constants=False, disable=None, **shortcuts):
+        constants=False, disable=None, donate_argnums=(), **shortcuts):
     """Compiles `fn` with dlc on first call per argument signature.
 
     Usable as ``@dlc.jit``, ``@dlc.jit(dynamic_batch=True)`` or
@@ -406,6 +475,16 @@ def jit(fn=None, *, target="cpu", options=None, dynamic_batch=False,
         not seen). By default they are arguments, read from the module at
         each call. numpy arrays a plain function captures are always
         constants.
+      donate_argnums: positions of array arguments whose memory the call
+        may reuse for its results (as in JAX): a result with the exact shape
+        and dtype of a donated argument (each result takes the first such
+        argument not yet taken, in order) is computed into that argument's
+        buffer, in place where nothing reads the old value afterwards, and
+        the call returns the argument's array itself, updated. A donated
+        argument that is not a writeable C-contiguous ndarray of its dtype,
+        or shares memory with another argument, is copied first (its copy is
+        returned; the caller's array is left as it was). Dynamic-batch and
+        compile-time constant arguments cannot be donated.
       disable: optimizations to turn off, by pass name: ``"dl-simplify"``
         (algebraic simplification, a Python pass), ``"dl-fold-batchnorm"``,
         ``"dl-layout"`` (NCHW convolutions and poolings run in NHWC),
@@ -438,5 +517,5 @@ def jit(fn=None, *, target="cpu", options=None, dynamic_batch=False,
 
     def wrap(function):
         return JitFunction(function, resolved, dynamic_batch=dynamic_batch,
-                           constants=constants)
+                           constants=constants, donate_argnums=donate_argnums)
     return wrap(fn) if fn is not None else wrap

@@ -138,14 +138,18 @@ def _check_positive(name, value):
 class TrainStep:
     """One compiled training step: ``step(*batch)`` computes
     ``loss_fn(params, *batch)``, its gradient and the optimizer's update in
-    one call of one compiled function, keeps the new parameters and state
-    (``step.params``, a dict of numpy arrays) and returns the loss."""
+    one call of one compiled function and returns the loss. The parameters
+    (``step.params``, a dict of numpy arrays: copies of the ones given) and
+    the optimizer's state are updated in place, in their arrays (donated to
+    the compiled step, see dlc.jit's donate_argnums): an array taken from
+    ``step.params`` changes at each step."""
 
     def __init__(self, loss_fn, params, optimizer):
         if not isinstance(params, dict) or not params:
             raise TypeError("TrainStep: params must be a non-empty {name: array} dict")
         self.names = list(params)
-        self.params = {k: np.ascontiguousarray(v) for k, v in params.items()}
+        # The step's own copies: updated in place at every step.
+        self.params = {k: np.array(v, order="C", copy=True) for k, v in params.items()}
         for name, value in self.params.items():
             if value.dtype.kind != "f":
                 raise DTypeError(f"TrainStep: parameter {name!r} has dtype {value.dtype}; "
@@ -171,7 +175,10 @@ class TrainStep:
             inspect.Parameter(f"a{i}", inspect.Parameter.POSITIONAL_OR_KEYWORD)
             for i in range(count + state_count + self._batch_arity)])
         from .jit import jit
-        self._jit = jit(flat_step)
+        # Parameters and optimizer state are donated: the compiled step
+        # writes the new values into their arrays (in place where nothing
+        # reads the old value afterwards) and returns those arrays.
+        self._jit = jit(flat_step, donate_argnums=tuple(range(count + state_count)))
 
     def function(self, fn):
         """``fn(params, *args)`` compiled with the parameters as arguments:

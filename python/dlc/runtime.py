@@ -529,9 +529,12 @@ class CUDAFunction(CompiledFunction):
     arrays, the device buffers then freed; a failed CUDA call (a kernel
     launch, an allocation, a copy) is a RuntimeError naming it."""
 
-    def __init__(self, module, name, result_specs, opt_level=3):
+    def __init__(self, module, name, result_specs, opt_level=3, donated=()):
         self.shim = cuda_shim()
         self.free = self.shim.free
+        # Arguments the code writes results into (dlc.jit's donate_argnums):
+        # copied back into the caller's arrays after each call.
+        self.donated = tuple(donated)
         super().__init__(module, name, result_specs, opt_level=opt_level,
                          shared_libs=[_build_config.DLC_CUDA_SHIM_LIB], initialize=True)
 
@@ -539,7 +542,17 @@ class CUDAFunction(CompiledFunction):
         self.shim.take_error()  # an earlier failure of this thread is not this call's
         device = [self.shim.to_device(a, f"{self.name}: argument {i}")
                   for i, a in enumerate(arrays)]
-        return super().__call__(device)
+        results = super().__call__(device)
+        for j in self.donated:
+            d = descriptor_type(arrays[j].ndim)()
+            d.allocated = d.aligned = device[j].__array_interface__["data"][0]
+            d.offset = 0
+            for k, n in enumerate(arrays[j].shape):
+                d.sizes[k] = n
+                d.strides[k] = int(np.prod(arrays[j].shape[k + 1:], dtype=np.int64))
+            np.copyto(arrays[j], self.shim.to_host(d, arrays[j].ndim, arrays[j].dtype,
+                                                   f"{self.name}: argument {j}"))
+        return results
 
     def _results(self, descriptors, ranges):
         """Results copied to the host; the device buffers the code allocated

@@ -79,7 +79,7 @@ class Lowered:
     """A traced function before compilation: its IR at every stage."""
 
     def __init__(self, module, symbol, arg_specs, structure, result_specs, options,
-                 parameter_slots=()):
+                 parameter_slots=(), donations=()):
         self._modules = {"dl": module}
         self.parameter_slots = list(parameter_slots)
         self.symbol = symbol
@@ -87,6 +87,18 @@ class Lowered:
         self._structure = structure
         self.result_specs = result_specs
         self.options = options
+        #: per result, the array argument (its index among the array
+        #: arguments) it is written into and returned as, or -1: see
+        #: dlc.jit's donate_argnums; () where nothing is donated
+        self.donations = tuple(donations)
+
+    @property
+    def _compiled_result_specs(self):
+        """The results the compiled code returns: donated ones are written
+        into their arguments instead (dl-return-donated)."""
+        if not self.donations:
+            return self.result_specs
+        return [spec for spec, j in zip(self.result_specs, self.donations) if j < 0]
 
     @property
     def stages(self):
@@ -189,7 +201,8 @@ class Lowered:
         if self.options.is_cuda and not self.options.gpu.emulate:
             runtime.require_cuda()
             function = runtime.CUDAFunction(self._module_at("binary"), self.symbol,
-                                            self.result_specs)
+                                            self._compiled_result_specs,
+                                            donated=[j for j in self.donations if j >= 0])
         else:
             why_not = self.target.why_not_runnable()
             if why_not is not None:
@@ -212,18 +225,18 @@ class Lowered:
             entry_key = cache.key(self._modules["dl"],
                                   compiler.pipeline_text("dl", stage, self.options)
                                   + f" llvm -O{opt_level}",
-                                  self.symbol, self.result_specs)
+                                  self.symbol, self._compiled_result_specs)
             library = cache.lookup(entry_key)
             if library is not None:
                 try:
                     return CompiledFunction(LibraryCode(library), self.symbol,
-                                            self.result_specs)
+                                            self._compiled_result_specs)
                 except (OSError, RuntimeError):
                     cache.remove(entry_key)  # unloadable: compile it again
         start = time.perf_counter()
         code = JITCode(self._module_at(stage), opt_level=opt_level,
                        pic=entry_key is not None)
-        function = CompiledFunction(code, self.symbol, self.result_specs)
+        function = CompiledFunction(code, self.symbol, self._compiled_result_specs)
         if entry_key is not None and time.perf_counter() - start >= cache.min_seconds():
             cache.store(entry_key, code)
         return function
@@ -305,10 +318,35 @@ class Compiled:
         return self._run(self._check(args))
 
     def _run(self, arrays):
-        results = self._function(arrays)
+        donations = self.lowered.donations
+        if donations:
+            arrays = _donatable(arrays, donations)
+            kept = iter(self._function(arrays))
+            # A donated result is its argument's array, updated in place.
+            results = [arrays[j] if j >= 0 else next(kept) for j in donations]
+        else:
+            results = self._function(arrays)
         structure = self.lowered._structure
         if structure is None:
             return results[0]
         return structure(results)
 
 
+def _donatable(arrays, donations):
+    """The arrays of a call with donated arguments: each donated one is
+    written in place, so it must be a writeable ndarray that no other
+    argument shares memory with (the same array passed twice, or views of
+    one); one that is not is copied first (the call then returns the copy,
+    and the caller's array is left as it was)."""
+    donated = {j for j in donations if j >= 0}
+    owners = {}
+    for a in arrays:
+        owner = id(a.base if a.base is not None else a)
+        owners[owner] = owners.get(owner, 0) + 1
+    arrays = list(arrays)
+    for j in donated:
+        a = arrays[j]
+        owner = id(a.base if a.base is not None else a)
+        if owners[owner] > 1 or not a.flags.writeable:
+            arrays[j] = a.copy()
+    return arrays

@@ -235,6 +235,23 @@ def test_device_copies_of_strided_results(fake_cuda):
     assert run.returncode == 0 and run.stdout.strip() == "ok", run.stderr
 
 
+def test_donated_arguments_on_the_gpu_path(rng):
+    """donate_argnums with target="cuda": the update is written into the
+    argument's buffer by a kernel (emulated here), and the caller's array
+    holds it."""
+    p = rng.standard_normal(37).astype(np.float32)
+    g = rng.standard_normal(37).astype(np.float32)
+    expected = p - 0.1 * g
+    f = dlc.jit(lambda p, g: (p - 0.1 * g, dlc.sum(g)), target="cuda", emulate=True,
+                donate_argnums=0)
+    new, total = f(p, g)
+    assert new is p
+    np.testing.assert_allclose(p, expected, rtol=1e-6)
+    np.testing.assert_allclose(total, g.sum(), rtol=1e-5)
+    host = f.lower(p, g).as_text("gpu").split("gpu.module")[0]
+    assert "-> memref<f32>" in host  # the update is no result
+
+
 def test_ptx_needs_the_cuda_target(rng):
     lowered = dlc.jit(lambda a: a + 1.0).lower(np.ones(3, np.float32))
     with pytest.raises(ValueError, match="target='cuda'"):

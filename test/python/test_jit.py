@@ -571,3 +571,69 @@ def test_large_functions_are_cut_into_parts_with_the_same_results():
         np.testing.assert_array_equal(got, want)
     with pytest.raises(ValueError, match="max_function_ops must be"):
         dlc.jit(net, max_function_ops=-1)
+
+
+def test_donated_arguments_hold_the_results():
+    """donate_argnums: a result of a donated argument's shape and dtype is
+    written into that argument and returned as its array; in place where
+    nothing reads the old value later, through a copy at the return where
+    something does (the old sum), both right."""
+    p = np.arange(6, dtype=np.float32)
+    g = np.ones(6, np.float32)
+    f = dlc.jit(lambda p, g: (p - 0.5 * g, dlc.sum(p)), donate_argnums=0)
+    expected = (p - 0.5 * g, p.sum())
+    new, total = f(p, g)
+    assert new is p
+    np.testing.assert_array_equal(p, expected[0])
+    assert total == expected[1]
+    # In place: the update's loop writes the argument (no copy back).
+    in_place = dlc.jit(lambda p, g: p - 0.5 * g, donate_argnums=(0,))
+    text = in_place.lower(p, g).as_text("bufferized")
+    assert "outs(%arg0 : memref<6xf32>)" in text and "memref.copy" not in text
+    assert in_place(p, g) is p
+    np.testing.assert_array_equal(p, expected[0] - 0.5)
+    # Swapped donated arguments: both written back from snapshots.
+    a, b = np.zeros(3, np.float32), np.ones(3, np.float32)
+    ra, rb = dlc.jit(lambda a, b: (b, a), donate_argnums=(0, 1))(a, b)
+    assert ra is a and rb is b
+    np.testing.assert_array_equal(a, 1)
+    np.testing.assert_array_equal(b, 0)
+    # A result of another shape or dtype, and the non-donated argument, are
+    # untouched: new arrays.
+    h = dlc.jit(lambda p: (p.astype(np.int32), p[:2] * 2.0), donate_argnums=0)
+    p = np.arange(6, dtype=np.float32)
+    ints, head = h(p)
+    assert ints is not p and head is not p
+    np.testing.assert_array_equal(p, np.arange(6))
+
+
+def test_donated_arguments_that_cannot_be_written_are_copied():
+    """The same array passed twice, a read-only array, a list: the donated
+    argument is copied first, the result is right, the caller's data is
+    left as it was."""
+    add = dlc.jit(lambda a, b: a + b, donate_argnums=0)
+    q = np.arange(3, dtype=np.float32)
+    out = add(q, q)
+    np.testing.assert_array_equal(out, [0, 2, 4])
+    np.testing.assert_array_equal(q, [0, 1, 2])
+    out = add(q, q[::-1].copy())
+    assert out is q  # a different array: written in place
+    frozen = np.arange(3, dtype=np.float32)
+    frozen.flags.writeable = False
+    out = add(frozen, np.ones(3, np.float32))
+    assert out is not frozen and np.array_equal(frozen, [0, 1, 2])
+    np.testing.assert_array_equal(add([1.0, 2.0, 3.0], np.ones(3)), [2, 3, 4])
+
+
+def test_bad_donate_argnums_are_named():
+    with pytest.raises(TypeError, match="donate_argnums entries must be argument positions"):
+        dlc.jit(lambda a: a, donate_argnums=("a",))
+    with pytest.raises(ValueError, match="position 2 is out of range for <lambda>"):
+        dlc.jit(lambda a, b: a, donate_argnums=2)
+    x = np.ones(3, np.float32)
+    with pytest.raises(ValueError, match="a compile-time constant"):
+        dlc.jit(lambda a, n: a * n, donate_argnums=1)(x, 2)
+    with pytest.raises(ValueError, match="batch dimension is dynamic"):
+        dlc.jit(lambda a: a + 1.0, donate_argnums=0, dynamic_batch=True)(x)
+    with pytest.raises(ValueError, match="export it without donate_argnums"):
+        dlc.export(dlc.jit(lambda a: a + 1.0, donate_argnums=0), x, path="/tmp/never.so")

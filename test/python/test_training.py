@@ -1,6 +1,8 @@
 """dlc.optim: losses, optimizers and compiled training steps matching
 PyTorch's step for step (same initialization, same data, 20 steps)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -141,3 +143,32 @@ def test_function_of_the_current_parameters_compiles_once():
     want = np.argmax(np.maximum(x @ p["w1"] + p["b1"], 0) @ p["w2"] + p["b2"], axis=-1)
     np.testing.assert_array_equal(after, want)
     assert np.mean(after == y) > np.mean(before == y) and np.mean(after == y) >= 0.9
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_parameters_and_state_are_updated_in_place(optimizer):
+    """The step writes the new parameters and optimizer state into their
+    arrays: the same arrays after every step, no copy back at the return
+    (every update computed in its argument's buffer), only the loss
+    returned; the caller's initial arrays are left alone."""
+    rng = np.random.default_rng(4)
+    initial = mlp_params(rng)
+    saved = {k: v.copy() for k, v in initial.items()}
+    make = (lambda: dlc.optim.SGD(0.1, momentum=0.9)) if optimizer == "sgd" else \
+        (lambda: dlc.optim.Adam(1e-2))
+    step = dlc.optim.TrainStep(mlp_loss, initial, make())
+    arrays = {k: v for k, v in step.params.items()}
+    state = list(step.state)
+    x = rng.standard_normal((8, 12)).astype(np.float32)
+    y = rng.integers(0, 3, 8).astype(np.int32)
+    for _ in range(3):
+        step(x, y)
+    assert all(step.params[k] is arrays[k] for k in arrays)
+    assert all(a is b for a, b in zip(step.state, state))
+    assert any(not np.array_equal(arrays[k], saved[k]) for k in arrays)
+    for k in initial:
+        np.testing.assert_array_equal(initial[k], saved[k])
+    text = step.lower(x, y).as_text("bufferized")
+    body = text[text.index("func.func @"):]
+    assert not re.search(r"memref\.copy %\w+, %arg\d+", body)
+    assert re.search(r"\) -> memref<f32> attributes", body)

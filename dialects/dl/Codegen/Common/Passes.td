@@ -58,6 +58,35 @@ def DLCollapseBatchMatmul : Pass<"dl-collapse-batch-matmul", "::mlir::func::Func
   ];
 }
 
+def DLDonateDestinations : Pass<"dl-donate-destinations", "::mlir::func::FuncOp"> {
+  let summary = "Compute donated results in their arguments' tensors";
+  let description = [{
+    For a function with `dl.donate` (per result: the argument it is returned
+    in, or -1; set by dlc.jit's donate_argnums): the destination-style op
+    computing a donated result, when its destination is a `tensor.empty` it
+    does not read, gets the argument as destination; donated arguments are
+    marked `bufferization.writable` and the others not, so one-shot
+    bufferization writes the result into the argument's buffer where no
+    later read of the old value conflicts (and copies otherwise). Runs
+    before one-shot bufferization; `dl-return-donated` finishes after it.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
+def DLReturnDonated : Pass<"dl-return-donated", "::mlir::func::FuncOp"> {
+  let summary = "Return donated results in their arguments' buffers";
+  let description = [{
+    After one-shot bufferization, for a function with `dl.donate`: a donated
+    result already in its argument's buffer is dropped from the results; any
+    other is copied into the argument at the return and dropped (every
+    returned buffer viewing an argument written there is first copied, so
+    no write-back changes another result). The caller finds those results
+    in the arguments it passed. Refuses functions of several blocks and
+    `dl.donate` maps that do not fit the signature.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def DLUnshareFills : Pass<"dl-unshare-fills", "::mlir::func::FuncOp"> {
   let summary = "Give each destination its own fill or empty tensor, and pads a destination producers can write into";
   let description = [{
