@@ -209,6 +209,11 @@ LAYER_CASES = [
      [(2, 3, 7, 6)]),
     ("max_pool2d_overlap", lambda x: dlc.max_pool2d(x, 2, 1), lambda x: F.max_pool2d(x, 2, 1),
      [(1, 2, 5, 5)]),
+    # Windows tiling the input (stride = kernel, no padding): argmax rule.
+    ("max_pool2d_tiled", lambda x: dlc.max_pool2d(x, 2), lambda x: F.max_pool2d(x, 2),
+     [(2, 3, 6, 8)]),
+    ("max_pool2d_tiled_uneven", lambda x: dlc.max_pool2d(x, (2, 3)),
+     lambda x: F.max_pool2d(x, (2, 3)), [(1, 2, 7, 8)]),
     ("avg_pool2d", lambda x: dlc.avg_pool2d(x, 3, 2, 1), lambda x: F.avg_pool2d(x, 3, 2, 1),
      [(2, 3, 7, 6)]),
     ("avg_pool2d_exclude_pad", lambda x: dlc.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
@@ -245,3 +250,19 @@ def test_layer_rules_match_torch_autograd(name, fn, tfn, shapes, dtype):
     tol = dict(rtol=1e-3, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-8, atol=1e-10)
     for g, t in zip(grads, tensors):
         np.testing.assert_allclose(g, t.grad.numpy(), **tol)
+
+
+@pytest.mark.parametrize("kernel,stride,padding", [(2, 2, 0), ((2, 3), (2, 3), 0),
+                                                   (3, 2, 1), (2, 1, 0)])
+def test_max_pool_ties_go_to_the_first_maximum(kernel, stride, padding):
+    """Windows with equal maxima (small integers: many ties) send the
+    gradient to the first one in row-major order, as PyTorch, for tiled
+    windows (the argmax rule) and overlapping or padded ones alike."""
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 3, (2, 3, 7, 9)).astype(np.float32)
+    tx = torch.tensor(x, requires_grad=True)
+    out = F.max_pool2d(tx, kernel, stride, padding)
+    weight = rng.standard_normal(tuple(out.shape)).astype(np.float32)
+    (out * torch.tensor(weight)).sum().backward()
+    got = dlc.grad(_loss(lambda a: dlc.max_pool2d(a, kernel, stride, padding), weight))(x)
+    np.testing.assert_allclose(got, tx.grad.numpy(), rtol=1e-6, atol=1e-6)
