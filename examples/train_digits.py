@@ -17,6 +17,7 @@ import time
 import numpy as np
 
 import dlc
+from dlc import nn
 
 BATCH = 64
 
@@ -35,34 +36,21 @@ def load(seed=0):
     return x[order[:split]], y[order[:split]], x[order[split:]], y[order[split:]]
 
 
-# -- models: parameters as {name: array}, the forward as dlc ops --------------------
+# -- models ----------------------------------------------------------------------
+# The CNN is a dlc.nn model: in training mode its batch norms normalize with the
+# batch's statistics and update their running statistics (buffers, carried by
+# the step like its parameters); the test set is evaluated in evaluation mode,
+# with the running statistics. The MLP is plain functions of a parameter dict.
+
+def cnn_model(rng):
+    return nn.Sequential(
+        nn.Conv2d(1, 16, 3, padding=1, rng=rng), nn.BatchNorm2d(16), nn.ReLU(),
+        nn.Conv2d(16, 32, 3, padding=1, rng=rng), nn.BatchNorm2d(32), nn.ReLU(),
+        nn.MaxPool2d(2), nn.Flatten(), nn.Linear(32 * 4 * 4, 10, rng=rng))
+
 
 def he(rng, shape, fan_in):
     return (rng.standard_normal(shape) * np.sqrt(2.0 / fan_in)).astype(np.float32)
-
-
-def cnn_init(rng):
-    return {"c1": he(rng, (16, 1, 3, 3), 9), "g1": np.ones(16, np.float32),
-            "b1": np.zeros(16, np.float32),
-            "c2": he(rng, (32, 16, 3, 3), 144), "g2": np.ones(32, np.float32),
-            "b2": np.zeros(32, np.float32),
-            "w": he(rng, (32 * 4 * 4, 10), 512), "bias": np.zeros(10, np.float32)}
-
-
-def batch_norm_train(x, gamma, beta):
-    mean = dlc.mean(x, axis=(0, 2, 3))
-    centered = x - dlc.reshape(mean, (1, -1, 1, 1))
-    return dlc.batch_norm(x, mean, dlc.mean(centered * centered, axis=(0, 2, 3)), gamma, beta)
-
-
-def cnn_logits(p, x):
-    """Batch norm with the batch's statistics, in training and in evaluation
-    (on the whole test set at once), which keeps the example free of running
-    averages."""
-    h = dlc.relu(batch_norm_train(dlc.conv2d(x, p["c1"], padding=1), p["g1"], p["b1"]))
-    h = dlc.relu(batch_norm_train(dlc.conv2d(h, p["c2"], padding=1), p["g2"], p["b2"]))
-    h = dlc.max_pool2d(h, 2)
-    return dlc.reshape(h, (x.shape[0], -1)) @ p["w"] + p["bias"]
 
 
 def mlp_init(rng):
@@ -78,8 +66,36 @@ def mlp_logits(p, x):
     return h @ p["w3"] + p["b3"]
 
 
-MODELS = {"cnn": (cnn_init, cnn_logits, lambda: dlc.optim.Adam(3e-3)),
-          "mlp": (mlp_init, mlp_logits, lambda: dlc.optim.SGD(0.1, momentum=0.9))}
+def cnn_step(rng):
+    """The CNN's training step (Adam) and its test-set predictor."""
+    model = cnn_model(rng).train()
+
+    def loss_fn(params, buffers, x, y):
+        logits, buffers = nn.functional_call(model, params, x, buffers=buffers)
+        return dlc.optim.cross_entropy(logits, y), buffers
+
+    def predict(params, buffers, x):
+        model.eval()  # traced once, at the first evaluation
+        try:
+            logits, _ = nn.functional_call(model, params, x, buffers=buffers)
+        finally:
+            model.train()
+        return dlc.argmax(logits, axis=-1)
+
+    step = dlc.optim.TrainStep(loss_fn, model.named_parameters(), dlc.optim.Adam(3e-3),
+                               buffers=model.named_buffers())
+    return step, step.function(predict)
+
+
+def mlp_step(rng):
+    """The MLP's training step (SGD with momentum) and its predictor."""
+    def loss_fn(p, x, y):
+        return dlc.optim.cross_entropy(mlp_logits(p, x), y)
+    step = dlc.optim.TrainStep(loss_fn, mlp_init(rng), dlc.optim.SGD(0.1, momentum=0.9))
+    return step, step.function(lambda p, x: dlc.argmax(mlp_logits(p, x), axis=-1))
+
+
+MODELS = {"cnn": cnn_step, "mlp": mlp_step}
 
 
 def progress(model, epoch, epochs, done, total, loss, accuracy):
@@ -93,26 +109,17 @@ def progress(model, epoch, epochs, done, total, loss, accuracy):
 
 
 def train(name, epochs, data, seed=0):
-    init, logits, make_optimizer = MODELS[name]
     x_train, y_train, x_test, y_test = data
     rng = np.random.default_rng(seed)
-
-    def loss_fn(p, x, y):
-        return dlc.optim.cross_entropy(logits(p, x), y)
-
-    step = dlc.optim.TrainStep(loss_fn, init(rng), make_optimizer())
-    evaluate = step.function(lambda p, x: dlc.argmax(logits(p, x), axis=-1))
+    step, evaluate = MODELS[name](rng)
     batches = len(y_train) // BATCH
-    losses, step_seconds, accuracy = [], [], None
+    losses, accuracy = [], None
     start = time.perf_counter()
     for epoch in range(epochs):
         order = rng.permutation(len(y_train))
         for b in range(batches):
             index = order[b * BATCH:(b + 1) * BATCH]
-            t = time.perf_counter()
-            loss = float(step(x_train[index], y_train[index]))
-            step_seconds.append(time.perf_counter() - t)
-            losses.append(loss)
+            losses.append(float(step(x_train[index], y_train[index])))
             if b % 4 == 0 or b == batches - 1:
                 progress(name, epoch, epochs, b + 1, batches, np.mean(losses[-batches:]),
                          accuracy)
@@ -120,44 +127,66 @@ def train(name, epochs, data, seed=0):
         accuracy = float(np.mean(predicted == y_test))
         progress(name, epoch, epochs, batches, batches, np.mean(losses[-batches:]), accuracy)
     print()
-    train_seconds = time.perf_counter() - start
-    return {"losses": losses, "accuracy": accuracy, "seconds": train_seconds,
-            "step_ms": 1e3 * float(np.median(step_seconds[5:]))}
+    return {"losses": losses, "accuracy": accuracy,
+            "seconds": time.perf_counter() - start, "step": step}
 
 
-def torch_step_ms(name, data, steps=60):
-    """Median step time of the same model, loss and optimizer in PyTorch
-    eager (same threads)."""
+def torch_step(name, step):
+    """The same model, loss and optimizer in PyTorch eager (same threads,
+    same initial parameters as dlc's step had), as a function running one
+    step on a batch; None without PyTorch."""
     try:
         import torch
         import torch.nn.functional as F
     except ImportError:
         return None
     torch.set_num_threads(dlc.get_num_threads())
-    init = MODELS[name][0]
-    p = {k: torch.tensor(v, requires_grad=True) for k, v in init(np.random.default_rng(0)).items()}
     if name == "cnn":
-        def logits(x):
-            h = F.relu(F.batch_norm(F.conv2d(x, p["c1"], padding=1), None, None, p["g1"],
-                                    p["b1"], training=True))
-            h = F.relu(F.batch_norm(F.conv2d(h, p["c2"], padding=1), None, None, p["g2"],
-                                    p["b2"], training=True))
-            return F.max_pool2d(h, 2).reshape(x.shape[0], -1) @ p["w"] + p["bias"]
-        optimizer = torch.optim.Adam(p.values(), 3e-3)
+        model = torch.nn.Sequential(
+            torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.BatchNorm2d(16), torch.nn.ReLU(),
+            torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.BatchNorm2d(32), torch.nn.ReLU(),
+            torch.nn.MaxPool2d(2), torch.nn.Flatten(), torch.nn.Linear(512, 10)).train()
+        ours = {**step.params, **step.buffers}
+        missing, unexpected = model.load_state_dict(
+            {k.replace("layers.", ""): torch.tensor(v) for k, v in ours.items()}, strict=False)
+        if unexpected or any(not k.endswith("num_batches_tracked") for k in missing):
+            raise RuntimeError(f"the PyTorch CNN does not match dlc's: {missing} {unexpected}")
+        forward, parameters = model, list(model.parameters())
+        optimizer = torch.optim.Adam(parameters, 3e-3)
     else:
-        def logits(x):
+        p = {k: torch.tensor(v, requires_grad=True) for k, v in step.params.items()}
+
+        def forward(x):
             h = F.relu(x.reshape(x.shape[0], 64) @ p["w1"] + p["b1"])
             return F.relu(h @ p["w2"] + p["b2"]) @ p["w3"] + p["b3"]
         optimizer = torch.optim.SGD(p.values(), 0.1, momentum=0.9)
-    x, y = torch.tensor(data[0][:BATCH]), torch.tensor(data[1][:BATCH], dtype=torch.long)
-    times = []
-    for _ in range(steps):
-        t = time.perf_counter()
+
+    def run(x, y):
         optimizer.zero_grad()
-        F.cross_entropy(logits(x), y).backward()
+        F.cross_entropy(forward(x), y).backward()
         optimizer.step()
-        times.append(time.perf_counter() - t)
-    return 1e3 * float(np.median(times[5:]))
+    return run
+
+
+def step_times(name, step, data):
+    """Median milliseconds per step of dlc's step and PyTorch's on one batch,
+    timed in interleaved blocks in this process (timing.measure), and each
+    alone afterwards (the other's threads idle)."""
+    from dlc import timing
+    x, y = data[0][:BATCH], data[1][:BATCH]
+    peers = {"dlc": lambda: step(x, y)}
+    run = torch_step(name, step)
+    if run is not None:
+        import torch
+        tx, ty = torch.tensor(x), torch.tensor(y, dtype=torch.long)
+        peers["torch"] = lambda: run(tx, ty)
+    for fn in peers.values():
+        for _ in range(10):
+            fn()
+    together = timing.measure(peers, rounds=7, block_seconds=0.25)
+    alone = {n: timing.measure({n: fn}, rounds=5, block_seconds=0.25)[n]
+             for n, fn in peers.items()}
+    return {n: 1e3 * v for n, v in together.items()}, {n: 1e3 * v for n, v in alone.items()}
 
 
 def main(argv=None):
@@ -172,15 +201,21 @@ def main(argv=None):
     results = {}
     for name in args.models:
         results[name] = train(name, args.epochs, data)
-        results[name]["torch_step_ms"] = torch_step_ms(name, data)
+        results[name]["times"] = step_times(name, results[name]["step"], data)
     print(f"\n{'model':<6}{'test acc':>10}{'train s':>9}{'dlc step ms':>13}"
-          f"{'torch step ms':>15}{'x torch':>9}")
+          f"{'torch step ms':>15}{'x torch':>9}{'(alone)':>9}")
     for name, r in results.items():
-        ratio = r["torch_step_ms"] / r["step_ms"] if r["torch_step_ms"] else float("nan")
-        torch_ms = f"{r['torch_step_ms']:.3f}" if r["torch_step_ms"] else "-"
-        print(f"{name:<6}{r['accuracy']:>10.2%}{r['seconds']:>9.1f}{r['step_ms']:>13.3f}"
-              f"{torch_ms:>15}{ratio:>9.2f}")
-    print("(train s includes the first step's compile; x torch above 1: dlc's step is faster)")
+        together, alone = r["times"]
+        cells = []
+        for times in (together, alone):
+            ratio = times["torch"] / times["dlc"] if "torch" in times else float("nan")
+            cells.append(ratio)
+        torch_ms = f"{together['torch']:.3f}" if "torch" in together else "-"
+        print(f"{name:<6}{r['accuracy']:>10.2%}{r['seconds']:>9.1f}{together['dlc']:>13.3f}"
+              f"{torch_ms:>15}{cells[0]:>9.2f}{cells[1]:>9.2f}")
+    print("(batch 64; train s includes the first step's compile; step times are medians of "
+          "interleaved blocks, 'alone' the ratio of each timed by itself; x torch above 1: "
+          "dlc's step is faster)")
     try:
         import matplotlib
         matplotlib.use("Agg")

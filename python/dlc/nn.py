@@ -12,16 +12,31 @@ A layer's ``__call__`` traces into `dl`, so a whole model is one
 Parameters are the numpy-array attributes of a module (and of its child
 modules, recursively); weight layouts and default initializations follow
 PyTorch (Conv2d with layout="NHWC" takes [KH, KW, C/groups, F] filters).
+Some arrays are buffers, state that is not trained (BatchNorm2d's running
+statistics: ``named_buffers()``; ``named_parameters()`` lists the others).
+
+Modules are in evaluation mode unless ``model.train()`` is called: then
+BatchNorm2d normalizes with the batch's statistics and, inside
+:func:`functional_call` with ``buffers=``, returns updated running
+statistics (PyTorch's momentum and unbiased variance)::
+
+    def loss_fn(params, buffers, x, y):
+        logits, buffers = nn.functional_call(model, params, x, buffers=buffers)
+        return dlc.optim.cross_entropy(logits, y), buffers
+    step = dlc.optim.TrainStep(loss_fn, model.named_parameters(),
+                               dlc.optim.Adam(1e-3), buffers=model.named_buffers())
 """
 
+import contextlib
 import math
+import threading
 
 import numpy as np
 
 from . import ops
 
 __all__ = [
-    "Module", "Sequential", "Linear", "Conv2d", "BatchNorm2d", "LayerNorm",
+    "Module", "Sequential", "functional_call", "Linear", "Conv2d", "BatchNorm2d", "LayerNorm",
     "Embedding", "MaxPool2d", "AvgPool2d", "GlobalAvgPool2d", "Flatten", "Identity",
     "Dropout", "ReLU", "ReLU6", "LeakyReLU", "GELU", "Sigmoid", "Tanh", "SiLU",
     "Hardswish", "Softmax",
@@ -42,7 +57,34 @@ def _uniform(rng, bound, shape, dtype):
 
 class Module:
     """Base class: subclasses define ``forward``; numpy-array attributes are
-    parameters, Module attributes are children."""
+    parameters (or buffers, named by ``buffer_names``), Module attributes are
+    children."""
+
+    #: training mode: set by train() and eval() on a module and its children
+    training = False
+    #: the array attributes that are state, not trained (running statistics)
+    buffer_names = ()
+
+    def train(self, mode=True):
+        """Training mode (``mode=True``) or evaluation mode for this module
+        and its children; returns the module."""
+        for _, module in self.named_modules():
+            module.training = bool(mode)
+        return self
+
+    def eval(self):
+        """Evaluation mode (see :meth:`train`)."""
+        return self.train(False)
+
+    def named_parameters(self):
+        """Qualified name -> trained array (buffers left out)."""
+        return {name: getattr(owner, attr) for name, owner, attr in self.parameter_slots()
+                if attr not in owner.buffer_names}
+
+    def named_buffers(self):
+        """Qualified name -> buffer array (state that is not trained)."""
+        return {name: getattr(owner, attr) for name, owner, attr in self.parameter_slots()
+                if attr in owner.buffer_names}
 
     def __call__(self, *args, **kwargs):
         forward = getattr(self, "forward", None)
@@ -89,6 +131,60 @@ class Module:
                                  f"but the new value has {array.shape}")
             setattr(owner, attr, array)
         return self
+
+
+_updates = threading.local()
+
+
+def _record_update(owner, attr, value):
+    """A buffer's new value computed by a forward (a running statistic), kept
+    for the functional_call around it; dropped outside one."""
+    updates = getattr(_updates, "current", None)
+    if updates is not None:
+        updates[(id(owner), attr)] = value
+
+
+def functional_call(module, params, *args, buffers=None, **kwargs):
+    """Calls ``module(*args, **kwargs)`` with its parameters replaced by
+    ``params`` (qualified name -> array or traced tensor; names left out keep
+    the module's own) without changing the module: the way to differentiate
+    a dlc.nn model with respect to its parameters (``dlc.grad`` of a
+    function of ``params``). With ``buffers`` (qualified name -> array or
+    tensor, e.g. ``module.named_buffers()``), returns ``(output,
+    new_buffers)``: in training mode BatchNorm2d's running statistics
+    updated from the batch, otherwise the buffers as given."""
+    if not isinstance(module, Module):
+        raise TypeError(f"functional_call expects a dlc.nn.Module, but got {module!r}")
+    slots = {name: (owner, attr) for name, owner, attr in module.parameter_slots()}
+    buffer_slots = {name for name, (owner, attr) in slots.items() if attr in owner.buffer_names}
+    given = dict(params or {})
+    for kind, values, allowed in (("parameter", given, set(slots) - buffer_slots),
+                                  ("buffer", buffers or {}, buffer_slots)):
+        unknown = sorted(set(values) - allowed)
+        if unknown:
+            raise KeyError(f"functional_call: unknown {kind}(s) {unknown}; the module's "
+                           f"{kind}s are: {sorted(allowed)}")
+    if buffers is not None:
+        given.update(buffers)
+    saved = {name: getattr(owner, attr) for name, (owner, attr) in slots.items()}
+    previous = getattr(_updates, "current", None)
+    updates = _updates.current = {}
+    try:
+        for name, value in given.items():
+            owner, attr = slots[name]
+            setattr(owner, attr, value)
+        output = module(*args, **kwargs)
+        if buffers is None:
+            return output
+        new_buffers = {}
+        for name in sorted(buffer_slots, key=list(slots).index):
+            owner, attr = slots[name]
+            new_buffers[name] = updates.get((id(owner), attr), getattr(owner, attr))
+        return output, new_buffers
+    finally:
+        _updates.current = previous
+        for name, (owner, attr) in slots.items():
+            setattr(owner, attr, saved[name])
 
 
 class Sequential(Module):
@@ -149,19 +245,47 @@ class Conv2d(Module):
 
 
 class BatchNorm2d(Module):
-    """Batch normalization in inference form (running statistics)."""
+    """Batch normalization. In evaluation mode (the default) with the running
+    statistics; in training mode (``train()``) with the batch's (mean and
+    biased variance over batch and space), and, inside
+    :func:`functional_call` with ``buffers=``, the running statistics
+    updated as PyTorch does: ``(1 - momentum) * running + momentum * batch``,
+    the variance unbiased."""
 
-    def __init__(self, num_features, eps=1e-5, layout="NCHW", dtype=np.float32):
+    buffer_names = ("running_mean", "running_var")
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, layout="NCHW",
+                 dtype=np.float32):
         self.weight = np.ones(num_features, dtype)
         self.bias = np.zeros(num_features, dtype)
         self.running_mean = np.zeros(num_features, dtype)
         self.running_var = np.ones(num_features, dtype)
-        self.eps, self.layout = eps, layout
+        self.eps, self.momentum, self.layout = eps, momentum, layout
 
     def forward(self, x):
-        return ops.batch_norm(x, self.running_mean, self.running_var, self.weight,
-                              self.bias, eps=self.eps,
-                              axis=1 if self.layout == "NCHW" else -1)
+        axis = 1 if self.layout == "NCHW" else -1
+        if not self.training:
+            return ops.batch_norm(x, self.running_mean, self.running_var, self.weight,
+                                  self.bias, eps=self.eps, axis=axis)
+        rank = len(x.shape)
+        axis %= rank
+        over = tuple(i for i in range(rank) if i != axis)
+        if any(x.shape[i] is None for i in over):
+            raise ValueError("BatchNorm2d in training mode needs a fixed batch size (its "
+                             "running variance is unbiased by the count): compile without "
+                             "dynamic_batch")
+        count = int(np.prod([x.shape[i] for i in over]))
+        channels = tuple(-1 if i == axis else 1 for i in range(rank))
+        mean = ops.mean(x, axis=over)
+        centered = x - ops.reshape(mean, channels)
+        var = ops.mean(centered * centered, axis=over)
+        m = self.momentum
+        dtype = np.dtype(x.dtype)
+        keep, take = np.asarray(1.0 - m, dtype), np.asarray(m, dtype)
+        unbias = np.asarray(count / max(count - 1, 1), dtype)
+        _record_update(self, "running_mean", self.running_mean * keep + mean * take)
+        _record_update(self, "running_var", self.running_var * keep + var * unbias * take)
+        return ops.batch_norm(x, mean, var, self.weight, self.bias, eps=self.eps, axis=axis)
 
 
 class LayerNorm(Module):
@@ -232,11 +356,18 @@ class Identity(Module):
         return x
 
 
-class Dropout(Identity):
-    """Inference only: the identity."""
+class Dropout(Module):
+    """The identity in evaluation mode; training mode (random masks) is not
+    supported yet and says so rather than train without dropping."""
 
     def __init__(self, p=0.5):
         self.p = p
+
+    def forward(self, x):
+        if self.training and self.p > 0:
+            raise NotImplementedError("dlc.nn.Dropout in training mode is not supported "
+                                      "yet; call model.eval() or use p=0")
+        return x
 
 
 def _activation(name, fn, doc):

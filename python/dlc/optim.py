@@ -142,11 +142,19 @@ class TrainStep:
     (``step.params``, a dict of numpy arrays: copies of the ones given) and
     the optimizer's state are updated in place, in their arrays (donated to
     the compiled step, see dlc.jit's donate_argnums): an array taken from
-    ``step.params`` changes at each step."""
+    ``step.params`` changes at each step.
 
-    def __init__(self, loss_fn, params, optimizer):
+    With ``buffers`` (a dict of arrays that are state, not trained: a
+    dlc.nn model's ``named_buffers()``, its batch norms' running
+    statistics), ``loss_fn(params, buffers, *batch)`` returns ``(loss,
+    new_buffers)`` (:func:`dlc.nn.functional_call` with ``buffers=`` gives
+    them) and ``step.buffers`` is updated in place the same way."""
+
+    def __init__(self, loss_fn, params, optimizer, buffers=None):
         if not isinstance(params, dict) or not params:
             raise TypeError("TrainStep: params must be a non-empty {name: array} dict")
+        if buffers is not None and not isinstance(buffers, dict):
+            raise TypeError("TrainStep: buffers must be a {name: array} dict")
         self.names = list(params)
         # The step's own copies: updated in place at every step.
         self.params = {k: np.array(v, order="C", copy=True) for k, v in params.items()}
@@ -154,50 +162,79 @@ class TrainStep:
             if value.dtype.kind != "f":
                 raise DTypeError(f"TrainStep: parameter {name!r} has dtype {value.dtype}; "
                                  f"only float parameters are trained")
+        self.has_buffers = buffers is not None
+        self.buffer_names = list(buffers or {})
+        self.buffers = {k: np.array(v, order="C", copy=True)
+                        for k, v in (buffers or {}).items()}
         self.optimizer = optimizer
         self.state = [np.asarray(s) for s in optimizer.init(list(self.params.values()))]
         names, count, state_count = self.names, len(self.names), len(self.state)
+        buffer_names, has_buffers = self.buffer_names, self.has_buffers
+        buffer_count = len(buffer_names)
 
         def flat_step(*arrays):
             params, state = list(arrays[:count]), list(arrays[count:count + state_count])
-            batch = arrays[count + state_count:]
+            stored = arrays[count + state_count:count + state_count + buffer_count]
+            batch = arrays[count + state_count + buffer_count:]
 
             def loss_of(*values):
-                return loss_fn(dict(zip(names, values)), *batch)
+                if not has_buffers:
+                    return loss_fn(dict(zip(names, values)), *batch), ()
+                out = loss_fn(dict(zip(names, values)), dict(zip(buffer_names, stored)),
+                              *batch)
+                if not (isinstance(out, tuple) and len(out) == 2 and
+                        isinstance(out[1], dict)):
+                    raise TypeError("TrainStep: with buffers, loss_fn must return (loss, "
+                                    "new_buffers), new_buffers a {name: value} dict")
+                loss, new = out
+                missing = sorted(set(buffer_names) - set(new))
+                if missing:
+                    raise KeyError(f"TrainStep: loss_fn's new buffers lack {missing}")
+                return loss, tuple(new[n] for n in buffer_names)
 
-            loss, grads = value_and_grad(loss_of, argnums=tuple(range(count)))(*params)
+            (loss, new_buffers), grads = value_and_grad(
+                loss_of, argnums=tuple(range(count)), has_aux=True)(*params)
             new_params, new_state = optimizer.update(params, list(grads), state)
-            return tuple(new_params) + tuple(new_state) + (loss,)
+            return tuple(new_params) + tuple(new_state) + tuple(new_buffers) + (loss,)
 
-        self._batch_arity = len(inspect.signature(loss_fn).parameters) - 1
+        self._batch_arity = len(inspect.signature(loss_fn).parameters) - 1 - has_buffers
+        self._donated = count + state_count + buffer_count
         flat_step.__name__ = getattr(loss_fn, "__name__", "train_step") + "_step"
         flat_step.__signature__ = inspect.Signature([
             inspect.Parameter(f"a{i}", inspect.Parameter.POSITIONAL_OR_KEYWORD)
-            for i in range(count + state_count + self._batch_arity)])
+            for i in range(self._donated + self._batch_arity)])
         from .jit import jit
-        # Parameters and optimizer state are donated: the compiled step
-        # writes the new values into their arrays (in place where nothing
-        # reads the old value afterwards) and returns those arrays.
-        self._jit = jit(flat_step, donate_argnums=tuple(range(count + state_count)))
+        # Parameters, optimizer state and buffers are donated: the compiled
+        # step writes the new values into their arrays (in place where
+        # nothing reads the old value afterwards) and returns those arrays.
+        self._jit = jit(flat_step, donate_argnums=tuple(range(self._donated)))
 
     def function(self, fn):
-        """``fn(params, *args)`` compiled with the parameters as arguments:
-        the returned callable takes ``*args`` and reads ``self.params`` at
-        each call (an evaluation on the current parameters, without
-        recompiling as they change)."""
+        """``fn(params, *args)`` (``fn(params, buffers, *args)`` for a step
+        with buffers) compiled with the parameters as arguments: the returned
+        callable takes ``*args`` and reads ``self.params`` (and
+        ``self.buffers``) at each call (an evaluation on the current
+        parameters, without recompiling as they change)."""
         names, count = self.names, len(self.names)
-        arity = len(inspect.signature(fn).parameters) - 1
+        buffer_names, has_buffers = self.buffer_names, self.has_buffers
+        extra = len(buffer_names)
+        arity = len(inspect.signature(fn).parameters) - 1 - has_buffers
 
         def flat(*arrays):
-            return fn(dict(zip(names, arrays[:count])), *arrays[count:])
+            params = dict(zip(names, arrays[:count]))
+            if has_buffers:
+                return fn(params, dict(zip(buffer_names, arrays[count:count + extra])),
+                          *arrays[count + extra:])
+            return fn(params, *arrays[count:])
 
         flat.__name__ = getattr(fn, "__name__", "function").strip("<>") or "function"
         flat.__signature__ = inspect.Signature([
             inspect.Parameter(f"a{i}", inspect.Parameter.POSITIONAL_OR_KEYWORD)
-            for i in range(count + arity)])
+            for i in range(count + extra + arity)])
         from .jit import jit
         compiled = jit(flat)
-        return lambda *args: compiled(*[self.params[n] for n in names], *args)
+        return lambda *args: compiled(*[self.params[n] for n in names],
+                                      *[self.buffers[n] for n in buffer_names], *args)
 
     def lower(self, *batch):
         """The :class:`dlc.Lowered` of the step (its IR at every stage)."""
@@ -206,12 +243,16 @@ class TrainStep:
     def _arguments(self, batch):
         if len(batch) != self._batch_arity:
             raise TypeError(f"TrainStep: the loss function takes {self._batch_arity} batch "
-                            f"argument(s) after params, but got {len(batch)}")
-        return [self.params[n] for n in self.names] + self.state + list(batch)
+                            f"argument(s) after params{', buffers' if self.has_buffers else ''}"
+                            f", but got {len(batch)}")
+        return ([self.params[n] for n in self.names] + self.state +
+                [self.buffers[n] for n in self.buffer_names] + list(batch))
 
     def __call__(self, *batch):
         results = self._jit(*self._arguments(batch))
-        count = len(self.names)
+        count, state_count = len(self.names), len(self.state)
         self.params = dict(zip(self.names, results[:count]))
-        self.state = list(results[count:-1])
+        self.state = list(results[count:count + state_count])
+        self.buffers = dict(zip(self.buffer_names,
+                                results[count + state_count:self._donated]))
         return results[-1]

@@ -172,3 +172,105 @@ def test_parameters_and_state_are_updated_in_place(optimizer):
     body = text[text.index("func.func @"):]
     assert not re.search(r"memref\.copy %\w+, %arg\d+", body)
     assert re.search(r"\) -> memref<f32> attributes", body)
+
+
+def _nn_models(rng):
+    """The same conv-bn-relu-pool-linear model in dlc.nn and torch.nn, with
+    dlc's initial parameters copied into torch's, both in training mode."""
+    from dlc import nn
+    model = nn.Sequential(nn.Conv2d(1, 4, 3, padding=1, rng=rng), nn.BatchNorm2d(4),
+                          nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Linear(4 * 3 * 3, 3,
+                                                                               rng=rng))
+    model.layers[1].weight = rng.uniform(0.5, 1.5, 4).astype(np.float32)
+    model.layers[1].bias = rng.uniform(-0.5, 0.5, 4).astype(np.float32)
+    tmodel = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3, padding=1), torch.nn.BatchNorm2d(4),
+                                 torch.nn.ReLU(), torch.nn.MaxPool2d(2), torch.nn.Flatten(),
+                                 torch.nn.Linear(36, 3))
+    state = {"0.weight": "layers.0.weight", "0.bias": "layers.0.bias",
+             "1.weight": "layers.1.weight", "1.bias": "layers.1.bias",
+             "1.running_mean": "layers.1.running_mean", "1.running_var": "layers.1.running_var",
+             "5.weight": "layers.5.weight", "5.bias": "layers.5.bias"}
+    ours = model.state_dict()
+    tmodel.load_state_dict({t: torch.tensor(ours[d]) for t, d in state.items()}, strict=False)
+    return model.train(), tmodel.train(), state
+
+
+def test_nn_model_trains_with_batch_norm_running_statistics():
+    """A dlc.nn model in training mode through functional_call and
+    TrainStep(buffers=...): parameters and the batch norm's running mean and
+    (unbiased) variance match torch.nn's after 10 SGD steps; named_parameters
+    leaves the buffers out; evaluation mode uses the running statistics."""
+    from dlc import nn
+    rng = np.random.default_rng(6)
+    model, tmodel, names = _nn_models(rng)
+    assert set(model.named_buffers()) == {"layers.1.running_mean", "layers.1.running_var"}
+    assert not set(model.named_buffers()) & set(model.named_parameters())
+
+    def loss_fn(params, buffers, x, y):
+        logits, buffers = nn.functional_call(model, params, x, buffers=buffers)
+        return dlc.optim.cross_entropy(logits, y), buffers
+
+    step = dlc.optim.TrainStep(loss_fn, model.named_parameters(), dlc.optim.SGD(0.1),
+                               buffers=model.named_buffers())
+    topt = torch.optim.SGD(tmodel.parameters(), 0.1)
+    for i in range(10):
+        x = rng.standard_normal((8, 1, 6, 6)).astype(np.float32)
+        y = rng.integers(0, 3, 8).astype(np.int32)
+        loss = step(x, y)
+        topt.zero_grad()
+        tloss = F.cross_entropy(tmodel(torch.tensor(x)), torch.tensor(y, dtype=torch.long))
+        tloss.backward()
+        topt.step()
+        np.testing.assert_allclose(loss, tloss.item(), rtol=1e-4, atol=1e-5)
+    tstate = tmodel.state_dict()
+    for tname, name in names.items():
+        value = step.params.get(name, step.buffers.get(name))
+        want = tstate[tname].numpy()
+        np.testing.assert_allclose(value, want, rtol=1e-4, atol=1e-5, err_msg=name)
+    # Evaluation: the running statistics, as torch's eval mode.
+    model.load_state_dict({**step.params, **step.buffers}).eval()
+    tmodel.eval()
+    x = rng.standard_normal((5, 1, 6, 6)).astype(np.float32)
+    np.testing.assert_allclose(dlc.jit(model)(x), tmodel(torch.tensor(x)).detach().numpy(),
+                               rtol=1e-4, atol=1e-5)
+
+
+def test_functional_call_leaves_the_module_alone():
+    from dlc import nn
+    rng = np.random.default_rng(7)
+    model = nn.Sequential(nn.Linear(3, 2, rng=rng), nn.BatchNorm2d(2))
+    before = {k: v.copy() for k, v in model.state_dict().items()}
+    w = np.zeros((2, 3), np.float32)
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    out = dlc.jit(lambda w, x: nn.functional_call(model.layers[0], {"weight": w}, x))(w, x)
+    np.testing.assert_allclose(out, np.broadcast_to(model.layers[0].bias, (4, 2)), rtol=1e-6)
+    for k, v in model.state_dict().items():
+        np.testing.assert_array_equal(v, before[k])
+    with pytest.raises(KeyError, match=r"unknown parameter\(s\) \['wieght'\]"):
+        nn.functional_call(model.layers[0], {"wieght": w}, x)
+    with pytest.raises(KeyError, match=r"unknown buffer\(s\)"):
+        nn.functional_call(model, {}, x, buffers={"layers.0.weight": w})
+    with pytest.raises(NotImplementedError, match="Dropout in training mode"):
+        dlc.jit(nn.Sequential(nn.Dropout(0.5)).train())(x)
+
+
+def test_the_digits_example_runs(monkeypatch):
+    """examples/train_digits.py's models, training loop and PyTorch step on
+    random 8x8 images (the real run needs scikit-learn: make bench)."""
+    import importlib.util
+    import os
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "train_digits.py")
+    spec = importlib.util.spec_from_file_location("train_digits", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    monkeypatch.setattr(example, "BATCH", 16)
+    rng = np.random.default_rng(8)
+    x = rng.uniform(0, 1, (80, 1, 8, 8)).astype(np.float32)
+    y = rng.integers(0, 10, 80).astype(np.int32)
+    data = (x[:64], y[:64], x[64:], y[64:])
+    for name in ("cnn", "mlp"):
+        result = example.train(name, 2, data)
+        assert len(result["losses"]) == 8 and 0.0 <= result["accuracy"] <= 1.0
+        assert np.all(np.isfinite(result["losses"]))
+        run = example.torch_step(name, result["step"])
+        run(torch.tensor(x[:16]), torch.tensor(y[:16], dtype=torch.long))
