@@ -386,11 +386,37 @@ def _concat(op, g, *operands_and_result):
     return grads
 
 
-def _nchw(op, name):
-    layout = ir.StringAttr(_attr(op, "layout")).value
-    if layout != "NCHW":
-        raise TraceError(f"{_location(op)}: dlc.grad: {name} in layout {layout} is not "
-                         f"differentiated yet (NCHW is)")
+def _any_layout(filter_index=None):
+    """A rule written for NCHW made to serve NHWC ops too: the operands (and
+    the filter [KH, KW, C/groups, F] at `filter_index`) transposed to NCHW,
+    the rule applied, and the gradients transposed back."""
+    def wrap(fn):
+        @functools.wraps(fn)
+        def rule_any_layout(op, g, *operands):
+            layout = ir.StringAttr(_attr(op, "layout")).value
+            if layout == "NCHW":
+                return fn(op, g, *operands)
+            if layout != "NHWC":
+                raise TraceError(f"{_location(op)}: dlc.grad: {op.name} in layout {layout} "
+                                 f"is not differentiated (NCHW and NHWC are)")
+
+            def to_nchw(i, t):
+                if i == filter_index:
+                    return O.transpose(t, (3, 2, 0, 1))
+                return O.transpose(t, (0, 3, 1, 2)) if len(t.shape) == 4 else t
+
+            def to_nhwc(i, d):
+                if d is None:
+                    return None
+                if i == filter_index:
+                    return O.transpose(d, (2, 3, 1, 0))
+                return O.transpose(d, (0, 2, 3, 1)) if len(d.shape) == 4 else d
+
+            grads = fn(op, O.transpose(g, (0, 3, 1, 2)),
+                       *[to_nchw(i, t) for i, t in enumerate(operands)])
+            return [to_nhwc(i, d) for i, d in enumerate(grads)]
+        return rule_any_layout
+    return wrap
 
 
 def _static(op, name, *tensors):
@@ -401,12 +427,12 @@ def _static(op, name, *tensors):
 
 
 @rule("dl.conv2d")
+@_any_layout(filter_index=1)
 def _conv2d(op, g, x, w, *rest):
     """dx: the transposed convolution of g with w; dw: a grouped convolution
     of x (channels as batch) with g (batch as channels), stride and dilation
     swapped; db: g summed over batch and space."""
     b = rest[0] if len(rest) == 2 else None
-    _nchw(op, "dl.conv2d")
     _static(op, "dl.conv2d", x)
     (sh, sw), (dh, dw_) = _ints(op, "strides"), _ints(op, "dilations")
     top, bottom, left, right = _ints(op, "padding")
@@ -482,10 +508,10 @@ def _max_pool2d_tiled(x, g, kernel):
 
 
 @rule("dl.max_pool2d")
+@_any_layout()
 def _max_pool2d(op, g, x, y):
     """The gradient goes to the first maximum of each window (row-major
     window order, as PyTorch); padding never wins."""
-    _nchw(op, "dl.max_pool2d")
     _static(op, "dl.max_pool2d", x)
     pads = _ints(op, "padding")
     kernel, strides = _ints(op, "kernel"), _ints(op, "strides")
@@ -509,8 +535,8 @@ def _max_pool2d(op, g, x, y):
 
 
 @rule("dl.avg_pool2d")
+@_any_layout()
 def _avg_pool2d(op, g, x, y):
-    _nchw(op, "dl.avg_pool2d")
     _static(op, "dl.avg_pool2d", x)
     kernel, pads = _ints(op, "kernel"), _ints(op, "padding")
     offsets, place, view = _window_positions(x, g, kernel, _ints(op, "strides"), pads)

@@ -185,9 +185,6 @@ def test_refusals():
     with pytest.raises(dlc.TraceError, match=r"test_autodiff.py:\d+: dlc.grad: dl.remainder has "
                                              r"no derivative rule"):
         dlc.grad(lambda a: dlc.sum(dlc.remainder(a, 0.5)))(x)
-    with pytest.raises(dlc.TraceError, match="layout NHWC is not differentiated yet"):
-        dlc.grad(lambda a: dlc.sum(dlc.conv2d(a, np.ones((3, 3, 1, 2), np.float32),
-                                              layout="NHWC")))(np.ones((1, 5, 5, 1), np.float32))
     with pytest.raises(TypeError, match="argnums"):
         dlc.grad(lambda a: dlc.sum(a), argnums="a")
     with pytest.raises(TypeError, match="out of range"):
@@ -216,6 +213,20 @@ LAYER_CASES = [
      lambda x: F.max_pool2d(x, (2, 3)), [(1, 2, 7, 8)]),
     ("avg_pool2d", lambda x: dlc.avg_pool2d(x, 3, 2, 1), lambda x: F.avg_pool2d(x, 3, 2, 1),
      [(2, 3, 7, 6)]),
+    # NHWC (filters [KH, KW, C/groups, F]): the NCHW rules between transposes.
+    ("conv2d_nhwc", lambda x, w, b: dlc.conv2d(x, w, b, stride=2, padding=1, groups=2,
+                                               layout="NHWC"),
+     lambda x, w, b: F.conv2d(x.permute(0, 3, 1, 2), w.permute(3, 2, 0, 1), b, stride=2,
+                              padding=1, groups=2).permute(0, 2, 3, 1),
+     [(2, 7, 6, 4), (3, 3, 2, 6), (6,)]),
+    ("max_pool2d_nhwc", lambda x: dlc.max_pool2d(x, 3, 2, 1, layout="NHWC"),
+     lambda x: F.max_pool2d(x.permute(0, 3, 1, 2), 3, 2, 1).permute(0, 2, 3, 1),
+     [(2, 7, 6, 3)]),
+    ("max_pool2d_tiled_nhwc", lambda x: dlc.max_pool2d(x, 2, layout="NHWC"),
+     lambda x: F.max_pool2d(x.permute(0, 3, 1, 2), 2).permute(0, 2, 3, 1), [(2, 6, 8, 3)]),
+    ("avg_pool2d_nhwc", lambda x: dlc.avg_pool2d(x, 3, 2, 1, layout="NHWC"),
+     lambda x: F.avg_pool2d(x.permute(0, 3, 1, 2), 3, 2, 1).permute(0, 2, 3, 1),
+     [(2, 7, 6, 3)]),
     ("avg_pool2d_exclude_pad", lambda x: dlc.avg_pool2d(x, 3, 2, 1, count_include_pad=False),
      lambda x: F.avg_pool2d(x, 3, 2, 1, count_include_pad=False), [(2, 3, 7, 6)]),
     ("batch_norm_inference", lambda x, m, v, g, b: dlc.batch_norm(x, m, v, g, b),
