@@ -27,7 +27,8 @@
 // where the chip has mma.sync m16n8k16 (dl-gpu-mma-matmul, sm_80 and newer;
 // bf16 lowered by dl-gpu-bf16-mma-to-nvvm). For to=binary, the host's
 // buffers are device memory (dl-gpu-device-memory; the caller copies at the
-// function boundary), and float
+// function boundary), the launches are chained on streams by async tokens
+// (gpu-async-region), and float
 // remainders in kernels call libdevice's fmod
 // (dl-gpu-float-remainder-to-libdevice).
 //
@@ -174,6 +175,10 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
   }
   // Host buffers the kernels use in device memory.
   pm.addPass(createDLGPUDeviceMemory());
+  // Launches chained on one stream by tokens (upstream's gpu-async-region)
+  // instead of each on a stream of its own, created, waited for and destroyed
+  // around it; the host waits where it must (allocations, before returning).
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
   // bf16 tensor-core ops, which upstream's convert-nvgpu-to-nvvm leaves.
   pm.addPass(createDLGPUBF16MmaToNVVM());
   // Float remainders (fmod), which upstream's pipeline cannot lower.

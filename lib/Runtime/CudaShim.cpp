@@ -367,9 +367,14 @@ void *mgpuMemAlloc(uint64_t bytes, Handle /*stream*/, bool hostShared) {
   return reinterpret_cast<void *>(pointer);
 }
 
-void mgpuMemFree(void *pointer, Handle /*stream*/) {
+void mgpuMemFree(void *pointer, Handle stream) {
   if (pointer && loadedDriver()) {
     Scoped scoped;
+    // The free is ordered after the work queued on `stream` (the kernels
+    // that read the buffer: gpu-async-region chains them on it): waited for
+    // first, rather than relying on cuMemFree's implicit synchronization.
+    if (stream)
+      check(driver.cuStreamSynchronize(stream), "cuStreamSynchronize");
     check(driver.cuMemFree(reinterpret_cast<CUdeviceptr>(pointer)),
           "cuMemFree");
   }

@@ -10,6 +10,7 @@
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-gpu-pipeline{to=gpu})' | dl-opt --pass-pipeline='builtin.module(dl-gpu-pipeline{from=gpu})' | FileCheck %s --check-prefix=PTX90
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-gpu-pipeline{to=cpu})' | FileCheck %s --check-prefix=CPU
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-gpu-pipeline)' | FileCheck %s --check-prefix=VEC4
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-gpu-pipeline)' | FileCheck %s --check-prefix=STREAM
 
 // The elementwise chain (fused) and the matmul become kernels: parallel
 // loops tiled into blocks of 128 threads spread over the innermost
@@ -87,3 +88,17 @@ func.func @rank4(%x: tensor<3x5x7x9xf32>) -> tensor<3x5x7x9xf32> {
   %e = dl.exp %x : tensor<3x5x7x9xf32> -> tensor<3x5x7x9xf32>
   return %e : tensor<3x5x7x9xf32>
 }
+
+// The host side (to=binary): buffers in device memory (mgpuMemAlloc's last
+// argument, host_shared, false), and the kernels of a function chained on
+// one stream (gpu-async-region), which is waited for once, after them.
+// STREAM-LABEL: llvm.func @mlp_layer
+// STREAM: %[[FALSE:.*]] = llvm.mlir.constant(0 : i8) : i8
+// STREAM: llvm.call @mgpuMemAlloc(%{{.*}}, %{{.*}}, %[[FALSE]])
+// STREAM: gpu.launch_func <%[[S:.*]] : !llvm.ptr> @mlp_layer_kernel::
+// STREAM-NOT: mgpuStream
+// STREAM: gpu.launch_func <%[[S]] : !llvm.ptr> @mlp_layer_kernel_0::
+// STREAM-NOT: mgpuStream
+// STREAM: gpu.launch_func <%[[S]] : !llvm.ptr> @mlp_layer_kernel_1::
+// STREAM-NEXT: llvm.call @mgpuMemFree(%{{.*}}, %[[S]])
+// STREAM-NEXT: llvm.call @mgpuStreamSynchronize(%[[S]])

@@ -63,9 +63,18 @@ int cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, unsign
                    void **extra) {
   (void)gz; (void)by; (void)bz; (void)smem; (void)stream; (void)params; (void)extra;
   logf_("launch %s %lld %lld", (const char *)function, (long long)gx * gy, bx);
+  logf_("on-stream%s %lld %lld", "", stream ? *(long long *)stream : 0, 0);
   return getenv("FAKE_CUDA_FAIL_LAUNCH") ? 719 : 0;
 }
-int cuStreamCreate(void **stream, unsigned flags) { (void)flags; *stream = malloc(1); return 0; }
+static long long streams_made;
+int cuStreamCreate(void **stream, unsigned flags) {
+  (void)flags;
+  long long *id = malloc(sizeof *id);
+  *id = ++streams_made;
+  *stream = id;
+  logf_("stream%s %lld %lld", "", *id, 0);
+  return 0;
+}
 int cuStreamDestroy_v2(void *stream) { free(stream); return 0; }
 int cuStreamSynchronize(void *stream) { (void)stream; return 0; }
 int cuStreamWaitEvent(void *stream, void *event, unsigned flags) {

@@ -199,6 +199,8 @@ def test_cuda_function_with_a_stand_in_driver(fake_cuda, tmp_path, fail):
     else:
         assert result == {"shapes": [[4, 3], []], "dtypes": ["float32", "float32"]}
         assert len(starts("launch")) == counts["launches"]
+        # Launches chained on streams (gpu-async-region), not one stream each.
+        assert len(set(starts("on-stream"))) < len(starts("launch"))
         assert starts("d2h") == [f"d2h {4 * 3 * 4} 0", "d2h 4 0"]
 
 
