@@ -485,6 +485,28 @@ def _window_positions(x, g, kernel, strides, pads):
     return [(a, b) for a in range(kh) for b in range(kw)], place, view
 
 
+def _max_pool2d_tiled(x, g, kernel):
+    """The gradient of a max pool whose windows tile the input (stride =
+    kernel, no padding): each window's elements as the last axis, the first
+    maximum found by argmax, and g placed there: a few kernels, where the
+    general rule below needs a chain of masks and pads per window offset."""
+    n, c, h, width = x.shape
+    _, _, ho, wo = g.shape
+    kh, kw = kernel
+    hc, wc = ho * kh, wo * kw  # rows and columns a window covers
+    covered = x[:, :, :hc, :wc] if (hc, wc) != (h, width) else x
+    windows = O.reshape(O.transpose(O.reshape(covered, (n, c, ho, kh, wo, kw)),
+                                    (0, 1, 2, 4, 3, 5)), (n, c, ho, wo, kh * kw))
+    first = O.expand_dims(O.argmax(windows, axis=-1), -1)
+    offsets = np.arange(kh * kw, dtype=np.dtype(first.dtype))
+    d = O.where(O.equal(first, offsets), O.expand_dims(g, -1), _scalar(g, 0.0))
+    d = O.reshape(O.transpose(O.reshape(d, (n, c, ho, wo, kh, kw)), (0, 1, 2, 4, 3, 5)),
+                  (n, c, hc, wc))
+    if (hc, wc) != (h, width):
+        d = O.pad(d, [(0, 0), (0, 0), (0, h - hc), (0, width - wc)])
+    return d
+
+
 @rule("dl.max_pool2d")
 @_any_layout()
 def _max_pool2d(op, g, x, y):
@@ -492,6 +514,9 @@ def _max_pool2d(op, g, x, y):
     window order, as PyTorch); padding never wins."""
     _static(op, "dl.max_pool2d", x)
     pads = _ints(op, "padding")
+    kernel, strides = _ints(op, "kernel"), _ints(op, "strides")
+    if tuple(kernel) == tuple(strides) and not any(pads):
+        return [_max_pool2d_tiled(x, g, kernel)]
     offsets, place, view = _window_positions(x, g, _ints(op, "kernel"), _ints(op, "strides"),
                                              pads)
     lowest = float(np.finfo(np.dtype(x.dtype)).min) if x.dtype != dtypes.BFLOAT16 else -3e38

@@ -206,7 +206,7 @@ LAYER_CASES = [
      [(2, 3, 7, 6)]),
     ("max_pool2d_overlap", lambda x: dlc.max_pool2d(x, 2, 1), lambda x: F.max_pool2d(x, 2, 1),
      [(1, 2, 5, 5)]),
-    # Windows tiling the input (stride = kernel, no padding), evenly or not.
+    # Windows tiling the input (stride = kernel, no padding): argmax rule.
     ("max_pool2d_tiled", lambda x: dlc.max_pool2d(x, 2), lambda x: F.max_pool2d(x, 2),
      [(2, 3, 6, 8)]),
     ("max_pool2d_tiled_uneven", lambda x: dlc.max_pool2d(x, (2, 3)),
@@ -268,7 +268,7 @@ def test_layer_rules_match_torch_autograd(name, fn, tfn, shapes, dtype):
 def test_max_pool_ties_go_to_the_first_maximum(kernel, stride, padding):
     """Windows with equal maxima (small integers: many ties) send the
     gradient to the first one in row-major order, as PyTorch, for tiled
-    windows and overlapping or padded ones alike."""
+    windows (the argmax rule) and overlapping or padded ones alike."""
     rng = np.random.default_rng(5)
     x = rng.integers(0, 3, (2, 3, 7, 9)).astype(np.float32)
     tx = torch.tensor(x, requires_grad=True)
