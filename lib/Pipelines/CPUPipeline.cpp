@@ -140,7 +140,9 @@ void addAffineStage(OpPassManager &pm, const CPUPipelineOptions &options) {
 }
 
 /// Parallel affine loops -> vector ops (dl-affine-vectorize: upstream's
-/// super-vectorizer on the loops dependence analysis proves parallel).
+/// super-vectorizer on the loops dependence analysis proves parallel); short
+/// scalar reductions unrolled (dl-affine-unroll-reductions) and their
+/// accumulators kept in registers (upstream's affine-scalrep).
 /// Then the outermost parallel loop of each nest with enough work becomes an
 /// affine.parallel (dl-affine-parallelize).
 void addVectorStage(OpPassManager &pm, const CPUPipelineOptions &options) {
@@ -150,6 +152,10 @@ void addVectorStage(OpPassManager &pm, const CPUPipelineOptions &options) {
     pm.addNestedPass<func::FuncOp>(createDLAffineVectorize(vectorize));
     addCleanups(pm);
   }
+  // Short reductions left scalar (an argmax over a pooling window): unrolled,
+  // their accumulators forwarded in registers by upstream's affine-scalrep.
+  pm.addNestedPass<func::FuncOp>(createDLAffineUnrollReductions());
+  pm.addNestedPass<func::FuncOp>(affine::createAffineScalarReplacementPass());
   if (options.parallel) {
     DLAffineParallelizeOptions parallelize;
     parallelize.minWork = options.parallelMinWork;

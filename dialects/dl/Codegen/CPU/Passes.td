@@ -144,6 +144,24 @@ def DLAffineTile : Pass<"dl-affine-tile", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::dl::DLDialect"];
 }
 
+def DLAffineUnrollReductions
+    : Pass<"dl-affine-unroll-reductions", "::mlir::func::FuncOp"> {
+  let summary = "Fully unroll short scalar reduction loops";
+  let description = [{
+    An innermost `affine.for` with constant bounds and at most
+    `max-trip-count` iterations that loads and stores one element at an
+    address independent of the loop (an accumulator: an argmax over a
+    pooling window) is fully unrolled, so that `affine-scalrep` after it
+    keeps the accumulators in registers: LLVM cannot, not knowing that the
+    output does not alias the input. Other loops are left alone.
+  }];
+  let options = [
+    Option<"maxTripCount", "max-trip-count", "int64_t", /*default=*/"8",
+           "Unroll reduction loops of at most this many iterations">,
+  ];
+  let dependentDialects = ["::mlir::affine::AffineDialect"];
+}
+
 def DLAffineVectorize : Pass<"dl-affine-vectorize", "::mlir::func::FuncOp"> {
   let summary = "Vectorize parallel affine loops along their contiguous accesses";
   let description = [{

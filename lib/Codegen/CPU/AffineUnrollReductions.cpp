@@ -1,0 +1,89 @@
+//===- AffineUnrollReductions.cpp - dl-affine-unroll-reductions ----------===//
+//
+// A short reduction loop left scalar by the vectorizer (an argmax over a
+// pooling window: 4 elements) reads and writes its accumulators in memory at
+// every iteration: `convert-linalg-to-affine-loops` keeps them in the output
+// buffer, and LLVM cannot keep them in registers because it cannot prove the
+// output does not alias the input (in an outlined parallel body both are plain
+// pointer arguments). Fully unrolled, the iterations sit in one block, where
+// upstream's affine-scalrep (run after this pass in the pipeline) forwards
+// each store to the next iteration's load: one load and one store per
+// accumulator, the rest in registers.
+//
+// Unrolled: innermost affine.for loops with constant bounds and at most
+// `max-trip-count` iterations that load and store one element whose address
+// does not depend on the loop (the accumulator pattern). Other loops are left
+// alone (upstream's affine-loop-unroll would unroll every short loop).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dl/Codegen/CPU/Passes.h"
+
+#include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Affine/LoopUtils.h"
+
+namespace mlir::dl {
+#define GEN_PASS_DEF_DLAFFINEUNROLLREDUCTIONS
+#include "dl/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::dl
+
+using namespace mlir;
+
+namespace {
+
+/// Whether `indices` (of an access inside `loop`) never use its induction
+/// variable.
+bool invariantIn(affine::AffineForOp loop, ValueRange indices) {
+  Value iv = loop.getInductionVar();
+  for (Value index : indices) {
+    if (index == iv)
+      return false;
+    Operation *def = index.getDefiningOp();
+    if (def && loop->isAncestor(def))
+      return false; // computed in the loop: assume it may vary
+  }
+  return true;
+}
+
+/// Whether `loop` loads and stores one element at a loop-invariant address.
+bool accumulates(affine::AffineForOp loop) {
+  bool found = false;
+  loop.getBody()->walk([&](affine::AffineWriteOpInterface store) {
+    if (!invariantIn(loop, store.getMapOperands()))
+      return;
+    for (Operation &op : *loop.getBody()) {
+      auto load = dyn_cast<affine::AffineReadOpInterface>(&op);
+      if (load && load.getMemRef() == store.getMemRef() &&
+          load.getAffineMap() == store.getAffineMap() &&
+          load.getMapOperands() == store.getMapOperands())
+        found = true;
+    }
+  });
+  return found;
+}
+
+struct DLAffineUnrollReductionsPass
+    : public dl::impl::DLAffineUnrollReductionsBase<
+          DLAffineUnrollReductionsPass> {
+  using DLAffineUnrollReductionsBase::DLAffineUnrollReductionsBase;
+
+  void runOnOperation() override {
+    SmallVector<affine::AffineForOp> loops;
+    getOperation().walk([&](affine::AffineForOp loop) {
+      bool innermost = true;
+      loop.getBody()->walk([&](affine::AffineForOp) { innermost = false; });
+      if (!innermost || !loop.hasConstantBounds())
+        return;
+      std::optional<uint64_t> trips = affine::getConstantTripCount(loop);
+      if (!trips || *trips < 2 || *trips > static_cast<uint64_t>(maxTripCount))
+        return;
+      if (accumulates(loop))
+        loops.push_back(loop);
+    });
+    for (affine::AffineForOp loop : loops)
+      (void)affine::loopUnrollFull(loop);
+  }
+};
+
+} // namespace
