@@ -34,6 +34,7 @@ import threading
 import numpy as np
 
 from . import ops
+from .errors import TraceError
 
 __all__ = [
     "Module", "Sequential", "functional_call", "Linear", "Conv2d", "BatchNorm2d", "LayerNorm",
@@ -357,16 +358,18 @@ class Identity(Module):
 
 
 class Dropout(Module):
-    """The identity in evaluation mode; training mode (random masks) is not
-    supported yet and says so rather than train without dropping."""
+    """The identity in evaluation mode; in training mode (random masks, not
+    supported) a TraceError rather than training without dropping."""
 
     def __init__(self, p=0.5):
         self.p = p
 
     def forward(self, x):
         if self.training and self.p > 0:
-            raise NotImplementedError("dlc.nn.Dropout in training mode is not supported "
-                                      "yet; call model.eval() or use p=0")
+            # Refused rather than traced as the identity: training would
+            # silently differ from PyTorch's.
+            raise TraceError("dlc.nn.Dropout in training mode (random masks) is not "
+                             "supported; call model.eval() or use p=0")
         return x
 
 

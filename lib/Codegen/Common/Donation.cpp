@@ -49,12 +49,13 @@ namespace {
 constexpr StringLiteral kDonate = "dl.donate";
 
 /// The function's donation map (result -> argument or -1), checked against
-/// its signature; empty where it has none. Emits an error for a bad map.
-FailureOr<SmallVector<int64_t>> donationMap(func::FuncOp func,
-                                            unsigned results) {
+/// its signature; empty where it has none (or donates nothing, or is a
+/// declaration). Emits an error for a bad map.
+FailureOr<SmallVector<int64_t>> donationMap(func::FuncOp func) {
   auto attr = func->getAttrOfType<DenseI64ArrayAttr>(kDonate);
-  if (!attr)
+  if (func.isExternal() || !attr)
     return SmallVector<int64_t>{};
+  unsigned results = func.getNumResults();
   SmallVector<int64_t> map(attr.asArrayRef());
   if (map.size() != results)
     return func.emitError("dl.donate has ")
@@ -78,6 +79,8 @@ FailureOr<SmallVector<int64_t>> donationMap(func::FuncOp func,
              << ", but argument " << argument << " is "
              << func.getArgument(argument).getType();
   }
+  if (llvm::all_of(map, [](int64_t a) { return a < 0; }))
+    return SmallVector<int64_t>{}; // nothing donated
   return map;
 }
 
@@ -91,12 +94,11 @@ struct DLDonateDestinationsPass
     : public dl::impl::DLDonateDestinationsBase<DLDonateDestinationsPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (func.isExternal() || !func->hasAttr(kDonate))
-      return;
-    FailureOr<SmallVector<int64_t>> map =
-        donationMap(func, func.getNumResults());
+    FailureOr<SmallVector<int64_t>> map = donationMap(func);
     if (failed(map))
       return signalPassFailure();
+    if (map->empty())
+      return;
     func::ReturnOp ret = singleReturn(func);
     if (!ret)
       return;
@@ -156,13 +158,10 @@ struct DLReturnDonatedPass
     : public dl::impl::DLReturnDonatedBase<DLReturnDonatedPass> {
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (func.isExternal() || !func->hasAttr(kDonate))
-      return;
-    FailureOr<SmallVector<int64_t>> map =
-        donationMap(func, func.getNumResults());
+    FailureOr<SmallVector<int64_t>> map = donationMap(func);
     if (failed(map))
       return signalPassFailure();
-    if (llvm::all_of(*map, [](int64_t a) { return a < 0; }))
+    if (map->empty())
       return;
     func::ReturnOp ret = singleReturn(func);
     if (!ret) {
