@@ -68,6 +68,21 @@ def fake_cuda(tmp_path_factory):
     return path
 
 
+def run_on_fake_cuda(fake, script, log, fail=False, timeout=300):
+    """Runs the Python `script` in a subprocess on the stand-in driver `fake`
+    (the fake_cuda fixture), logging its driver calls to `log`; with `fail`,
+    every kernel launch fails. Asserts it exits cleanly; returns its stdout
+    and the log's lines."""
+    import subprocess
+    env = dict(os.environ, DLC_LIBCUDA=fake, FAKE_CUDA_LOG=str(log))
+    if fail:
+        env["FAKE_CUDA_FAIL_LAUNCH"] = "1"
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         env=env, timeout=timeout)
+    assert run.returncode == 0, run.stderr
+    return run.stdout, log.read_text().splitlines()
+
+
 def pytest_terminal_summary(terminalreporter):
     """The ONNX node-test count (test_onnx_node.py), and cases that pass
     without being in onnx_node_expected.txt."""

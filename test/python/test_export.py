@@ -15,6 +15,7 @@ import pytest
 
 import dlc
 import dlcrt
+from conftest import run_on_fake_cuda
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 rng = np.random.default_rng(0)
@@ -461,14 +462,7 @@ def test_cuda_library_calls_the_driver_in_order(cuda_library, fake_cuda, tmp_pat
     """)
 
     def run(fail):
-        log = tmp_path / f"log{int(fail)}.txt"
-        env = dict(os.environ, DLC_LIBCUDA=fake, FAKE_CUDA_LOG=str(log))
-        if fail:
-            env["FAKE_CUDA_FAIL_LAUNCH"] = "1"
-        result = subprocess.run([sys.executable, "-c", script], capture_output=True,
-                                text=True, env=env, timeout=120)
-        assert result.returncode == 0, result.stderr
-        return result.stdout, log.read_text().splitlines()
+        return run_on_fake_cuda(fake, script, tmp_path / f"log{int(fail)}.txt", fail)
 
     out, log = run(False)
     assert "shape (3, 5)" in out

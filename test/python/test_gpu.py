@@ -21,6 +21,7 @@ import pytest
 
 import dlc
 from dlc import runtime
+from conftest import run_on_fake_cuda
 from test_ops_table import ALL_CASES, check, is_float, make_inputs, reference_of
 
 PTXAS = shutil.which("ptxas")
@@ -177,15 +178,8 @@ def test_cuda_function_with_a_stand_in_driver(fake_cuda, tmp_path, fail):
     argument copied into device memory and the results out of it, the weight
     copied in on a stream, nothing in managed memory, everything freed; a
     failed launch is a RuntimeError naming the call, and frees everything."""
-    log = tmp_path / "log.txt"
-    env = dict(os.environ, DLC_LIBCUDA=fake_cuda, FAKE_CUDA_LOG=str(log))
-    if fail:
-        env["FAKE_CUDA_FAIL_LAUNCH"] = "1"
-    run = subprocess.run([sys.executable, "-c", _DRIVER_SCRIPT], capture_output=True,
-                         text=True, env=env, timeout=300)
-    assert run.returncode == 0, run.stderr
-    counts, result = [json.loads(line) for line in run.stdout.splitlines()[-2:]]
-    lines = log.read_text().splitlines()
+    stdout, lines = run_on_fake_cuda(fake_cuda, _DRIVER_SCRIPT, tmp_path / "log.txt", fail)
+    counts, result = [json.loads(line) for line in stdout.splitlines()[-2:]]
     starts = lambda word: [line for line in lines if line.startswith(word)]
     assert len(starts("load-ptx")) == counts["modules"] >= 2
     allocs = starts("alloc")
