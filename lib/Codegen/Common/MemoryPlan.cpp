@@ -134,6 +134,28 @@ int64_t unplannedPeak(ArrayRef<Buffer> buffers,
   return peak;
 }
 
+/// The position where the most bytes of `buffers` are live (by their
+/// planned lifetimes), and those bytes: no arena can be smaller.
+std::pair<int64_t, int64_t> livePeak(ArrayRef<Buffer> buffers) {
+  std::vector<std::pair<int64_t, int64_t>> events; // (position, +-bytes)
+  for (const Buffer &buffer : buffers) {
+    events.push_back({buffer.start, alignUp(buffer.bytes)});
+    events.push_back({buffer.end + 1, -alignUp(buffer.bytes)});
+  }
+  llvm::sort(events, [](auto a, auto b) {
+    return a.first != b.first ? a.first < b.first : a.second < b.second;
+  });
+  int64_t live = 0, peak = 0, at = 0;
+  for (auto [position, delta] : events) {
+    live += delta;
+    if (live > peak) {
+      peak = live;
+      at = position;
+    }
+  }
+  return {at, peak};
+}
+
 /// First-fit offsets, largest buffer first; returns the arena size.
 int64_t assignOffsets(MutableArrayRef<Buffer> buffers) {
   SmallVector<Buffer *> order;
@@ -216,11 +238,34 @@ struct DLPlanMemoryPass : public dl::impl::DLPlanMemoryBase<DLPlanMemoryPass> {
                       b.getNamedAttr("unplanned_peak_bytes",
                                      b.getI64IntegerAttr(before)),
                   }));
-    if (report)
+    if (report) {
       func.emitRemark() << "dl-plan-memory: " << buffers.size()
                         << " temporary buffers, peak " << before
                         << " bytes unplanned, " << arena << " bytes planned"
                         << (rewrite ? "" : apply ? " (nothing to share)" : " (not applied)");
+      // What is live at the tightest point, largest first: where a smaller
+      // plan has to start (rematerialization, fewer copies).
+      auto [at, bytes] = livePeak(buffers);
+      SmallVector<Buffer *> live;
+      for (Buffer &buffer : buffers)
+        if (buffer.start <= at && at <= buffer.end)
+          live.push_back(&buffer);
+      llvm::stable_sort(live, [](Buffer *a, Buffer *b) {
+        return a->bytes > b->bytes;
+      });
+      Operation *point = nullptr;
+      for (auto [op, index] : position)
+        if (index == at)
+          point = op;
+      InFlightDiagnostic diag =
+          (point ? point : func.getOperation())->emitRemark()
+          << "dl-plan-memory: " << bytes << " bytes of " << live.size()
+          << " buffers live here, the most at any point";
+      for (Buffer *buffer : live)
+        diag.attachNote(buffer->alloc.getLoc())
+            << buffer->bytes << " bytes " << buffer->alloc.getType()
+            << ", live from op " << buffer->start << " to op " << buffer->end;
+    }
     if (!rewrite)
       return;
 

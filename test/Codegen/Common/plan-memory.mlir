@@ -4,6 +4,10 @@
 // Three 4 KiB temporaries in a chain: %a is dead once %b is computed, so %c
 // takes %a's bytes. Two 4 KiB slots instead of three buffers.
 // REMARK: remark: dl-plan-memory: 3 temporary buffers, peak 12288 bytes unplanned, 8192 bytes planned
+// The tightest point (what any plan must hold at once), with its buffers:
+// REMARK: remark: dl-plan-memory: 8192 bytes of 2 buffers live here, the most at any point
+// REMARK: note: 4096 bytes 'memref<32x32xf32>', live from op 1 to op 4
+// REMARK: note: 4096 bytes 'memref<32x32xf32>', live from op 3 to op 6
 // CHECK-LABEL: func.func @chain
 // CHECK-SAME: dl.memory_plan = {buffers = 3 : i64, peak_bytes = 8192 : i64, unplanned_peak_bytes = 12288 : i64}
 // CHECK: %[[ARENA:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8192xi8>

@@ -138,7 +138,9 @@ def DLPlanMemory : Pass<"dl-plan-memory", "::mlir::func::FuncOp"> {
     one 64-byte aligned arena by first fit, largest first; buffers live at
     the same time never share. Each alloc becomes a memref.view of the arena.
     The function gets `dl.memory_plan = {buffers, peak_bytes,
-    unplanned_peak_bytes}`; `report` also emits them as a remark.
+    unplanned_peak_bytes}`; `report` also emits them as a remark, and a
+    remark at the point where the most bytes are live at once (no plan can
+    be smaller) with a note per buffer live there: its size and lifetime.
   }];
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",
