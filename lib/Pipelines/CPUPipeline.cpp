@@ -116,6 +116,10 @@ void addAffineStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   // Index arithmetic (a convolution's oh + kh) folded into the access maps,
   // where the loop transformations see it.
   pm.addNestedPass<func::FuncOp>(createCanonicalizerPass());
+  // Transposes copied by vector squares (before interchange and cache
+  // tiling, which then leave them alone).
+  if (options.vectorize && options.transposeSquares)
+    pm.addNestedPass<func::FuncOp>(createDLAffineTransposeSquares());
   if (options.interchange)
     pm.addNestedPass<func::FuncOp>(createDLAffineInterchange());
   if (options.registerTile && options.vectorize) {
@@ -139,13 +143,19 @@ void addAffineStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   addCleanups(pm);
 }
 
-/// Parallel affine loops -> vector ops (dl-affine-vectorize: upstream's
-/// super-vectorizer on the loops dependence analysis proves parallel); short
+/// Reduction accumulators carried in iter_args (dl-affine-promote-accumulators);
+/// parallel affine loops -> vector ops (dl-affine-vectorize: upstream's
+/// super-vectorizer on the loops dependence analysis proves parallel, and
+/// on reductions carried in iter_args); short
 /// scalar reductions unrolled (dl-affine-unroll-reductions) and their
 /// accumulators kept in registers (upstream's affine-scalrep).
 /// Then the outermost parallel loop of each nest with enough work becomes an
 /// affine.parallel (dl-affine-parallelize).
 void addVectorStage(OpPassManager &pm, const CPUPipelineOptions &options) {
+  // Reductions' accumulators carried in iter_args: vectorizable, and in
+  // registers where they are not.
+  if (options.promoteAccumulators)
+    pm.addNestedPass<func::FuncOp>(createDLAffinePromoteAccumulators());
   if (options.vectorize) {
     DLAffineVectorizeOptions vectorize;
     vectorize.vectorWidth = options.vectorWidth;

@@ -490,8 +490,12 @@ def jit(fn=None, *, target="cpu", options=None, dynamic_batch=False,
         ``"dl-layout"`` (NCHW convolutions and poolings run in NHWC),
         ``"dl-linalg-fuse"`` (elementwise fusion), ``"dl-fuse-epilogue"``
         (the elementwise op after a matmul or convolution computed in its
-        register tiles; CPU only) and ``"dl-plan-memory"`` (temporaries
-        sharing memory). Constant folding and canonicalization always run.
+        register tiles; CPU only), ``"dl-plan-memory"`` (temporaries
+        sharing memory), ``"dl-affine-transpose-squares"`` (transposes
+        copied by vector squares; CPU only) and
+        ``"dl-affine-promote-accumulators"`` (reductions' accumulators in
+        registers, so that they vectorize; CPU only). Constant folding and
+        canonicalization always run.
       **shortcuts: fields of :class:`dlc.CPUOptions` (``vector_width``: lanes
         of the vectorized loops, None from the target, 0 no vector code;
         ``tile_size``; ``parallel``: run loops with enough work on

@@ -25,7 +25,8 @@ _PIPELINE_FORMATS = {"cubin": "bin", "fatbin": "fatbin"}
 
 #: Optimization passes that ``dlc.jit(disable=...)`` can turn off.
 GRAPH_PASSES = ("dl-simplify", "dl-fold-batchnorm", "dl-layout", "dl-linalg-fuse",
-                "dl-fuse-epilogue", "dl-plan-memory")
+                "dl-fuse-epilogue", "dl-plan-memory", "dl-affine-transpose-squares",
+                "dl-affine-promote-accumulators")
 
 
 def _check_int(name, value, low, high=None, allow_none=False):
@@ -195,12 +196,15 @@ class CompileOptions:
                   "" if cpu.vector_width is None else
                   f"vector-width={cpu.vector_width} ")
         epilogue = "false" if "dl-fuse-epilogue" in self.disable else "true"
+        promote = "false" if "dl-affine-promote-accumulators" in self.disable else "true"
+        squares = "false" if "dl-affine-transpose-squares" in self.disable else "true"
         # GPU: the graph stage is shared; dense convolutions as im2col + GEMM
         # for the matmul kernels, and every convolution in NHWC.
         direct = -1 if self.is_cuda else 0
         return (f"{vector}tile-size={cpu.tile_size} "
                 f"parallel={'true' if cpu.parallel else 'false'} {min_work}{split}"
                 f"epilogue={epilogue} max-direct-filter-bytes={direct} "
+                f"promote-accumulators={promote} transpose-squares={squares} "
                 f"nchw-min-filter-bytes={direct} "
                 f"{self._common_pipeline_options()}")
 

@@ -214,3 +214,71 @@ def test_transpose_across_blocks(shape, axes, threads):
     x = np.random.default_rng(1).standard_normal(shape, dtype=F32)
     np.testing.assert_array_equal(jit(lambda x: dlc.transpose(x, axes) * 1.0)(x),
                                   np.transpose(x, axes))
+
+
+# Transposes whose input and output are contiguous along different
+# dimensions are copied by vector squares (dl-affine-transpose-squares), with
+# scalar edges where a dimension is no multiple of the square; a dimension
+# under 4 leaves the nest to the scalar code.
+SQUARE_CASES = [((64, 32, 10, 10), (0, 2, 3, 1)), ((64, 8, 8, 32), (0, 3, 1, 2)),
+                ((17, 100), (1, 0)), ((3, 5, 7, 9), (0, 2, 3, 1)), ((2, 33, 20), (0, 2, 1)),
+                ((4, 16, 3, 16), (3, 1, 2, 0)), ((1, 3, 8, 8), (0, 2, 3, 1))]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16])
+@pytest.mark.parametrize("shape,axes", SQUARE_CASES)
+def test_transpose_by_squares(shape, axes, dtype, threads):
+    x = (np.random.default_rng(2).standard_normal(shape) * 100).astype(dtype)
+    f = jit(lambda x: dlc.transpose(x, axes))
+    np.testing.assert_array_equal(f(x), np.transpose(x, axes))
+    squares = "dl.transpose_squares" in f.lower(x).as_text("affine")
+    lanes_fit = min(shape[-1], shape[axes[-1]]) >= 4
+    assert squares == lanes_fit
+    scalar = jit(lambda x: dlc.transpose(x, axes), disable="dl-affine-transpose-squares")
+    assert "dl.transpose_squares" not in scalar.lower(x).as_text("affine")
+    np.testing.assert_array_equal(scalar(x), np.transpose(x, axes))
+
+
+# Reductions whose accumulator stays at one address over the reduction loops
+# (per-channel statistics over N, H, W; a row's sum; a whole tensor's) carry
+# it in registers (dl-affine-promote-accumulators): vectorized where the
+# innermost reduced dimension is contiguous, scalar in registers otherwise
+# (an argmax).
+def test_reductions_with_accumulators_in_registers(threads):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((64, 32, 8, 8), dtype=F32) + 3.0
+
+    def stats(x):
+        mean = dlc.mean(x, axis=(0, 2, 3))
+        centred = x - dlc.reshape(mean, (1, 32, 1, 1))
+        return (mean, dlc.mean(centred * centred, axis=(0, 2, 3)), dlc.sum(x),
+                dlc.max(x, axis=(0, 2)), dlc.argmax(dlc.reshape(x, (64, 32, 16, 4)), axis=-1))
+
+    f = jit(stats)
+    assert "vector.reduction" in f.lower(x).as_text("vector")
+    x64 = x.astype(np.float64)
+    mean, var, total, peak, index = f(x)
+    close(mean, x64.mean(axis=(0, 2, 3)), 4096)
+    close(var, x64.var(axis=(0, 2, 3)), 4096)
+    close(total, x64.sum(), x.size)
+    np.testing.assert_array_equal(peak, x.max(axis=(0, 2)))
+    np.testing.assert_array_equal(index, np.argmax(x.reshape(64, 32, 16, 4), axis=-1))
+    # The same in memory, as before the pass.
+    g = jit(stats, disable="dl-affine-promote-accumulators")
+    assert "vector.reduction" not in g.lower(x).as_text("vector")
+    for ours, theirs in zip(f(x), g(x)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5)
+
+
+def test_integer_and_nan_reductions_in_registers():
+    x = np.random.default_rng(4).integers(-1000, 1000, (16, 8, 24), dtype=np.int32)
+    f = jit(lambda x: (dlc.sum(x, axis=(0, 2)), dlc.max(x, axis=-1), dlc.argmax(x, axis=-1)))
+    s, m, a = f(x)
+    np.testing.assert_array_equal(s, x.sum(axis=(0, 2)))
+    np.testing.assert_array_equal(m, x.max(axis=-1))
+    np.testing.assert_array_equal(a, np.argmax(x, axis=-1))
+    y = np.random.default_rng(5).standard_normal((8, 32), dtype=F32)
+    y[3, 7] = np.nan
+    m, a = jit(lambda y: (dlc.max(y, axis=-1), dlc.argmax(y, axis=-1)))(y)
+    assert np.isnan(m[3]) and a[3] == 7
+    np.testing.assert_array_equal(np.delete(m, 3), np.delete(y.max(axis=-1), 3))

@@ -124,6 +124,17 @@ struct CPUPipelineOptions : public CommonPipelineOptions<CPUPipelineOptions> {
                      "convolution (bias, activation, residual add) in its "
                      "register tiles (dl-affine-register-tile epilogue)"),
       llvm::cl::init(true)};
+  Option<bool> transposeSquares{
+      *this, "transpose-squares",
+      llvm::cl::desc("Copy transposes by vector squares transposed in "
+                     "registers (dl-affine-transpose-squares)"),
+      llvm::cl::init(true)};
+  Option<bool> promoteAccumulators{
+      *this, "promote-accumulators",
+      llvm::cl::desc("Carry reductions' accumulators in iter_args, so that "
+                     "they vectorize or stay in registers "
+                     "(dl-affine-promote-accumulators)"),
+      llvm::cl::init(true)};
   Option<bool> interchange{
       *this, "interchange",
       llvm::cl::desc("Reorder affine loop nests for locality "

@@ -185,6 +185,8 @@ struct DLAffineInterchangePass
   }
 
   void interchange(AffineForOp root, int64_t lineBytes) {
+    if (root->hasAttr("dl.transpose_squares"))
+      return; // dl-affine-transpose-squares chose this order
     SmallVector<AffineForOp> nest;
     affine::getPerfectlyNestedLoops(nest, root);
     if (nest.size() < 2 || nest.size() > kMaxDepth || !isPermutable(nest))

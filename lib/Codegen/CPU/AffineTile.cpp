@@ -206,6 +206,9 @@ struct DLAffineTilePass : public dl::impl::DLAffineTileBase<DLAffineTilePass> {
   }
 
   void tile(AffineForOp root, const dl::TargetInfo &target) {
+    if (root->hasAttr("dl.transpose_squares"))
+      return remark(root, "band left alone: a transpose copied by squares "
+                          "(each square reads and writes whole vectors)");
     SmallVector<AffineForOp> band;
     affine::getPerfectlyNestedLoops(band, root);
     if (band.size() < 2)

@@ -28,13 +28,30 @@ struct DLLowerVectorTransposePass
 
   void runOnOperation() override {
     dl::TargetInfo target = dl::TargetInfo::of(getOperation());
-    vector::VectorTransposeLowering lowering =
-        target.hasFeature("avx512f")
-            ? vector::VectorTransposeLowering::Shuffle16x16
-            : vector::VectorTransposeLowering::Shuffle1D;
-    RewritePatternSet patterns(&getContext());
-    vector::populateVectorTransposeLoweringPatterns(patterns, lowering);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+    // AVX-512's sequence is for 16x16 squares of 32-bit elements; upstream's
+    // Shuffle16x16 option lowers every other shape element by element, so
+    // those get the 1-D shuffles.
+    bool avx512 = target.hasFeature("avx512f");
+    SmallVector<Operation *> squares16, others;
+    getOperation()->walk([&](vector::TransposeOp op) {
+      VectorType type = op.getSourceVectorType();
+      bool is16x16 = type.getRank() == 2 && type.getDimSize(0) == 16 &&
+                     type.getDimSize(1) == 16 &&
+                     type.getElementType().getIntOrFloatBitWidth() == 32;
+      (avx512 && is16x16 ? squares16 : others).push_back(op);
+    });
+    auto lower = [&](ArrayRef<Operation *> ops,
+                     vector::VectorTransposeLowering lowering) {
+      if (ops.empty())
+        return success();
+      RewritePatternSet patterns(&getContext());
+      vector::populateVectorTransposeLoweringPatterns(patterns, lowering);
+      GreedyRewriteConfig config;
+      config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+      return applyOpPatternsGreedily(ops, std::move(patterns), config);
+    };
+    if (failed(lower(squares16, vector::VectorTransposeLowering::Shuffle16x16)) ||
+        failed(lower(others, vector::VectorTransposeLowering::Shuffle1D)))
       return signalPassFailure();
   }
 };

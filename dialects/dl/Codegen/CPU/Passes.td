@@ -144,6 +144,47 @@ def DLAffineTile : Pass<"dl-affine-tile", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::dl::DLDialect"];
 }
 
+def DLAffineTransposeSquares
+    : Pass<"dl-affine-transpose-squares", "::mlir::func::FuncOp"> {
+  let summary = "Copy transposes by vector squares transposed in registers";
+  let description = [{
+    A perfect affine nest that loads one element and stores it, both indexed
+    by a permutation of the loops (a lowered linalg.transpose), whose input
+    and output are contiguous along different loops `a` and `b`, is rewritten
+    to copy `lanes` x `lanes` squares: `lanes` vector loads along `a`, a
+    `vector.transpose`, `lanes` vector stores along `b`; the edges that do not
+    fill a square are copied by scalar loops. `lanes` is the target's vector
+    width in elements, halved while it exceeds a trip count; nests where it
+    would be under 4 are left alone, as are nests with dynamic bounds or
+    memrefs not contiguous along their last dimension. The rewritten nest's
+    outermost loop gets `dl.transpose_squares` (dl-affine-interchange and
+    dl-affine-tile leave it alone).
+  }];
+  let dependentDialects = ["::mlir::dl::DLDialect",
+                           "::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def DLAffinePromoteAccumulators
+    : Pass<"dl-affine-promote-accumulators", "::mlir::func::FuncOp"> {
+  let summary = "Carry loop-invariant accumulators in iter_args";
+  let description = [{
+    A loop whose body loads and stores one element at an address defined
+    outside the loop (the accumulator of a reduction, as
+    `convert-linalg-to-affine-loops` leaves it in the output buffer) carries
+    that element in `iter_args` instead: one load before the loop, one store
+    after it. Loops are processed innermost first, so an accumulator moves
+    out of every loop of the reduction it can. Done only when nothing else
+    in the loop may access that memory (memory-plan views of one arena are
+    told apart by their byte ranges; function arguments may alias each
+    other; an op with unknown effects forbids it). `dl-affine-vectorize`
+    then vectorizes such reductions; the others at least keep their
+    accumulators in registers.
+  }];
+  let dependentDialects = ["::mlir::affine::AffineDialect"];
+}
+
 def DLAffineUnrollReductions
     : Pass<"dl-affine-unroll-reductions", "::mlir::func::FuncOp"> {
   let summary = "Fully unroll short scalar reduction loops";
