@@ -171,7 +171,7 @@ _unary("dl.sqrt")(lambda g, x, y, op: g * _scalar(y, 0.5) / y)
 _unary("dl.rsqrt")(lambda g, x, y, op: g * _scalar(y, -0.5) * y / x)
 _unary("dl.tanh")(lambda g, x, y, op: g * (_scalar(y, 1.0) - y * y))
 _unary("dl.sigmoid")(lambda g, x, y, op: g * y * (_scalar(y, 1.0) - y))
-_unary("dl.relu")(lambda g, x, y, op: O.where(x > _scalar(x, 0.0), g, g * _scalar(g, 0.0)))
+_unary("dl.relu")(lambda g, x, y, op: O.where(y > _scalar(y, 0.0), g, g * _scalar(g, 0.0)))
 _unary("dl.erf")(lambda g, x, y, op: g * _scalar(x, 2.0 / math.sqrt(math.pi))
                  * O.exp(O.negative(x * x)))
 _unary("dl.sin")(lambda g, x, y, op: g * O.cos(x))
@@ -499,9 +499,14 @@ def _max_pool2d_tiled(x, g, kernel):
                                     (0, 1, 2, 4, 3, 5)), (n, c, ho, wo, kh * kw))
     first = O.expand_dims(O.argmax(windows, axis=-1), -1)
     offsets = np.arange(kh * kw, dtype=np.dtype(first.dtype))
-    d = O.where(O.equal(first, offsets), O.expand_dims(g, -1), _scalar(g, 0.0))
-    d = O.reshape(O.transpose(O.reshape(d, (n, c, ho, wo, kh, kw)), (0, 1, 2, 4, 3, 5)),
-                  (n, c, hc, wc))
+    # The winners as a mask (a byte per element) moved back to the input's
+    # layout, and g broadcast over each window there: the gradient is
+    # written once, where it lies (transposing it from the windows' layout
+    # took two more input-sized float buffers at the training step's peak).
+    won = O.reshape(O.transpose(O.reshape(O.equal(first, offsets), (n, c, ho, wo, kh, kw)),
+                                (0, 1, 2, 4, 3, 5)), (n, c, ho, kh, wo, kw))
+    d = O.where(won, O.reshape(g, (n, c, ho, 1, wo, 1)), _scalar(g, 0.0))
+    d = O.reshape(d, (n, c, hc, wc))
     if (hc, wc) != (h, width):
         d = O.pad(d, [(0, 0), (0, 0), (0, h - hc), (0, width - wc)])
     return d
@@ -561,15 +566,65 @@ def _channel_shape(x, axis):
     return tuple(-1 if i == axis else 1 for i in range(len(x.shape)))
 
 
+def _defined_by(value, name):
+    """The op named `name` whose result `value` is, or None."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner is None:
+        return None
+    op = owner.opview if hasattr(owner, "opview") else owner
+    return op if op.operation.name == name else None
+
+
+def _batch_statistics(x, mean, var, others):
+    """The centred input `x - mean` if `mean` and `var` are `x`'s batch
+    statistics as dlc.nn.BatchNorm2d computes them in training mode
+    (mean = reduce_mean(x), var = reduce_mean(c * c), c = x - reshape(mean),
+    over every axis but the channel's); None otherwise."""
+    mean_op = _defined_by(mean.value, "dl.reduce_mean")
+    var_op = _defined_by(var.value, "dl.reduce_mean")
+    if mean_op is None or var_op is None or mean_op.operands[0] != x.value:
+        return None
+    for reduce in (mean_op, var_op):
+        if tuple(_ints(reduce, "axes")) != others or _attr(reduce, "keepdims") is not None:
+            return None
+    square = _defined_by(var_op.operands[0], "dl.mul")
+    if square is None or square.operands[0] != square.operands[1]:
+        return None
+    centred = _defined_by(square.operands[0], "dl.sub")
+    if centred is None or centred.operands[0] != x.value:
+        return None
+    reshaped = _defined_by(centred.operands[1], "dl.reshape")
+    if reshaped is None or reshaped.operands[0] != mean.value:
+        return None
+    return Tensor(square.operands[0], x._trace)
+
+
 @rule("dl.batch_norm")
 def _batch_norm(op, g, x, mean, var, gamma, beta, y):
-    """Inference form (statistics as inputs; a training step computes them
-    with mean/var ops, differentiated by their own rules)."""
+    """Inference form (statistics as inputs), and the training form: with
+    the batch's own statistics (dlc.nn.BatchNorm2d in training mode) the
+    gradient through the mean and the variance is folded into the input's,
+    in closed form (as PyTorch's kernel), so that the backward pass reads
+    only g and the centred input: two per-channel sums and one elementwise
+    pass instead of the chain the mean and variance ops' own rules make."""
     axis, eps = _int(op, "axis"), _float(op, "epsilon")
     axis = axis % len(x.shape)
     shape = _channel_shape(x, axis)
     others = tuple(i for i in range(len(x.shape)) if i != axis)
     inv = O.reshape(O.rsqrt(var + _scalar(var, eps)), shape)
+    centered = _batch_statistics(x, mean, var, others)
+    if centered is not None and None not in x.shape:
+        count = 1
+        for i in others:
+            count *= x.shape[i]
+        total = O.sum(g, axis=others)                  # dbeta
+        moment = O.sum(g * centered, axis=others)      # dgamma / inv
+        inv_c = O.rsqrt(var + _scalar(var, eps))
+        dgamma = moment * inv_c
+        scale = O.reshape(gamma * inv_c / _scalar(var, float(count)), shape)
+        dx = scale * (g * _scalar(g, float(count)) - O.reshape(total, shape)
+                      - centered * O.reshape(moment * inv_c * inv_c, shape))
+        return [dx, None, None, dgamma, total]
     centered = x - O.reshape(mean, shape)
     dx = g * O.reshape(gamma, shape) * inv
     dgamma = O.sum(g * centered * inv, axis=others)

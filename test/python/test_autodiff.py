@@ -277,3 +277,39 @@ def test_max_pool_ties_go_to_the_first_maximum(kernel, stride, padding):
     (out * torch.tensor(weight)).sum().backward()
     got = dlc.grad(_loss(lambda a: dlc.max_pool2d(a, kernel, stride, padding), weight))(x)
     np.testing.assert_allclose(got, tx.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_batch_norm_with_batch_statistics_in_closed_form(layout, dtype):
+    """dlc.nn.BatchNorm2d in training mode (the batch's mean and biased
+    variance): the gradient through the statistics is folded into the
+    input's in closed form (two per-channel sums in the backward pass, not
+    the chain of the mean and variance rules), and matches PyTorch's."""
+    from dlc import nn
+    rng = np.random.default_rng(7)
+    shape = (4, 3, 5, 6) if layout == "NCHW" else (4, 5, 6, 3)
+    x = (rng.standard_normal(shape) * 2 + 1).astype(dtype)
+    g, b = rng.standard_normal(3).astype(dtype), rng.standard_normal(3).astype(dtype)
+    bn = nn.BatchNorm2d(3, layout=layout, dtype=dtype).train()
+    weight = rng.standard_normal(shape).astype(dtype)
+
+    def loss(x, g, b):
+        y, _ = nn.functional_call(bn, {"weight": g, "bias": b}, x,
+                                  buffers={"running_mean": bn.running_mean,
+                                           "running_var": bn.running_var})
+        return dlc.sum(y * weight)
+
+    grads = dlc.grad(loss, argnums=(0, 1, 2))(x, g, b)
+    tx, tg, tb = (torch.tensor(v, requires_grad=True) for v in (x, g, b))
+    tin = tx if layout == "NCHW" else tx.permute(0, 3, 1, 2)
+    out = F.batch_norm(tin, None, None, tg, tb, training=True)
+    out = out if layout == "NCHW" else out.permute(0, 2, 3, 1)
+    (out * torch.tensor(weight)).sum().backward()
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-10)
+    for ours, theirs in zip(grads, (tx, tg, tb)):
+        np.testing.assert_allclose(ours, theirs.grad.numpy(), **tol)
+    # The loss's sum, then two per-channel sums in the backward pass; the
+    # generic rules would differentiate the mean and the variance ops too.
+    text = dlc.jit(dlc.grad(loss)).lower(x, g, b).as_text("dl")
+    assert text.count("dl.reduce_sum") == 3
