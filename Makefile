@@ -80,6 +80,7 @@ $(BENCH_STAMP): requirements-bench.txt $(VENV_STAMP)
 
 bench: build $(BENCH_STAMP)
 	$(PY) -m dlc.bench --models --out bench/results
+	$(PY) bench/train_memory.py
 
 clean:
 	rm -rf $(BUILD)
