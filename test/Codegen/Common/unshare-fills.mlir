@@ -3,12 +3,18 @@
 
 // One zero fill shared by two matmuls (as CSE leaves it): each gets its own,
 // so that bufferization fills two buffers instead of filling one and
-// copying it into the other.
+// copying it into the other. The first in program order keeps the original;
+// the second's fill, and the empty tensor it fills, come just before it, so
+// that its buffer is allocated there (a training step's backward
+// convolution shared its zero fill with a forward one: its buffer lived
+// across the whole step).
 // CHECK-LABEL: func @shared_fill
-// CHECK: %[[F1:.*]] = linalg.fill
-// CHECK: %[[F2:.*]] = linalg.fill
-// CHECK-DAG: linalg.matmul {{.*}} outs(%[[F1]] :
-// CHECK-DAG: linalg.matmul {{.*}} outs(%[[F2]] :
+// CHECK: %[[E1:.*]] = tensor.empty() : tensor<4x16xf32>
+// CHECK-NEXT: %[[F1:.*]] = linalg.fill {{.*}} outs(%[[E1]] :
+// CHECK-NEXT: linalg.matmul {{.*}} outs(%[[F1]] :
+// CHECK-NEXT: %[[E2:.*]] = tensor.empty() : tensor<4x16xf32>
+// CHECK-NEXT: %[[F2:.*]] = linalg.fill {{.*}} outs(%[[E2]] :
+// CHECK-NEXT: linalg.matmul {{.*}} outs(%[[F2]] :
 // BUF-LABEL: func @shared_fill
 // BUF-NOT: memref.copy
 // BUF: return

@@ -95,7 +95,10 @@ def DLUnshareFills : Pass<"dl-unshare-fills", "::mlir::func::FuncOp"> {
       initializations of every matmul and convolution of one shape) is
       cloned for each use after the first: where two accumulations shared
       one filled tensor, bufferization filled one buffer and copied it to
-      the other (a full memcpy of the output on the calling thread).
+      the other (a full memcpy of the output on the calling thread). The
+      first use in program order keeps the original; each clone, with a
+      clone of the empty tensor it fills, goes just before its use, where
+      its buffer is then allocated.
     - A `tensor.empty` used as the destination of several ops (CSE merges
       the empty results of every op of one shape) is cloned the same way:
       one-shot bufferization's conflict analysis compares every pair of
