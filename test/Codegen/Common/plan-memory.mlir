@@ -69,6 +69,7 @@ func.func @refused(%w: memref<32x32xf32>, %n: index) -> (memref<32x32xf32>, memr
 // apply=false only measures: the buffers stay, the attribute says
 // peak_bytes = unplanned_peak_bytes.
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-plan-memory{apply=false}))' | FileCheck %s --check-prefix=MEASURE
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-plan-memory{search-tries=0}))' | FileCheck %s --check-prefix=GREEDY
 // MEASURE-LABEL: func.func @chain
 // MEASURE-SAME: dl.memory_plan = {buffers = 3 : i64, peak_bytes = 12288 : i64, unplanned_peak_bytes = 12288 : i64}
 // MEASURE-NOT: memref.view
@@ -119,4 +120,39 @@ func.func @matmul_then_matmul(%w: memref<32x32xf32>) -> memref<32x32xf32> {
   memref.dealloc %c : memref<32x32xf32>
   memref.dealloc %d : memref<32x32xf32>
   return %r : memref<32x32xf32>
+}
+
+// -----
+
+// Five buffers whose lifetimes interleave (positions 0-13: D 0-5, E 2-9,
+// C 3-7, B 8-12, A 11-13; 64, 64, 128, 64 and 192 bytes). At most 256 bytes
+// are live at once, but first fit, largest first, leaves a hole under A and
+// needs 320; the local search (random swaps of the order, fixed seed) finds
+// a 256-byte plan. search-tries=0 keeps the greedy plan.
+// CHECK-LABEL: func.func @fragments
+// CHECK-SAME: dl.memory_plan = {buffers = 5 : i64, peak_bytes = 256 : i64, unplanned_peak_bytes = 512 : i64}
+// GREEDY-LABEL: func.func @fragments
+// GREEDY-SAME: peak_bytes = 320 : i64
+func.func @fragments(%x: memref<16xf32>) {
+  %cst = arith.constant 1.0 : f32
+  %d = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+  linalg.fill ins(%cst : f32) outs(%x : memref<16xf32>)
+  %e = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+  %c = memref.alloc() {alignment = 64 : i64} : memref<32xf32>
+  linalg.fill ins(%cst : f32) outs(%x : memref<16xf32>)
+  linalg.fill ins(%cst : f32) outs(%d : memref<16xf32>)
+  linalg.fill ins(%cst : f32) outs(%x : memref<16xf32>)
+  linalg.fill ins(%cst : f32) outs(%c : memref<32xf32>)
+  %b = memref.alloc() {alignment = 64 : i64} : memref<16xf32>
+  linalg.fill ins(%cst : f32) outs(%e : memref<16xf32>)
+  linalg.fill ins(%cst : f32) outs(%x : memref<16xf32>)
+  %a = memref.alloc() {alignment = 64 : i64} : memref<48xf32>
+  linalg.fill ins(%cst : f32) outs(%b : memref<16xf32>)
+  linalg.fill ins(%cst : f32) outs(%a : memref<48xf32>)
+  memref.dealloc %a : memref<48xf32>
+  memref.dealloc %b : memref<16xf32>
+  memref.dealloc %c : memref<32xf32>
+  memref.dealloc %d : memref<16xf32>
+  memref.dealloc %e : memref<16xf32>
+  return
 }

@@ -138,8 +138,10 @@ def DLPlanMemory : Pass<"dl-plan-memory", "::mlir::func::FuncOp"> {
   let description = [{
     After bufferization: the statically shaped temporary buffers of the
     function's entry block (not returned, not passed to calls) are placed in
-    one 64-byte aligned arena by first fit, largest first; buffers live at
-    the same time never share. Each alloc becomes a memref.view of the arena.
+    one 64-byte aligned arena by first fit, largest first, improved by a
+    local search (`search-tries` random swaps in that order, kept when the
+    arena does not grow; fixed seed); buffers live at the same time never
+    share. Each alloc becomes a memref.view of the arena.
     The function gets `dl.memory_plan = {buffers, peak_bytes,
     unplanned_peak_bytes}`; `report` also emits them as a remark, and a
     remark at the point where the most bytes are live at once (no plan can
@@ -148,6 +150,9 @@ def DLPlanMemory : Pass<"dl-plan-memory", "::mlir::func::FuncOp"> {
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",
            "Emit a remark with the planned and unplanned peak bytes">,
+    Option<"searchTries", "search-tries", "int64_t", /*default=*/"200",
+           "Orders of the buffers tried after largest-first (local search: "
+           "random swaps kept when the arena does not grow)">,
     Option<"apply", "apply", "bool", /*default=*/"true",
            "Rewrite the buffers into the arena (false: only analyze and "
            "record dl.memory_plan, with peak_bytes = unplanned_peak_bytes)">,
