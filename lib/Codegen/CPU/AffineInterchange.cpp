@@ -185,7 +185,7 @@ struct DLAffineInterchangePass
   }
 
   void interchange(AffineForOp root, int64_t lineBytes) {
-    if (root->hasAttr("dl.transpose_squares"))
+    if (root->hasAttr(dl::kTransposeSquaresAttr))
       return; // dl-affine-transpose-squares chose this order
     SmallVector<AffineForOp> nest;
     affine::getPerfectlyNestedLoops(nest, root);

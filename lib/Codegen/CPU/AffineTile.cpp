@@ -206,7 +206,7 @@ struct DLAffineTilePass : public dl::impl::DLAffineTileBase<DLAffineTilePass> {
   }
 
   void tile(AffineForOp root, const dl::TargetInfo &target) {
-    if (root->hasAttr("dl.transpose_squares"))
+    if (root->hasAttr(dl::kTransposeSquaresAttr))
       return remark(root, "band left alone: a transpose copied by squares "
                           "(each square reads and writes whole vectors)");
     SmallVector<AffineForOp> band;

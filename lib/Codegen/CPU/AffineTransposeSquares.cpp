@@ -34,15 +34,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dl/Codegen/CPU/AffineUtils.h"
 #include "dl/Codegen/CPU/Passes.h"
 #include "dl/IR/DLAttrs.h"
 #include "dl/Target/Target.h"
 
-#include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Affine/LoopUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -56,12 +55,10 @@ using affine::AffineForOp;
 
 namespace {
 
-constexpr llvm::StringLiteral kSquares = "dl.transpose_squares";
-
-/// The loop (of `nest`) whose induction variable is the last index of
-/// `access`, when every index of it is one of the nest's induction variables
+/// The loop (of `nest`) whose induction variable is the last index of an
+/// access through `map` and `operands`, when every index of it is one of the nest's induction variables
 /// (each once); null otherwise.
-AffineForOp lastIndexLoop(Operation *access, AffineMap map, ValueRange operands,
+AffineForOp lastIndexLoop(AffineMap map, ValueRange operands,
                           ArrayRef<AffineForOp> nest) {
   if (map.getNumSymbols() != 0 || map.getNumResults() != nest.size())
     return AffineForOp();
@@ -126,9 +123,9 @@ struct DLAffineTransposeSquaresPass
     if (!element.isIntOrFloat() || !contiguousLast(inType) ||
         !contiguousLast(outType))
       return;
-    AffineForOp a = lastIndexLoop(load, load.getAffineMap(),
+    AffineForOp a = lastIndexLoop(load.getAffineMap(),
                                   load.getMapOperands(), nest);
-    AffineForOp b = lastIndexLoop(store, store.getAffineMap(),
+    AffineForOp b = lastIndexLoop(store.getAffineMap(),
                                   store.getMapOperands(), nest);
     if (!a || !b || a == b)
       return;
@@ -141,7 +138,6 @@ struct DLAffineTransposeSquaresPass
 
     MLIRContext *ctx = root.getContext();
     Location loc = root.getLoc();
-    OpBuilder builder(root);
     IRMapping mapping;
     AffineExpr d0 = getAffineDimExpr(0, ctx);
     auto plus = [&](OpBuilder &at, Value index, int64_t constant) -> Value {
@@ -158,7 +154,7 @@ struct DLAffineTransposeSquaresPass
     };
     // The other loops, in the output's order.
     AffineForOp outermost;
-    OpBuilder inner = builder;
+    OpBuilder inner(root);
     for (AffineExpr result : store.getAffineMap().getResults()) {
       Value iv = store.getMapOperands()[cast<AffineDimExpr>(result).getPosition()];
       if (iv == a.getInductionVar() || iv == b.getInductionVar())
@@ -246,7 +242,7 @@ struct DLAffineTransposeSquaresPass
     };
     scalarCopy(fullB, db, 0, da);
     scalarCopy(0, fullB, fullA, da);
-    outermost->setAttr(kSquares, UnitAttr::get(ctx));
+    outermost->setAttr(dl::kTransposeSquaresAttr, UnitAttr::get(ctx));
     // Keep the strategy the nest carried (dl-linalg-to-affine-loops puts it
     // on the outermost loop).
     if (Attribute strategy = root->getAttr(dl::kStrategyAttrName))

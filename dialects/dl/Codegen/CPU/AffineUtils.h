@@ -18,6 +18,10 @@
 
 namespace mlir::dl {
 
+/// Marks the outermost loop of a transpose dl-affine-transpose-squares
+/// rewrote; dl-affine-interchange and dl-affine-tile leave such nests alone.
+constexpr llvm::StringLiteral kTransposeSquaresAttr = "dl.transpose_squares";
+
 /// Coefficient of the loop variable `iv` in result `r` of `map` (summed over
 /// the operands that are `iv`), if the result is affine.
 inline std::optional<int64_t> coefficientOf(affine::AffineValueMap &map,
