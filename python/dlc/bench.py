@@ -290,7 +290,7 @@ def mlp_case(batch, rng):
 def build_cases(options, rng):
     cases = [matmul_case(n, rng) for n in options.matmul_sizes]
     for batch in options.conv_batches:
-        cases += [conv_case(layer, batch, rng) for layer in RESNET18_LAYERS]
+        cases += [conv_case(layer, batch, rng) for layer in options.conv_layers]
     cases += [mlp_case(batch, rng) for batch in (1, 64)]
     return cases
 
@@ -558,6 +558,10 @@ def main(argv=None):
                         help="folder for the JSON results and the plot")
     parser.add_argument("--quick", action="store_true",
                         help="small sizes and few rounds (a smoke test)")
+    parser.add_argument("--smoke", action="store_true",
+                        help="the smallest run that still writes every output (one "
+                             "matmul, one convolution layer, the MLP of the graph "
+                             "section, one round): what make test runs")
     parser.add_argument("--graph-only", action="store_true",
                         help="only the graph-optimization section")
     parser.add_argument("--gpu", action="store_true",
@@ -579,14 +583,23 @@ def main(argv=None):
     parser.add_argument("--interleaved", action="store_true",
                         help="models: all runtimes in one process, interleaved "
                              "(default: each in its own process)")
+    # Set by --smoke only (no flags of their own).
+    parser.set_defaults(conv_layers=RESNET18_LAYERS, graph_models=None)
     options = parser.parse_args(argv)
     if options.quick:
         options.rounds, options.block_seconds = 2, 0.01
         options.matmul_sizes, options.conv_batches = [128, 256], [1]
         options.model_rounds, options.model_batches = 2, [1]
         options.model_block_seconds = 0.01
+    if options.smoke:
+        options.rounds, options.block_seconds = 1, 0.005
+        options.matmul_sizes, options.conv_batches = [64], [1]
+        options.conv_layers, options.graph_models = RESNET18_LAYERS[:1], 1
     if options.threads < 1:
         parser.error("--threads must be positive")
+    # Made first: every result below is written into it (a fresh clone has
+    # no bench/results).
+    os.makedirs(options.out, exist_ok=True)
 
     runtime.set_num_threads(options.threads)
     if torch is not None:
@@ -598,7 +611,6 @@ def main(argv=None):
         section = run_gpu_section(options, rng, Progress(
             2 * len(options.gpu_matmul_sizes) + len(RESNET18_LAYERS)))
         print_gpu_table(section)
-        os.makedirs(options.out, exist_ok=True)
         with open(os.path.join(options.out, "gpu-latest.json"), "w") as out:
             json.dump({"machine": machine_facts(), **section}, out, indent=1)
         return section
@@ -610,7 +622,7 @@ def main(argv=None):
         write_report(options, {"models": model_rows}, name="models")
         return model_rows
     cases = [] if options.graph_only else build_cases(options, rng)
-    models = graph_models(rng)
+    models = graph_models(rng)[:options.graph_models]
     model_count = len(options.models_list) * len(options.model_batches) if options.models else 0
     progress = Progress(len(cases) + len(models) + model_count + 2)
     peak_facts = measure_peak_facts(1)
@@ -669,7 +681,6 @@ def print_target_and_peak(options, peak):
 
 
 def write_report(options, report, name, image=None):
-    os.makedirs(options.out, exist_ok=True)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     report = {"date": stamp, "machine": machine_facts(), "threads": options.threads,
               **report}
