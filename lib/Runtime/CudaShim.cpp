@@ -17,6 +17,16 @@
 // with dlc_cuda_take_error() after the call and returns it as an error,
 // where upstream's wrappers print and carry on.
 //
+// Device memory is stream-ordered where the driver has it (CUDA 11.2 on:
+// cuMemAllocAsync/cuMemFreeAsync on the device's default pool, kept mapped
+// between calls): a temporary freed by one kernel chain is reused by the
+// next without the device-wide synchronization of cuMemFree or the mapping
+// cost of cuMemAlloc. Older drivers get cuMemAlloc/cuMemFree.
+//
+// Constants (weights) the kernels read are uploaded once per loaded module
+// (dlc_cuda_resident, called by the host code dl-gpu-device-memory writes)
+// and stay in device memory for the life of the process.
+//
 // Signatures: those of the pinned MLIR's gpu-to-llvm and gpu.launch_func
 // translation; trailing arguments some versions add (mgpuModuleLoad's size,
 // mgpuLaunchKernel's parameter count) are accepted and not read.
@@ -27,6 +37,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
 #include <dlfcn.h>
 #include <mutex>
 
@@ -40,6 +51,7 @@ using Handle = void *;
 constexpr unsigned kStreamNonBlocking = 1;
 constexpr unsigned kEventDisableTiming = 2;
 constexpr unsigned kMemAttachGlobal = 1;
+constexpr int kMemPoolAttrReleaseThreshold = 4; // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
 
 struct Driver {
   void *library = nullptr;
@@ -75,6 +87,12 @@ struct Driver {
   CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned, size_t, Handle) = nullptr;
   CUresult (*cuMemsetD16Async)(CUdeviceptr, unsigned short, size_t,
                                Handle) = nullptr;
+  CUresult (*cuCtxSynchronize)(void) = nullptr;
+  // Stream-ordered allocation: all four, or none (then cuMemAlloc/Free).
+  CUresult (*cuMemAllocAsync)(CUdeviceptr *, size_t, Handle) = nullptr;
+  CUresult (*cuMemFreeAsync)(CUdeviceptr, Handle) = nullptr;
+  CUresult (*cuDeviceGetDefaultMemPool)(Handle *, CUdevice) = nullptr;
+  CUresult (*cuMemPoolSetAttribute)(Handle, int, void *) = nullptr;
   Handle context = nullptr;
 };
 
@@ -92,6 +110,33 @@ template <typename F> bool bind(F &slot, const char *name, const char *v2) {
     std::snprintf(driver.loadError, sizeof driver.loadError,
                   "libcuda.so.1 has no %s", name);
   return symbol != nullptr;
+}
+
+/// Binds what drivers before CUDA 11.2 lack; leaves `slot` null if absent.
+template <typename F> void bindOptional(F &slot, const char *name) {
+  slot = reinterpret_cast<F>(dlsym(driver.library, name));
+}
+
+/// The stream-ordered allocator, where the driver has it: the default pool
+/// of `device` keeps what is freed mapped (release threshold: no limit), so
+/// a call's temporaries are the previous call's memory again.
+void enableStreamOrderedAllocation(CUdevice device) {
+  bindOptional(driver.cuMemAllocAsync, "cuMemAllocAsync");
+  bindOptional(driver.cuMemFreeAsync, "cuMemFreeAsync");
+  bindOptional(driver.cuDeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool");
+  bindOptional(driver.cuMemPoolSetAttribute, "cuMemPoolSetAttribute");
+  Handle pool = nullptr;
+  uint64_t threshold = UINT64_MAX;
+  bool usable =
+      driver.cuMemAllocAsync && driver.cuMemFreeAsync &&
+      driver.cuDeviceGetDefaultMemPool && driver.cuMemPoolSetAttribute &&
+      driver.cuDeviceGetDefaultMemPool(&pool, device) == 0 &&
+      driver.cuMemPoolSetAttribute(pool, kMemPoolAttrReleaseThreshold,
+                                   &threshold) == 0;
+  if (!usable) {
+    driver.cuMemAllocAsync = nullptr;
+    driver.cuMemFreeAsync = nullptr;
+  }
 }
 
 void load() {
@@ -136,7 +181,8 @@ void load() {
             bind(driver.cuMemcpyHtoD, "cuMemcpyHtoD", "cuMemcpyHtoD_v2") &&
             bind(driver.cuMemcpyDtoH, "cuMemcpyDtoH", "cuMemcpyDtoH_v2") &&
             bind(driver.cuMemsetD32Async, "cuMemsetD32Async", nullptr) &&
-            bind(driver.cuMemsetD16Async, "cuMemsetD16Async", nullptr);
+            bind(driver.cuMemsetD16Async, "cuMemsetD16Async", nullptr) &&
+            bind(driver.cuCtxSynchronize, "cuCtxSynchronize", nullptr);
   if (!ok) {
     dlclose(driver.library);
     driver.library = nullptr;
@@ -154,7 +200,9 @@ void load() {
     std::snprintf(driver.loadError, sizeof driver.loadError,
                   "no CUDA device could be used (%s)", name ? name : "error");
     driver.library = nullptr;
+    return;
   }
+  enableStreamOrderedAllocation(device);
 }
 
 /// Whether driver calls can be made on this thread: the driver is loaded and
@@ -244,6 +292,65 @@ int dlc_cuda_copy_to_host(void *host, const void *device, size_t bytes) {
   check(driver.cuMemcpyDtoH(host, reinterpret_cast<CUdeviceptr>(device), bytes),
         "cuMemcpyDtoH");
   return lastError[0] == 0;
+}
+
+/// Waits for all work of the device (the caller's, on any stream): what a
+/// function's kernels read must be written first. Returns whether it worked.
+int dlc_cuda_synchronize(void) {
+  if (!ready())
+    return 0;
+  Scoped scoped;
+  check(driver.cuCtxSynchronize(), "cuCtxSynchronize");
+  return lastError[0] == 0;
+}
+
+/// Copies `bytes` between two device buffers, synchronously (an output of a
+/// device-resident call that must not alias an input).
+int dlc_cuda_copy_on_device(void *target, const void *source, size_t bytes) {
+  if (bytes == 0)
+    return 1;
+  if (!ready())
+    return 0;
+  Scoped scoped;
+  check(driver.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(target),
+                             reinterpret_cast<CUdeviceptr>(source), bytes,
+                             nullptr),
+        "cuMemcpyAsync");
+  if (!lastError[0])
+    check(driver.cuCtxSynchronize(), "cuCtxSynchronize");
+  return lastError[0] == 0;
+}
+
+/// The device copy of the constant `host` (`bytes` long), made at the first
+/// call and kept in `*slot` (a global of the loaded module's host code): a
+/// module's weights cross the bus once, not at every call. Null (with the
+/// error kept) if the upload failed.
+void *dlc_cuda_resident(void **slot, const void *host, uint64_t bytes) {
+  static std::mutex uploading;
+  auto *cell = reinterpret_cast<std::atomic<void *> *>(slot);
+  if (void *device = cell->load(std::memory_order_acquire))
+    return device;
+  if (!ready())
+    return nullptr;
+  std::lock_guard<std::mutex> lock(uploading);
+  if (void *device = cell->load(std::memory_order_relaxed))
+    return device;
+  Scoped scoped;
+  CUdeviceptr pointer = 0;
+  check(driver.cuMemAlloc(&pointer, bytes ? bytes : 1), "cuMemAlloc");
+  if (!lastError[0] && bytes)
+    check(driver.cuMemcpyHtoD(pointer, host, bytes), "cuMemcpyHtoD");
+  // A pageable upload may still be in flight when cuMemcpyHtoD returns, and
+  // the kernels run on non-blocking streams: waited for here, once.
+  if (!lastError[0])
+    check(driver.cuCtxSynchronize(), "cuCtxSynchronize");
+  if (lastError[0]) {
+    if (pointer)
+      driver.cuMemFree(pointer);
+    return nullptr;
+  }
+  cell->store(reinterpret_cast<void *>(pointer), std::memory_order_release);
+  return reinterpret_cast<void *>(pointer);
 }
 
 void mgpuSetDefaultDevice(int32_t device) { defaultDevice = device; }
@@ -354,7 +461,7 @@ void mgpuEventRecord(Handle event, Handle stream) {
     check(driver.cuEventRecord(event, stream), "cuEventRecord");
 }
 
-void *mgpuMemAlloc(uint64_t bytes, Handle /*stream*/, bool hostShared) {
+void *mgpuMemAlloc(uint64_t bytes, Handle stream, bool hostShared) {
   CUdeviceptr pointer = 0;
   if (bytes == 0 || !ready())
     return nullptr;
@@ -362,6 +469,11 @@ void *mgpuMemAlloc(uint64_t bytes, Handle /*stream*/, bool hostShared) {
   if (hostShared)
     check(driver.cuMemAllocManaged(&pointer, bytes, kMemAttachGlobal),
           "cuMemAllocManaged");
+  else if (driver.cuMemAllocAsync)
+    // Usable by the work queued on `stream` after this (the host code
+    // allocates on the stream that then uses the buffer), or by any stream
+    // once `stream` has been waited for.
+    check(driver.cuMemAllocAsync(&pointer, bytes, stream), "cuMemAllocAsync");
   else
     check(driver.cuMemAlloc(&pointer, bytes), "cuMemAlloc");
   return reinterpret_cast<void *>(pointer);
@@ -370,6 +482,14 @@ void *mgpuMemAlloc(uint64_t bytes, Handle /*stream*/, bool hostShared) {
 void mgpuMemFree(void *pointer, Handle stream) {
   if (pointer && loadedDriver()) {
     Scoped scoped;
+    if (driver.cuMemFreeAsync) {
+      // Returned to the pool once the work queued on `stream` before it
+      // (the kernels that read the buffer) is done.
+      check(driver.cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(pointer),
+                                  stream),
+            "cuMemFreeAsync");
+      return;
+    }
     // The free is ordered after the work queued on `stream` (the kernels
     // that read the buffer: gpu-async-region chains them on it): waited for
     // first, rather than relying on cuMemFree's implicit synchronization.

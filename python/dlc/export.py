@@ -45,7 +45,7 @@ from .version import __version__
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: names of the runtime's and the ABI's own functions (dlc_<name>)
 _RESERVED = {"num_threads", "set_num_threads", "parallel_for", "call_guarded", "metadata",
-             "last_error", "free_tensor"}
+             "last_error", "free_tensor", "free_device_tensor", "copy_to_host", "cuda_ready"}
 
 
 def export(f, *example_args, path, name=None, target="cpu", **jit_kwargs):
@@ -163,7 +163,7 @@ def export_lowered(lowered, path, name=None, default_name=None):
         obj = os.path.join(work, "code.o")
         _compile_object(lowered, module, record, obj)
         shim = os.path.join(work, "entry.c")
-        header = _header_text(os.path.basename(path), [record])
+        header = _header_text(os.path.basename(path), [record], cuda)
         with open(os.path.join(work, "dlc_export.h"), "w") as out:
             out.write(header)
         with open(shim, "w") as out:
@@ -260,15 +260,20 @@ def _compile_object(lowered, module, record, obj):
     if not os.path.exists(obj):
         raise CompileError(f"dlc.export: LLVM wrote no object code for {record['name']}")
     if cuda:
-        _expose_module_init(obj)
+        from .mlir import ir
+        with module.context:
+            kernels = sum(op.operation.name == "gpu.binary" for op in module.body.operations)
+        _expose_module_init(obj, kernels)
 
 
-def _expose_module_init(obj):
+def _expose_module_init(obj, kernels):
     """The GPU modules of CUDA host code are loaded by a constructor, which
     the ORC JIT turns into a local function (__orc_init_func.<module>) that
     it calls itself, not an .init_array entry: in a library nobody would call
     it and every launch would find no kernel. Renamed to the global
-    dlc_module_init, which the entry point calls once."""
+    dlc_module_init, which the entry point calls once. A function without
+    kernels (`kernels` is 0: an empty slice) has none; the entry point's weak
+    dlc_module_init, which does nothing, stands in."""
     nm, objcopy = shutil.which("nm"), shutil.which("objcopy")
     if nm is None or objcopy is None:
         raise RuntimeError("dlc.export(target='cuda') needs binutils (nm, objcopy) to "
@@ -276,6 +281,8 @@ def _expose_module_init(obj):
     listing = subprocess.run([nm, obj], capture_output=True, text=True, check=True).stdout
     names = [line.split()[-1] for line in listing.splitlines()
              if line.split() and line.split()[-1].startswith("__orc_init_func.")]
+    if not names and not kernels:
+        return
     if len(names) != 1:
         raise CompileError(f"dlc.export: expected one module initializer in the CUDA host "
                            f"code, found {names or 'none'}")
@@ -352,6 +359,7 @@ _HEADER = """\
 #ifndef DLC_EXPORT_{guard}_H
 #define DLC_EXPORT_{guard}_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -399,7 +407,19 @@ def _describe_inputs(record):
     return "; ".join(parts) or "none"
 
 
-def _header_text(library, records):
+_CUDA_DECLARATIONS = """\
+/* CUDA libraries: dlc_<name>_device takes inputs whose .data is device
+ * memory (cuMemAlloc, torch.cuda, CuPy: dense, C order) and leaves its
+ * outputs there (release them with dlc_free_device_tensor). It waits for the
+ * device's earlier work before its kernels run and for its own before it
+ * returns. dlc_copy_to_host copies device memory to the host (0, or 3 with
+ * dlc_last_error()). */
+void dlc_free_device_tensor(dlc_tensor *tensor);
+int dlc_copy_to_host(void *host, const void *device, size_t bytes);
+"""
+
+
+def _header_text(library, records, cuda=False):
     stem = os.path.splitext(library)[0]
     guard = re.sub(r"\W", "_", stem).upper()
     dtypes_text = ",\n".join(f"  DLC_{name.upper()} = {code}"
@@ -411,6 +431,11 @@ def _header_text(library, records):
                       f" * outputs[{len(record['outputs'])}]: {outputs or 'none'} */\n"
                       f"int dlc_{record['name']}(const dlc_tensor *inputs, "
                       f"dlc_tensor *outputs);\n")
+        if cuda:
+            functions += (f"int dlc_{record['name']}_device(const dlc_tensor *inputs, "
+                          f"dlc_tensor *outputs);\n")
+    if cuda:
+        functions += _CUDA_DECLARATIONS
     example = records[0]["inputs"][0] if records[0]["inputs"] else \
         {"dtype": "float32", "shape": []}
     return _HEADER.format(file=stem + ".h", version=__version__, library=library,
@@ -444,7 +469,7 @@ def _shim_text(record, metadata, cuda=False):
         "#include <string.h>", '#include "dlc_export.h"', "",
     ]
     if cuda:
-        params = ", ".join(f"char *b{i}" for i in range(len(inputs))) or "void"
+        params = "".join(f", char *b{i}" for i in range(len(inputs)))
         frees = " ".join(f"if (b{i}) mgpuMemFree(b{i}, NULL);" for i in range(len(inputs)))
         lines += [
             "/* dlc's CUDA shim (lib/Runtime/CudaShim.cpp), linked in. */",
@@ -452,23 +477,45 @@ def _shim_text(record, metadata, cuda=False):
             "extern void mgpuMemFree(void *, void *);",
             "extern int dlc_cuda_copy_to_device(void *, const void *, size_t);",
             "extern int dlc_cuda_copy_to_host(void *, const void *, size_t);",
+            "extern int dlc_cuda_copy_on_device(void *, const void *, size_t);",
+            "extern int dlc_cuda_synchronize(void);",
             "extern const char *dlc_cuda_take_error(void);",
             "extern int dlc_cuda_available(const char **);",
-            f"static void release_inputs({params}) {{ {frees} }}",
+            "/* The device copies of host inputs (none where the caller passed device",
+            " * memory). */",
+            f"static void release_inputs(int on_device{params}) {{ if (on_device) return; "
+            f"(void)on_device; {frees} }}",
             "/* The GPU modules' loader (see _expose_module_init), run once. */",
             "#include <pthread.h>",
-            "extern void dlc_module_init(void);",
+            "/* Weak: a function without kernels has no loader (see _expose_module_init). */",
+            "__attribute__((weak)) void dlc_module_init(void) {}",
             "static pthread_once_t modules_loaded = PTHREAD_ONCE_INIT;",
             "/* Whether a CUDA GPU can be used (why not, if not): exported. */",
             "int dlc_cuda_ready(const char **why) { return dlc_cuda_available(why); }",
             "",
+        ]
+    if cuda:
+        lines += [
+            "static __thread char last_error[512];",
+            "/* Frees an output of a dlc_<name>_device call (device memory). */",
+            "void dlc_free_device_tensor(dlc_tensor *tensor) {",
+            "  if (tensor && tensor->allocated) mgpuMemFree(tensor->allocated, NULL);",
+            "  if (tensor) { tensor->allocated = NULL; tensor->data = NULL; }",
+            "}",
+            "/* Copies `bytes` of device memory to the host: 0, or 3 with dlc_last_error. */",
+            "int dlc_copy_to_host(void *host, const void *device, size_t bytes) {",
+            "  if (dlc_cuda_copy_to_host(host, device, bytes)) return 0;",
+            "  const char *e = dlc_cuda_take_error();",
+            "  snprintf(last_error, sizeof last_error, \"dlc_copy_to_host: %s\", e ? e : \"failed\");",
+            "  return 3;",
+            "}", "",
         ]
     lines += [
         "extern int64_t dlc_call_guarded(void (*)(void **), void **);",
         "extern void _mlir_memref_to_llvm_free(void *);",
         "extern int64_t dlc_num_threads __attribute__((weak));",
         f"extern void _mlir__mlir_ciface_{symbol}(void **);",
-        "", "static __thread char last_error[512];",
+        "", *([] if cuda else ["static __thread char last_error[512];"]),
         "const char *dlc_last_error(void) { return last_error; }",
         "static int64_t threads_wanted = 0;",
         "void dlc_set_num_threads(int64_t threads) { threads_wanted = threads; }",
@@ -495,7 +542,13 @@ def _shim_text(record, metadata, cuda=False):
               "}", ""]
     # Results: one descriptor, or a struct of them.
     result_fields = " ".join(f"{_descriptor(o['rank'])} r{i};" for i, o in enumerate(outputs))
-    lines.append(f"int dlc_{name}(const dlc_tensor *inputs, dlc_tensor *outputs) {{")
+    if cuda:
+        # One body for both entry points: host arrays (copied in and out) or
+        # device memory (read and left there).
+        lines.append(f"static int run_{name}(const dlc_tensor *inputs, dlc_tensor *outputs, "
+                     f"int on_device) {{")
+    else:
+        lines.append(f"int dlc_{name}(const dlc_tensor *inputs, dlc_tensor *outputs) {{")
     lines.append("  last_error[0] = 0;")
     lines.append(f"  if (!inputs && {len(inputs)} > 0) {{ snprintf(last_error, sizeof "
                  f"last_error, \"dlc_{name}: inputs is NULL\"); return 1; }}")
@@ -534,15 +587,25 @@ def _shim_text(record, metadata, cuda=False):
                   "  if (!dlc_cuda_available(&why)) { snprintf(last_error, sizeof last_error, "
                   f"\"dlc_{name}: %s\", why ? why : \"no CUDA device\"); return 3; }}"]
         for i in range(len(inputs)):
-            release_so_far = ("release_inputs(" + ", ".join(f"base{k}" for k in range(i + 1)) +
+            release_so_far = ("release_inputs(on_device" +
+                              "".join(f", base{k}" for k in range(i + 1)) +
                               "".join(", NULL" for _ in range(len(inputs) - i - 1)) + ");")
             lines += [
-                f"  char *base{i} = bytes{i} ? mgpuMemAlloc(bytes{i}, NULL, 0) : NULL;",
-                f"  if (bytes{i} && (!base{i} || !dlc_cuda_copy_to_device(base{i}, "
+                f"  char *base{i} = on_device ? (char *)inputs[{i}].data : bytes{i} ? "
+                f"mgpuMemAlloc(bytes{i}, NULL, 0) : NULL;",
+                f"  if (!on_device && bytes{i} && (!base{i} || !dlc_cuda_copy_to_device(base{i}, "
                 f"inputs[{i}].data, bytes{i}))) {{ const char *e = dlc_cuda_take_error(); "
                 f"{release_so_far} snprintf(last_error, sizeof last_error, \"dlc_{name}: "
                 f"input {i}: %s\", e ? e : \"no memory\"); return 3; }}",
             ]
+        # The caller's work on its streams (device inputs), or the uploads
+        # (pageable copies may still be in flight), done before the kernels
+        # run on a non-blocking stream.
+        all_so_far = "release_inputs(on_device" + "".join(
+            f", base{k}" for k in range(len(inputs))) + ");"
+        lines.append(f"  if (!dlc_cuda_synchronize()) {{ const char *e = dlc_cuda_take_error(); "
+                     f"{all_so_far} snprintf(last_error, sizeof last_error, \"dlc_{name}: %s\", "
+                     f"e ? e : \"synchronization failed\"); return 3; }}")
     else:
         for i in range(len(inputs)):
             lines.append(f"  char *base{i} = inputs[{i}].data;")
@@ -563,7 +626,7 @@ def _shim_text(record, metadata, cuda=False):
         packed.append("&presults")
     packed += [f"&pa{i}" for i in range(len(inputs))]
     all_bases = ", ".join(f"base{i}" for i in range(len(inputs))) or ""
-    release = f"release_inputs({all_bases});" if cuda else ""
+    release = f"release_inputs(on_device{', ' if all_bases else ''}{all_bases});" if cuda else ""
     lines.append(f"  void *packed[] = {{ {', '.join(packed) or '0'} }};")
     if cuda:
         lines.append("  pthread_once(&modules_loaded, dlc_module_init);")
@@ -601,20 +664,38 @@ def _shim_text(record, metadata, cuda=False):
             f"    for (int d = {rank}; d < DLC_MAX_RANK; ++d) out->shape[d] = 0;",
             f"    char *first = (char *)results.r{i}.aligned + results.r{i}.offset * {size};",
             # An output the library does not own alone (an input's buffer, or
-            # another output's), not dense, or in GPU memory: copied into a
-            # host buffer of its own.
-            f"    int own = {0 if cuda else 1} && results.r{i}.allocated != NULL && "
+            # another output's), not dense, or in GPU memory that the caller
+            # wants on the host: copied into a buffer of its own.
+            f"    int own = {'on_device' if cuda else 1} && results.r{i}.allocated != NULL && "
             f"!DLC_IN_INPUTS(results.r{i}.allocated);",
+            "    int dense = 1; (void)dense;",
         ]
         for j in range(i):
             lines.append(f"    if (results.r{i}.allocated == outputs[{j}].allocated) own = 0;")
         if rank:
             lines.append(f"    {{ int64_t stride = 1; for (int d = {rank - 1}; d >= 0; --d) "
                          f"{{ if (results.r{i}.sizes[d] != 1 && results.r{i}.strides[d] != "
-                         f"stride) own = 0; stride *= results.r{i}.sizes[d]; }} }}")
+                         f"stride) dense = 0; stride *= results.r{i}.sizes[d]; }} }}")
         lines += [
-            "    if (own) { out->data = first; out->allocated = results.r" + str(i)
+            "    if (own && dense) { out->data = first; out->allocated = results.r" + str(i)
             + ".allocated; }",
+        ]
+        if cuda:
+            # Device results the caller keeps on the device, dense: one copy
+            # within device memory.
+            lines += [
+                f"    else if (on_device && dense) {{",
+                f"      int64_t bytes = count * {size};",
+                "      char *buffer = bytes > 0 ? mgpuMemAlloc(bytes, NULL, 0) : NULL;",
+                "      if (bytes > 0 && (!buffer || !dlc_cuda_copy_on_device(buffer, first, bytes))) {",
+                "        const char *e = dlc_cuda_take_error(); if (buffer) mgpuMemFree(buffer, NULL);",
+                f"        snprintf(last_error, sizeof last_error, \"dlc_{name}: output {i}: %s\", "
+                "e ? e : \"no device memory\"); status = 3; goto outputs_done;",
+                "      }",
+                "      out->data = buffer; out->allocated = buffer;",
+                "    }",
+            ]
+        lines += [
             "    else {",
             f"      char *copy = malloc(count * {size} > 0 ? count * {size} : 1);",
             "      if (!copy) { snprintf(last_error, sizeof last_error, \"dlc_" + name
@@ -651,6 +732,20 @@ def _shim_text(record, metadata, cuda=False):
             lines.append(f"      memcpy(copy, first, {size});")
         if cuda:
             lines.append("      free(staged);")
+            # Strided device results the caller keeps on the device: made
+            # dense on the host, uploaded to a buffer of their own.
+            lines += [
+                "      if (on_device) {",
+                f"        int64_t bytes = count * {size};",
+                "        char *buffer = bytes > 0 ? mgpuMemAlloc(bytes, NULL, 0) : NULL;",
+                "        if (bytes > 0 && (!buffer || !dlc_cuda_copy_to_device(buffer, copy, bytes))) {",
+                "          const char *e = dlc_cuda_take_error(); if (buffer) mgpuMemFree(buffer, NULL);",
+                f"          free(copy); snprintf(last_error, sizeof last_error, \"dlc_{name}: output "
+                f"{i}: %s\", e ? e : \"no device memory\"); status = 3; goto outputs_done;",
+                "        }",
+                "        free(copy); copy = buffer;",
+                "      }",
+            ]
         lines += ["      out->data = copy; out->allocated = copy;", "    }", "  }"]
     lines.append("  goto outputs_done;")
     lines.append("outputs_done: ;")
@@ -672,7 +767,20 @@ def _shim_text(record, metadata, cuda=False):
         lines.append("  cuda_error = dlc_cuda_take_error();")
         lines.append(f"  if (cuda_error && !status) {{ snprintf(last_error, sizeof last_error, "
                      f"\"dlc_{name}: %s\", cuda_error); status = 3; }}")
+    free_output = ("(on_device ? dlc_free_device_tensor : dlc_free_tensor)" if cuda
+                   else "dlc_free_tensor")
     lines.append(f"  if (status) for (int k = 0; k < {len(outputs)}; ++k) "
-                 "dlc_free_tensor(&outputs[k]);")
+                 f"{free_output}(&outputs[k]);")
     lines += ["  return status;", "}", ""]
+    if cuda:
+        lines += [
+            f"int dlc_{name}(const dlc_tensor *inputs, dlc_tensor *outputs) {{",
+            f"  return run_{name}(inputs, outputs, 0);",
+            "}",
+            "/* The same with inputs and outputs in device memory (outputs: release",
+            " * with dlc_free_device_tensor). */",
+            f"int dlc_{name}_device(const dlc_tensor *inputs, dlc_tensor *outputs) {{",
+            f"  return run_{name}(inputs, outputs, 1);",
+            "}", "",
+        ]
     return "\n".join(lines)

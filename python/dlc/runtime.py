@@ -460,6 +460,13 @@ class _CUDAShim:
         lib.dlc_cuda_take_error.restype = ctypes.c_char_p
         self.lib = lib
 
+    def synchronize(self, what):
+        """Waits for the device's work: the uploads of a call's arguments
+        (a pageable copy may still be in flight when it returns) before its
+        kernels run on a non-blocking stream."""
+        if not self.lib.dlc_cuda_synchronize():
+            self.check(what)
+
     def take_error(self):
         """The first error of this thread's CUDA calls since the last take
         (a string), or None."""
@@ -542,6 +549,7 @@ class CUDAFunction(CompiledFunction):
         self.shim.take_error()  # an earlier failure of this thread is not this call's
         device = [self.shim.to_device(a, f"{self.name}: argument {i}")
                   for i, a in enumerate(arrays)]
+        self.shim.synchronize(self.name)
         results = super().__call__(device)
         for j in self.donated:
             d = descriptor_type(arrays[j].ndim)()

@@ -8,6 +8,12 @@ works where only the exported ``.so`` and numpy are installed.
     logits = model(images)          # one exported function
     model.resnet18(images)          # the same, by name
 
+A library exported with ``target="cuda"`` also takes tensors already in GPU
+memory (``torch.cuda`` tensors, CuPy arrays: anything with ``__dlpack__`` or
+``__cuda_array_interface__``) and then returns :class:`DeviceArray` results
+that stay on the GPU (``torch.from_dlpack(result)``; ``result.numpy()``
+copies to the host): nothing crosses the PCIe bus (:mod:`dlcrt.dlpack`).
+
 Calls check every input as a ``dlc.jit`` function does and raise the same
 errors (:class:`ShapeError`, :class:`DTypeError`, :class:`ArityError`,
 ``MemoryError``); ``dlc.ShapeError`` and ``dlcrt.ShapeError`` are one class.
@@ -24,6 +30,7 @@ import platform
 
 import numpy as np
 
+from .dlpack import DeviceArray, device_view, is_device_array
 from .errors import (ArityError, ArtifactError, CUDAUnavailableError, DLCError,  # noqa: F401
                      DTypeError, ShapeError)
 
@@ -131,6 +138,10 @@ class Library:
                                            f"{reason}")
         self._library.dlc_last_error.restype = ctypes.c_char_p
         self._library.dlc_free_tensor.argtypes = [ctypes.POINTER(Tensor)]
+        if metadata.get("kind", "cpu") == "cuda":
+            self._library.dlc_free_device_tensor.argtypes = [ctypes.POINTER(Tensor)]
+            copy = self._library.dlc_copy_to_host
+            copy.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t]
         self._library.dlc_set_num_threads.argtypes = [ctypes.c_int64]
         self.functions = {}
         for record in metadata["functions"]:
@@ -194,6 +205,12 @@ class Library:
                                 f"not match the checksum dlc.export recorded (a partial "
                                 f"copy, or changed bytes)")
 
+    def copy_to_host(self, host, device, size):
+        """Copies `size` bytes of GPU memory at `device` to `host` (a CUDA
+        library's results: DeviceArray.numpy)."""
+        if self._library.dlc_copy_to_host(host, device, size) != 0:
+            raise RuntimeError((self._library.dlc_last_error() or b"").decode())
+
     def set_num_threads(self, threads):
         """Threads of the library's own pool a call may use (0: every core)."""
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 0:
@@ -211,10 +228,12 @@ class Library:
 
 
 class _Owner:
-    """Keeps an output's buffer until the last numpy view of it is gone."""
+    """Keeps an output's buffer until the last numpy view (or DeviceArray) of
+    it is gone."""
 
-    def __init__(self, library, tensor):
-        self._free = library._library.dlc_free_tensor
+    def __init__(self, library, tensor, device=False):
+        self._free = (library._library.dlc_free_device_tensor if device
+                      else library._library.dlc_free_tensor)
         self._tensor = tensor
 
     def __del__(self):
@@ -235,73 +254,154 @@ class Function:
         self._entry = getattr(library._library, "dlc_" + self.name)
         self._entry.argtypes = [ctypes.POINTER(Tensor), ctypes.POINTER(Tensor)]
         self._entry.restype = ctypes.c_int
+        self._device_entry = None
+        if library.metadata.get("kind") == "cuda":
+            # Inputs and outputs in GPU memory (see _call_device).
+            self._device_entry = getattr(library._library, "dlc_" + self.name + "_device")
+            self._device_entry.argtypes = [ctypes.POINTER(Tensor), ctypes.POINTER(Tensor)]
+            self._device_entry.restype = ctypes.c_int
 
     def _describe(self, spec):
         dims = ", ".join("?" if d is None else str(d) for d in spec["shape"])
         return f"{spec['dtype']}[{dims}]"
 
-    def _check(self, args):
+    def _check_arity(self, args):
         if len(args) != len(self.inputs):
             names = ", ".join(i["name"] for i in self.inputs)
             raise ArityError(f"{self.name} takes {len(self.inputs)} arguments ({names}), "
                              f"but got {len(args)}")
-        arrays, batch, batch_name = [], None, None
+
+    def _check_signature(self, described):
+        """Checks each argument's (dtype name, shape), in order, against the
+        inputs: dtypes, static dimensions, one batch size."""
+        batch, batch_name = None, None
+        for spec, (dtype, shape) in zip(self.inputs, described):
+            got = f"{dtype}{list(shape)}"
+            if dtype != spec["dtype"]:
+                raise DTypeError(f"argument {spec['name']!r}: expected "
+                                 f"{self._describe(spec)}, but got {got}")
+            wanted = spec["shape"]
+            if len(shape) != len(wanted) or any(
+                    e is not None and e != g for e, g in zip(wanted, shape)):
+                raise ShapeError(f"argument {spec['name']!r}: expected "
+                                 f"{self._describe(spec)}, but got {got}")
+            if wanted and wanted[0] is None:
+                if batch is None:
+                    batch, batch_name = shape[0], spec["name"]
+                elif shape[0] != batch:
+                    raise ShapeError(f"batched arguments disagree on the batch size: "
+                                     f"{batch_name!r} has {batch} and {spec['name']!r} "
+                                     f"has {shape[0]}")
+
+    def _check(self, args):
+        self._check_arity(args)
+        arrays, described = [], []
         for spec, dtype, value in zip(self.inputs, self._dtypes, args):
             dtype = dtype or _numpy_dtype(spec["dtype"])
             array = value if isinstance(value, np.ndarray) else np.asarray(value)
-            got = f"{array.dtype}{list(array.shape)}"
-            if array.dtype != dtype:
-                raise DTypeError(f"argument {spec['name']!r}: expected "
-                                 f"{self._describe(spec)}, but got {got}")
-            shape = spec["shape"]
-            if array.ndim != len(shape) or any(
-                    e is not None and e != g for e, g in zip(shape, array.shape)):
-                raise ShapeError(f"argument {spec['name']!r}: expected "
-                                 f"{self._describe(spec)}, but got {got}")
-            if shape and shape[0] is None:
-                if batch is None:
-                    batch, batch_name = array.shape[0], spec["name"]
-                elif array.shape[0] != batch:
-                    raise ShapeError(f"batched arguments disagree on the batch size: "
-                                     f"{batch_name!r} has {batch} and {spec['name']!r} "
-                                     f"has {array.shape[0]}")
-            arrays.append(np.ascontiguousarray(array))
-        return arrays
+            # Compared as numpy dtypes (bfloat16's name differs by version).
+            described.append((spec["dtype"] if array.dtype == dtype else str(array.dtype),
+                              array.shape))
+            arrays.append(array)
+        self._check_signature(described)
+        # Not np.ascontiguousarray, which makes a 0-d array 1-d (and the
+        # library refuses a rank-1 input where it expects a scalar).
+        return [a if a.flags.c_contiguous else a.copy(order="C") for a in arrays]
 
-    def __call__(self, *args):
-        arrays = self._check(args)
-        inputs = (Tensor * max(len(arrays), 1))()
-        for tensor, array, spec in zip(inputs, arrays, self.inputs):
-            tensor.data = array.ctypes.data
-            tensor.dtype = DTYPE_CODES[spec["dtype"]]
-            tensor.rank = array.ndim
-            for d, size in enumerate(array.shape):
+    def _tensors(self, described):
+        """The C ABI's input array for (address, dtype name, shape) triples."""
+        inputs = (Tensor * max(len(described), 1))()
+        for tensor, (address, dtype, shape) in zip(inputs, described):
+            tensor.data = address
+            tensor.dtype = DTYPE_CODES[dtype]
+            tensor.rank = len(shape)
+            for d, size in enumerate(shape):
                 tensor.shape[d] = size
+        return inputs
+
+    def _raise(self, status):
+        message = (self._library._library.dlc_last_error() or b"").decode()
+        if status == 2:
+            raise MemoryError(message)
+        if status == 3:
+            raise RuntimeError(message)  # a CUDA driver call failed
+        raise ShapeError(message)
+
+    def _marshal_device(self, args):
+        """(device entry point, C inputs, what keeps the arguments alive) of
+        arguments already in GPU memory."""
+        views = []
+        for spec, value in zip(self.inputs, args):
+            if not is_device_array(value):
+                raise TypeError(f"argument {spec['name']!r} is a host array while others "
+                                f"are in GPU memory: pass all arguments on the GPU (as "
+                                f"DLPack or CUDA array interface tensors) or all on the "
+                                f"host")
+            views.append(device_view(value, f"argument {spec['name']!r}"))
+        self._check_signature([(v.dtype, v.shape) for v in views])
+        inputs = self._tensors([(v.pointer, spec["dtype"], v.shape)
+                                for v, spec in zip(views, self.inputs)])
+        return self._device_entry, inputs, views
+
+    def _marshal(self, args):
+        """(entry point, C inputs, what keeps the arguments alive): the
+        device entry point where the arguments are in GPU memory (CUDA
+        libraries), else the host one."""
+        self._check_arity(args)
+        if self._device_entry is not None and any(is_device_array(a) for a in args):
+            return self._marshal_device(args)
+        arrays = self._check(args)
+        inputs = self._tensors([(a.ctypes.data, spec["dtype"], a.shape)
+                                for a, spec in zip(arrays, self.inputs)])
+        return self._entry, inputs, arrays
+
+    def _run(self, entry, inputs):
         outputs = (Tensor * max(len(self.outputs), 1))()
-        status = self._entry(inputs, outputs)
+        status = entry(inputs, outputs)
         if status != 0:
-            message = (self._library._library.dlc_last_error() or b"").decode()
-            if status == 2:
-                raise MemoryError(message)
-            if status == 3:
-                raise RuntimeError(message)  # a CUDA driver call failed
-            raise ShapeError(message)
+            self._raise(status)
+        device = entry is self._device_entry
         results = []
         for index, spec in enumerate(self.outputs):
             tensor = outputs[index]
             shape = tuple(tensor.shape[d] for d in range(tensor.rank))
+            owner = _Owner(self._library, Tensor.from_buffer_copy(tensor), device=device)
+            if device:
+                # Results of device arguments stay in GPU memory.
+                results.append(DeviceArray(tensor.data or 0, shape, spec["dtype"], 0, owner,
+                                           self._library.copy_to_host))
+                continue
             dtype = _numpy_dtype(spec["dtype"])
             count = int(np.prod(shape, dtype=np.int64))
-            owner = _Owner(self._library, Tensor.from_buffer_copy(tensor))
             if count == 0 or not tensor.data:
                 results.append(np.zeros(shape, dtype))
                 continue
             buffer = (ctypes.c_char * (count * dtype.itemsize)).from_address(tensor.data)
             buffer._dlcrt_owner = owner  # freed with the last view
             results.append(np.frombuffer(buffer, dtype=dtype).reshape(shape))
-        if self._single:
-            return results[0]
-        return tuple(results)
+        return results[0] if self._single else tuple(results)
+
+    def __call__(self, *args):
+        """Runs the function: numpy arrays in, numpy arrays out; or (CUDA
+        libraries) GPU tensors in, :class:`DeviceArray` results out."""
+        entry, inputs, alive = self._marshal(args)
+        results = self._run(entry, inputs)
+        del alive  # the call has finished with the arguments
+        return results
+
+    def prepare(self, *args):
+        """The call of this function on `args`, checked and marshalled once:
+        calling the returned object runs the function again on the same
+        argument buffers (read anew at each call; keep them alive and their
+        shapes unchanged), without the per-argument Python work of a plain
+        call, which for a model with its weights as 100 GPU arguments costs
+        more than its kernels. As a C caller of the entry point would."""
+        entry, inputs, alive = self._marshal(args)
+
+        def call():
+            return self._run(entry, inputs)
+        call.arguments = alive
+        return call
 
     def __repr__(self):
         inputs = ", ".join(f"{i['name']}: {self._describe(i)}" for i in self.inputs)

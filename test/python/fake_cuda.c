@@ -169,6 +169,30 @@ int cuMemsetD16Async(uint64_t dst, unsigned short value, size_t count, void *str
   protect(dst, 0);
   return 0;
 }
+int cuCtxSynchronize(void) { logf_("sync%s %lld %lld", "", 0, 0); return 0; }
+/* The stream-ordered allocator (CUDA 11.2): the same device blocks, logged
+ * with "-async" and the stream; $FAKE_CUDA_NO_POOL makes the default pool
+ * unavailable (a driver without it: the shim falls back to cuMemAlloc). */
+int cuDeviceGetDefaultMemPool(void **pool, int device) {
+  (void)device;
+  if (getenv("FAKE_CUDA_NO_POOL")) return 801; /* CUDA_ERROR_NOT_SUPPORTED */
+  *pool = (void *)0x2; return 0;
+}
+int cuMemPoolSetAttribute(void *pool, int attribute, void *value) {
+  (void)pool;
+  logf_("pool-attribute%s %lld %lld", "", attribute, (long long)*(uint64_t *)value);
+  return 0;
+}
+int cuMemAllocAsync(uint64_t *pointer, size_t bytes, void *stream) {
+  int status = cuMemAlloc_v2(pointer, bytes);
+  logf_("async-alloc%s %lld %lld", "", (long long)bytes, stream ? *(long long *)stream : 0);
+  return status;
+}
+int cuMemFreeAsync(uint64_t pointer, void *stream) {
+  int status = cuMemFree_v2(pointer);
+  logf_("async-free%s %lld %lld", "", 0, stream ? *(long long *)stream : 0);
+  return status;
+}
 /* For dlc's Python runtime. */
 int cuDeviceGetCount(int *count) { *count = 1; return 0; }
 int cuCtxSetCurrent(void *context) { (void)context; return 0; }

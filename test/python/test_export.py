@@ -99,6 +99,16 @@ def test_several_outputs_aliasing_and_dtypes(tmp_path):
     assert got[0].ctypes.data != a.ctypes.data  # a copy, not the caller's buffer
 
 
+def test_rank_zero_inputs(tmp_path):
+    """A scalar (0-d) input stays rank 0 on its way to the library (numpy's
+    ascontiguousarray would make it rank 1, which the entry point refuses)."""
+    def f(scale, x):
+        return x * scale
+    scale, x = np.float32(2.5).reshape(()), np.arange(4, dtype=np.float32)
+    path = dlc.export(f, scale, x, path=str(tmp_path / "scaled.so"))
+    np.testing.assert_array_equal(dlc.load(path)(scale, x), x * 2.5)
+
+
 def test_module_and_imported_model_export(tmp_path):
     torch = pytest.importorskip("torch")
     model = dlc.nn.Sequential(dlc.nn.Conv2d(3, 8, 3, padding=1), dlc.nn.BatchNorm2d(8),
@@ -444,19 +454,22 @@ def test_cuda_library_without_a_gpu_says_so(cuda_library):
 
 def test_cuda_library_calls_the_driver_in_order(cuda_library, fake_cuda, tmp_path):
     """With a stand-in driver (fake_cuda.c: device memory the host cannot
-    touch, kernels not run): the PTX is loaded, every kernel of the function
-    is fetched by name and launched, the input is copied into device memory
-    and each output out of it (no managed memory anywhere), the weights are
-    copied in on a stream, and every allocation is freed; a failed launch is
-    a RuntimeError naming the call, and still frees everything."""
+    touch, kernels not run), two calls: the fatbin is loaded, every kernel of
+    the function is fetched by name and launched, the input is copied into
+    device memory and each output out of it (no managed memory anywhere),
+    temporaries come from the stream-ordered pool (kept mapped), the weights
+    W1 and W2 are uploaded by the first call only and stay, everything else
+    is freed; a failed launch is a RuntimeError naming the call, and still
+    frees everything."""
     path, kernels, launches = cuda_library
     fake = fake_cuda
     script = textwrap.dedent(f"""
         import numpy as np, dlcrt
         library = dlcrt.load({path!r})
         try:
-            out = library(np.ones((3, 20), np.float32))
-            print("shape", out.shape)
+            for batch in (3, 2):
+                out = library(np.ones((batch, 20), np.float32))
+                print("shape", out.shape)
         except RuntimeError as error:
             print("error", error)
     """)
@@ -465,24 +478,120 @@ def test_cuda_library_calls_the_driver_in_order(cuda_library, fake_cuda, tmp_pat
         return run_on_fake_cuda(fake, script, tmp_path / f"log{int(fail)}.txt", fail)
 
     out, log = run(False)
-    assert "shape (3, 5)" in out
-    loads = [line for line in log if line.startswith("load")]
+    assert "shape (3, 5)" in out and "shape (2, 5)" in out
+    starts = lambda word: [line for line in log if line.startswith(word)]  # noqa: E731
+    loads = starts("load")
     # A fatbin (cubin for sm_90 + PTX) per GPU module, loaded as it is; PTX
     # where ptxas is missing.
     kind = "load fatbin 0 0" if _metadata(path)["kernels"] == "fatbin" else "load-ptx version"
     assert loads and all(line.startswith(kind) for line in loads), loads
-    fetched = sorted({line.split()[1] for line in log if line.startswith("function ")})
+    fetched = sorted({line.split()[1] for line in starts("function ")})
     assert fetched == kernels
-    assert sum(line.startswith("launch ") for line in log) == launches
-    allocs = sum(line.startswith("alloc") for line in log)
-    assert allocs >= 2 and allocs == sum(line.startswith("free") for line in log)
-    assert not [line for line in log if line.startswith("alloc") and line.endswith(" 1")]
-    assert [line for line in log if line.startswith("h2d")] == [f"h2d {3 * 20 * 4} 0"]
-    assert [line for line in log if line.startswith("d2h")] == [f"d2h {3 * 5 * 4} 0"]
-    assert sum(line.startswith("copy ") for line in log) == 2  # W1 and W2
+    assert len(starts("launch ")) == 2 * launches
+    weights = [f"h2d {20 * 16 * 4} 0", f"h2d {16 * 5 * 4} 0"]
+    assert sorted(starts("h2d")) == sorted(weights + [f"h2d {3 * 20 * 4} 0",
+                                                      f"h2d {2 * 20 * 4} 0"])
+    assert starts("d2h") == [f"d2h {3 * 5 * 4} 0", f"d2h {2 * 5 * 4} 0"]
+    assert not starts("copy ")  # no copy of the weights in the calls
+    assert len(starts("alloc")) == len(starts("free")) + 2  # the weights stay
+    assert not [line for line in starts("alloc") if line.endswith(" 1")]  # managed
+    # The pool keeps freed memory mapped (release threshold: no limit).
+    assert starts("pool-attribute") == ["pool-attribute 4 -1"]  # UINT64_MAX, as %lld
+    assert starts("async-alloc") and len(starts("async-alloc")) == len(starts("async-free"))
 
     out, log = run(True)
     assert "cuLaunchKernel failed with CUDA_ERROR_LAUNCH_FAILED" in out
     assert sum(line.startswith("launch ") for line in log) == 1
     assert sum(line.startswith("alloc") for line in log) == \
-        sum(line.startswith("free") for line in log)
+        sum(line.startswith("free") for line in log) + 2
+
+
+def test_cuda_library_without_kernels(fake_cuda, tmp_path):
+    """A function whose result is empty has no kernel and no GPU module to
+    load: it still exports (found by the device check's bundle, where it
+    was refused for want of a module loader) and runs."""
+    x = np.ones((3, 7), np.float32)
+    path = dlc.export(lambda a: a[:, 5:2], x, path=str(tmp_path / "empty.so"), target="cuda")
+    script = textwrap.dedent(f"""
+        import numpy as np, dlcrt
+        print("shape", dlcrt.load({path!r})(np.ones((3, 7), np.float32)).shape)
+    """)
+    out, log = run_on_fake_cuda(fake_cuda, script, tmp_path / "log.txt")
+    assert "shape (3, 0)" in out
+    assert not [line for line in log if line.startswith(("load", "launch"))]
+
+
+def test_cuda_library_without_a_memory_pool(cuda_library, fake_cuda, tmp_path):
+    """A driver without the stream-ordered allocator (before CUDA 11.2, or
+    one whose default pool is unavailable): cuMemAlloc and cuMemFree."""
+    path, _, _ = cuda_library
+    script = textwrap.dedent(f"""
+        import os, numpy as np, dlcrt
+        os.environ["FAKE_CUDA_NO_POOL"] = "1"
+        print("shape", dlcrt.load({path!r})(np.ones((3, 20), np.float32)).shape)
+    """)
+    out, log = run_on_fake_cuda(fake_cuda, script, tmp_path / "log.txt")
+    assert "shape (3, 5)" in out
+    assert not [line for line in log if line.startswith(("async-", "pool-"))]
+    assert sum(line.startswith("alloc") for line in log) == \
+        sum(line.startswith("free") for line in log) + 2
+
+
+_DEVICE_SCRIPT = """
+import numpy as np, dlcrt
+from dlc import runtime
+
+class Tensor:
+    # A tensor in (stand-in) device memory, as CuPy or torch.cuda hand one over.
+    def __init__(self, array):
+        self.holder = runtime.cuda_shim().to_device(array, "x")
+        self.__cuda_array_interface__ = {
+            "shape": array.shape, "typestr": array.dtype.str, "version": 3,
+            "data": (self.holder.__array_interface__["data"][0], False), "strides": None}
+
+library = dlcrt.load(PATH)
+x = np.ones((3, 20), np.float32)
+out = library(Tensor(x))
+print("type", type(out).__name__, out.shape, out.dtype)
+print("interface", out.__cuda_array_interface__["shape"], out.__cuda_array_interface__["typestr"])
+host = out.numpy()
+print("host", host.shape, host.dtype)
+try:
+    library(Tensor(x), 1)
+except TypeError as error:
+    print("arity", error)
+try:
+    library(Tensor(np.ones((3, 21), np.float32)))
+except ValueError as error:
+    print("shape", error)
+try:
+    library(Tensor(np.ones((3, 20), np.float64)))
+except TypeError as error:
+    print("dtype", error)
+"""
+
+
+def test_cuda_library_device_arrays(cuda_library, fake_cuda, tmp_path):
+    """Inputs already in device memory (the CUDA array interface, as CuPy and
+    torch.cuda tensors have it): the library's device entry point reads them
+    where they are (no host-to-device copy of the input), leaves the result
+    in device memory (a DeviceArray, no device-to-host copy until .numpy()),
+    and checks dtypes and shapes like the host path."""
+    path, _, launches = cuda_library
+    out, log = run_on_fake_cuda(fake_cuda, _DEVICE_SCRIPT.replace("PATH", repr(path)),
+                                tmp_path / "log.txt")
+    assert "type DeviceArray (3, 5) float32" in out
+    assert "interface (3, 5) <f4" in out
+    assert "host (3, 5) float32" in out
+    assert "takes 1 arguments (x), but got 2" in out
+    assert "argument 'x': expected float32[?, 20], but got float32[3, 21]" in out
+    assert "argument 'x': expected float32[?, 20], but got float64[3, 20]" in out
+    starts = lambda word: [line for line in log if line.startswith(word)]  # noqa: E731
+    # The script's four Tensor uploads (its own) and the weights once; the
+    # only device-to-host copy is .numpy()'s.
+    assert sorted(starts("h2d")) == sorted([f"h2d {20 * 16 * 4} 0", f"h2d {16 * 5 * 4} 0"]
+                                           + [f"h2d {3 * 20 * 4} 0"] * 2
+                                           + [f"h2d {3 * 21 * 4} 0", f"h2d {3 * 20 * 8} 0"])
+    assert starts("d2h") == [f"d2h {3 * 5 * 4} 0"]
+    assert len(starts("launch ")) == launches
+    assert starts("sync")  # the caller's work waited for before the kernels

@@ -6,8 +6,14 @@
 //   memref.alloc      -> gpu.alloc            (device memory, cuMemAlloc) on a
 //                        stream, waited for
 //   memref.dealloc    -> gpu.dealloc on a stream, waited for
-//   memref.get_global -> gpu.alloc + gpu.memcpy from the global (host to
-//                        device, waited for), freed before each return
+//   memref.get_global -> of a constant: its device copy, uploaded by the
+//                        first call of the loaded module and kept
+//                        (dlc_cuda_resident in dlc's CUDA shim, its address
+//                        in a module global of the host code), so weights
+//                        cross the bus once; of a mutable global, or a
+//                        constant the function returns (the caller frees
+//                        results): gpu.alloc + gpu.memcpy from the global,
+//                        freed before each return
 //
 // Device memory, not managed: the host code only launches kernels and handles
 // pointers (dl-gpu-check-mapped refuses any host access to a buffer), so
@@ -16,7 +22,11 @@
 // caller passes arguments in device memory and copies results back (dlc's
 // Python runtime and dlc.export's entry points do both, at the function
 // boundary), then frees them with cuMemFree. Upstream has the gpu.alloc op and
-// its runtime lowering but no pass choosing it for host buffers, hence ours.
+// its runtime lowering but no pass choosing it for host buffers, hence ours;
+// nor a way to keep a constant on the device across calls: the resident
+// copy is built here in the LLVM dialect (a call and a memref descriptor,
+// cast back to the memref type; gpu-to-llvm's own casts meet it and
+// reconcile-unrealized-casts removes both).
 //
 // Refused: memref.alloca in a host function (stack memory the device cannot
 // reach), with a diagnostic naming it.
@@ -25,9 +35,13 @@
 
 #include "dl/Codegen/GPU/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/DataLayoutInterfaces.h"
 
 namespace mlir::dl {
 #define GEN_PASS_DEF_DLGPUDEVICEMEMORY
@@ -77,6 +91,100 @@ void createDealloc(OpBuilder &b, Location loc, Value memref) {
   gpu::WaitOp::create(b, loc, Type(), ValueRange{done});
 }
 
+constexpr StringLiteral kResidentFunction = "dlc_cuda_resident";
+
+/// Whether `global` (what a memref.get_global names) can be kept on the
+/// device across calls: a constant with an initial value and a static,
+/// strided layout (its descriptor is known at compile time).
+bool residentCandidate(memref::GlobalOp global) {
+  if (!global || !global.getConstant() || !global.getInitialValue())
+    return false;
+  MemRefType type = global.getType();
+  int64_t offset;
+  SmallVector<int64_t> strides;
+  return type.hasStaticShape() &&
+         succeeded(type.getStridesAndOffset(strides, offset)) &&
+         !ShapedType::isDynamic(offset) &&
+         llvm::none_of(strides, ShapedType::isDynamic);
+}
+
+/// The device copy of the constant `global` (see the header): the module
+/// global holding its address (null until the first call), the call that
+/// fills it, and a memref descriptor around the address.
+Value createResident(OpBuilder &b, memref::GetGlobalOp getGlobal,
+                     memref::GlobalOp global, ModuleOp module,
+                     llvm::StringMap<LLVM::GlobalOp> &slots,
+                     Operation *&hostRead) {
+  Location loc = getGlobal.getLoc();
+  MLIRContext *ctx = b.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto i64 = IntegerType::get(ctx, 64);
+  OpBuilder top = OpBuilder::atBlockEnd(module.getBody());
+  if (!module.lookupSymbol(kResidentFunction))
+    LLVM::LLVMFuncOp::create(
+        top, loc, kResidentFunction,
+        LLVM::LLVMFunctionType::get(ptr, {ptr, ptr, i64}));
+  LLVM::GlobalOp &slot = slots[global.getSymName()];
+  if (!slot) {
+    slot = LLVM::GlobalOp::create(top, loc, ptr, /*isConstant=*/false,
+                                  LLVM::Linkage::Internal,
+                                  ("__dlc_resident_" + global.getSymName()).str(),
+                                  Attribute());
+    SymbolTable(module).insert(slot); // a unique name
+    OpBuilder inside(ctx);
+    inside.createBlock(&slot.getInitializerRegion());
+    LLVM::ReturnOp::create(inside, loc,
+                           LLVM::ZeroOp::create(inside, loc, ptr).getResult());
+  }
+
+  MemRefType type = global.getType();
+  int64_t elementBytes =
+      DataLayout::closest(getGlobal).getTypeSize(type.getElementType());
+  int64_t bytes = type.getNumElements() * elementBytes;
+  Value address = LLVM::AddressOfOp::create(b, loc, slot);
+  auto extract = memref::ExtractAlignedPointerAsIndexOp::create(
+      b, loc, getGlobal.getResult());
+  hostRead = extract;
+  Value hostIndex = extract.getResult();
+  Value hostInt = arith::IndexCastOp::create(b, loc, i64, hostIndex);
+  Value host = LLVM::IntToPtrOp::create(b, loc, ptr, hostInt);
+  Value size = LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(bytes));
+  Value device = LLVM::CallOp::create(b, loc, TypeRange{ptr},
+                                      kResidentFunction,
+                                      ValueRange{address, host, size})
+                     .getResult();
+
+  // The descriptor of memref-to-llvm: {allocated, aligned, offset, sizes,
+  // strides}, the last two left out at rank 0.
+  int64_t offset;
+  SmallVector<int64_t> strides;
+  (void)type.getStridesAndOffset(strides, offset);
+  int64_t rank = type.getRank();
+  SmallVector<Type> fields = {ptr, ptr, i64};
+  if (rank > 0) {
+    fields.push_back(LLVM::LLVMArrayType::get(i64, rank));
+    fields.push_back(LLVM::LLVMArrayType::get(i64, rank));
+  }
+  auto descriptorType = LLVM::LLVMStructType::getLiteral(ctx, fields);
+  Value descriptor = LLVM::PoisonOp::create(b, loc, descriptorType);
+  auto insert = [&](Value value, ArrayRef<int64_t> position) {
+    descriptor =
+        LLVM::InsertValueOp::create(b, loc, descriptor, value, position);
+  };
+  auto constant = [&](int64_t value) -> Value {
+    return LLVM::ConstantOp::create(b, loc, i64, b.getI64IntegerAttr(value));
+  };
+  insert(device, {0});
+  insert(device, {1});
+  insert(constant(offset), {2});
+  for (int64_t d = 0; d < rank; ++d) {
+    insert(constant(type.getDimSize(d)), {3, d});
+    insert(constant(strides[d]), {4, d});
+  }
+  return UnrealizedConversionCastOp::create(b, loc, type, descriptor)
+      .getResult(0);
+}
+
 struct DLGPUDeviceMemory
     : public dl::impl::DLGPUDeviceMemoryBase<DLGPUDeviceMemory> {
   void runOnOperation() override {
@@ -84,6 +192,10 @@ struct DLGPUDeviceMemory
       if (failed(convert(func)))
         return signalPassFailure();
   }
+
+  /// The module globals holding resident constants' device addresses, one
+  /// per constant (shared by the module's functions).
+  llvm::StringMap<LLVM::GlobalOp> slots;
 
   LogicalResult convert(func::FuncOp func) {
     WalkResult stack = func.walk([](memref::AllocaOp alloca) {
@@ -119,10 +231,25 @@ struct DLGPUDeviceMemory
       dealloc.erase();
     }
     SmallVector<Value> copies;
+    auto module = getOperation();
+    SymbolTableCollection symbols;
     for (memref::GetGlobalOp global : globals) {
       OpBuilder b(global);
       b.setInsertionPointAfter(global);
       auto type = cast<MemRefType>(global.getType());
+      auto definition =
+          symbols.lookupNearestSymbolFrom<memref::GlobalOp>(global,
+                                                            global.getNameAttr());
+      bool returned = llvm::any_of(global->getUsers(), [](Operation *user) {
+        return isa<func::ReturnOp>(user);
+      });
+      if (!returned && residentCandidate(definition)) {
+        Operation *hostRead = nullptr;
+        Value device =
+            createResident(b, global, definition, module, slots, hostRead);
+        global.getResult().replaceAllUsesExcept(device, hostRead);
+        continue;
+      }
       Value device =
           createAlloc(b, global.getLoc(), type, ValueRange{}, ValueRange{});
       global.getResult().replaceAllUsesWith(device);

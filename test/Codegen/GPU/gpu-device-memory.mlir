@@ -1,31 +1,38 @@
 // RUN: dl-opt %s --dl-gpu-device-memory --split-input-file --verify-diagnostics | FileCheck %s
 
-// Host buffers become device memory (not managed: no host_shared); a
-// constant is copied into it on a stream, waited for, for the kernels, and
-// freed before the return; the returned buffer is the caller's.
+// Host buffers become device memory (not managed: no host_shared). A
+// constant the kernels read is resident: its device copy is made by the
+// first call (dlc_cuda_resident, the address kept in a module global) and
+// is neither copied nor freed by the function; its descriptor is built in
+// the LLVM dialect and cast back to the memref type. The returned buffer is
+// the caller's.
 // CHECK-LABEL: func.func @host
 // CHECK: %[[W:.*]] = memref.get_global @weights
-// CHECK: %[[A0:.*]] = gpu.wait async
-// CHECK: %[[WD:.*]], %[[A1:.*]] = gpu.alloc async [%[[A0]]] () : memref<4xf32>
-// CHECK: gpu.wait [%[[A1]]]
-// CHECK: %[[C0:.*]] = gpu.wait async
-// CHECK: %[[C1:.*]] = gpu.memcpy async [%[[C0]]] %[[WD]], %[[W]] : memref<4xf32>, memref<4xf32>
-// CHECK: gpu.wait [%[[C1]]]
+// CHECK: %[[SLOT:.*]] = llvm.mlir.addressof @__dlc_resident_weights
+// CHECK: %[[HOSTI:.*]] = memref.extract_aligned_pointer_as_index %[[W]]
+// CHECK: %[[HOST:.*]] = llvm.inttoptr
+// CHECK: %[[BYTES:.*]] = llvm.mlir.constant(16 : i64)
+// CHECK: %[[DEV:.*]] = llvm.call @dlc_cuda_resident(%[[SLOT]], %[[HOST]], %[[BYTES]])
+// CHECK: llvm.insertvalue %[[DEV]], %{{.*}}[0]
+// CHECK: llvm.insertvalue %[[DEV]], %{{.*}}[1]
+// CHECK: %[[WD:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<4xf32>
+// CHECK-NOT: gpu.memcpy
 // CHECK-NOT: memref.copy
 // CHECK: %[[T:.*]], %{{.*}} = gpu.alloc async [%{{.*}}] () : memref<4xf32>
 // CHECK: %[[R:.*]], %{{.*}} = gpu.alloc async [%{{.*}}] (%{{.*}}) : memref<?xf32>
 // CHECK: gpu.launch_func @k::@f {{.*}} args(%[[WD]] : memref<4xf32>, %[[T]] : memref<4xf32>, %[[R]] : memref<?xf32>)
 // Deallocations are asynchronous on a stream and waited for: gpu-to-llvm
-// lowers only those (mgpuMemFree(ptr, stream)).
+// lowers only those (mgpuMemFree(ptr, stream)). The resident copy stays.
 // CHECK: %[[S0:.*]] = gpu.wait async
 // CHECK: %[[D0:.*]] = gpu.dealloc async [%[[S0]]] %[[T]] : memref<4xf32>
 // CHECK: gpu.wait [%[[D0]]]
-// CHECK: %[[S1:.*]] = gpu.wait async
-// CHECK: %[[D1:.*]] = gpu.dealloc async [%[[S1]]] %[[WD]] : memref<4xf32>
-// CHECK: gpu.wait [%[[D1]]]
 // CHECK-NEXT: return %[[R]]
 // CHECK-NOT: memref.alloc
 // CHECK-NOT: host_shared
+// CHECK: llvm.func @dlc_cuda_resident(!llvm.ptr, !llvm.ptr, i64) -> !llvm.ptr
+// CHECK: llvm.mlir.global internal @__dlc_resident_weights() {{.*}} : !llvm.ptr
+// CHECK-NEXT: %[[Z:.*]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-NEXT: llvm.return %[[Z]]
 module attributes {gpu.container_module} {
   memref.global "private" constant @weights : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
   gpu.module @k {
@@ -42,6 +49,45 @@ module attributes {gpu.container_module} {
         args(%w : memref<4xf32>, %t : memref<4xf32>, %r : memref<?xf32>)
     memref.dealloc %t : memref<4xf32>
     return %r : memref<?xf32>
+  }
+}
+
+// -----
+
+// Not resident: a constant the function returns (the caller frees its
+// results) and a mutable global are copied into device memory on a stream,
+// waited for, at each call; the returned copy is the caller's, the other
+// is freed before the return.
+// CHECK-LABEL: func.func @returned
+// CHECK-NOT: dlc_cuda_resident
+// CHECK: %[[G:.*]] = memref.get_global @table
+// CHECK: %[[GD:.*]], %[[A1:.*]] = gpu.alloc async [%{{.*}}] () : memref<2xi32>
+// CHECK: gpu.wait [%[[A1]]]
+// CHECK: %[[C0:.*]] = gpu.wait async
+// CHECK: %[[C1:.*]] = gpu.memcpy async [%[[C0]]] %[[GD]], %[[G]] : memref<2xi32>, memref<2xi32>
+// CHECK: gpu.wait [%[[C1]]]
+// CHECK: %[[M:.*]] = memref.get_global @state
+// CHECK: %[[MD:.*]], %{{.*}} = gpu.alloc async
+// CHECK: gpu.memcpy async [%{{.*}}] %[[MD]], %[[M]]
+// CHECK: gpu.launch_func @k::@g {{.*}} args(%[[MD]] : memref<3xf32>)
+// CHECK: gpu.dealloc async [%{{.*}}] %[[MD]]
+// CHECK-NOT: gpu.dealloc
+// CHECK: return %[[GD]]
+module attributes {gpu.container_module} {
+  memref.global "private" constant @table : memref<2xi32> = dense<[7, 8]>
+  memref.global "private" @state : memref<3xf32> = dense<0.0>
+  gpu.module @k {
+    gpu.func @g(%s: memref<3xf32>) kernel {
+      gpu.return
+    }
+  }
+  func.func @returned() -> memref<2xi32> {
+    %c1 = arith.constant 1 : index
+    %t = memref.get_global @table : memref<2xi32>
+    %s = memref.get_global @state : memref<3xf32>
+    gpu.launch_func @k::@g blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1)
+        args(%s : memref<3xf32>)
+    return %t : memref<2xi32>
   }
 }
 

@@ -93,13 +93,20 @@ def DLGPUDeviceMemory : Pass<"dl-gpu-device-memory", "::mlir::ModuleOp"> {
     memory, not managed; on a stream, waited for: gpu-to-llvm lowers only
     asynchronous device allocations), `memref.dealloc` becomes `gpu.dealloc` on a stream
     of its own, waited for (gpu-to-llvm lowers only asynchronous
-    deallocations), and each `memref.get_global` is copied (`gpu.memcpy`,
-    waited for) into a `gpu.alloc` buffer freed before the return. The
-    caller passes arguments in device memory, copies results back and frees
-    them with cuMemFree. Refuses `memref.alloca` in host functions.
+    deallocations). A `memref.get_global` of a constant becomes its device
+    copy, uploaded by the loaded module's first call and kept
+    (`dlc_cuda_resident` of dlc's CUDA shim, the address in an
+    `llvm.mlir.global` of the host module, the descriptor built in the LLVM
+    dialect and cast to the memref type); other globals, and constants the
+    function returns, are copied (`gpu.memcpy`, waited for) into a
+    `gpu.alloc` buffer freed before the return. The caller passes arguments
+    in device memory, copies results back and frees them. Refuses
+    `memref.alloca` in host functions.
   }];
   let dependentDialects = [
+    "::mlir::arith::ArithDialect",
     "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect",
     "::mlir::memref::MemRefDialect",
   ];
 }
