@@ -3,7 +3,9 @@ published definitions: the independent references the tests and the
 benchmark check dlc against (and export to ONNX for onnxruntime).
 
 Module names match dlc.models', so ``reference(model)`` builds the PyTorch
-network of a dlc model with the very same weights. Needs ``torch``.
+network of a dlc model with the very same weights. Needs ``torch``; its
+import needs nothing of dlc (dlc.models is imported where it is used), so
+tools/gpu/device_check.py loads it by path on a GPU machine without dlc.
 """
 
 import math
@@ -11,8 +13,6 @@ import math
 import numpy as np
 import torch
 from torch import nn
-
-from . import models
 
 __all__ = ["reference"]
 
@@ -87,7 +87,8 @@ class MobileNetV2(nn.Module):
         super().__init__()
         self.stem = ConvBNReLU6(3, 32, 3, 2, 1)
         blocks, cin = [], 32
-        for t, c, n, s in models.MOBILENET_V2_SETTINGS:
+        from .models import MOBILENET_V2_SETTINGS
+        for t, c, n, s in MOBILENET_V2_SETTINGS:
             for i in range(n):
                 blocks.append(InvertedResidual(cin, c, s if i == 0 else 1, t))
                 cin = c
@@ -132,6 +133,7 @@ class BertLayer(nn.Module):
 def reference(model):
     """The PyTorch network of a dlc.models network, with its weights, in
     inference mode (float32)."""
+    from . import models
     if isinstance(model, models.ResNet18):
         net = ResNet18(model.fc.weight.shape[0])
     elif isinstance(model, models.MobileNetV2):
