@@ -15,12 +15,13 @@
 // The elementwise chain (fused) and the matmul become kernels: parallel
 // loops tiled into blocks of 128 threads spread over the innermost
 // dimensions (16 columns x 8 rows, as the rows are only 16 wide), the
-// innermost dimension on x (consecutive threads, consecutive addresses),
+// innermost dimension on thread x (consecutive threads, consecutive
+// addresses), the dimension of most blocks (the 8 of rows) on block x,
 // outlined into gpu.modules; the host launches them.
 // GPU: module attributes {{{.*}}gpu.container_module}
 // GPU-LABEL: func.func @mlp_layer
 // GPU-NOT: scf.parallel
-// GPU: gpu.launch_func  @[[K0:[a-z_0-9]+]]::@{{[a-z_0-9]+}} blocks in (%c1, %c8, %c1) threads in (%c16, %c8, %c1)
+// GPU: gpu.launch_func  @[[K0:[a-z_0-9]+]]::@{{[a-z_0-9]+}} blocks in (%c8, %c1, %c1) threads in (%c16, %c8, %c1)
 // Constants and index computations stay in the kernel (immediates, known
 // loop bounds): its only parameter is the buffer it writes.
 // GPU-SAME: args(%{{[a-z_0-9]+}} : memref<64x16xf32>){{$}}
@@ -28,10 +29,10 @@
 // GPU: gpu.launch_func
 // GPU: gpu.module @[[K0]]
 // GPU: gpu.func @{{.*}} kernel attributes {known_block_size = array<i32: 16, 8, 1>
-// GPU: %[[BY:.*]] = gpu.block_id  y
+// GPU: %[[BX:.*]] = gpu.block_id  x
 // GPU: %[[TX:.*]] = gpu.thread_id  x
 // GPU: %[[TY:.*]] = gpu.thread_id  y
-// GPU: %[[ROWS:.*]] = arith.muli %[[BY]], %{{.*}}
+// GPU: %[[ROWS:.*]] = arith.muli %[[BX]], %{{.*}}
 // GPU: %[[ROW:.*]] = arith.addi %[[TY]], %[[ROWS]]
 // GPU: memref.store %{{.*}}, %{{.*}}[%[[ROW]], %[[TX]]] : memref<64x16xf32>
 

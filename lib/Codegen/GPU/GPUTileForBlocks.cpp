@@ -3,7 +3,12 @@
 // Tiles each outermost scf.parallel into GPU blocks of at most `block-size`
 // threads and maps blocks and threads (see Passes.td). Ours: upstream's
 // scf-parallel-loop-tiling takes one list of sizes for loops of every rank,
-// and its min/max bounds defeat convert-parallel-loops-to-gpu.
+// and its min/max bounds defeat convert-parallel-loops-to-gpu. A loop of
+// more than three dimensions has its outer ones collapsed into one first
+// (upstream's collapseParallelLoops): blocks and threads have three
+// dimensions, and a dimension left unmapped loops inside every thread (the
+// 6-D im2col of a convolution ran as one block of 256 threads looping over
+// every output pixel: 1.9 ms for ResNet-18's first layer on an H100).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,8 +18,12 @@
 #include "mlir/Dialect/GPU/Transforms/ParallelLoopMapper.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <limits>
 
 namespace mlir::dl {
 #define GEN_PASS_DEF_DLGPUTILEFORBLOCKS
@@ -53,6 +62,27 @@ struct DLGPUTileForBlocksPass
         return signalPassFailure();
       }
     }
+    SmallVector<scf::ParallelOp> wide;
+    getOperation().walk([&](scf::ParallelOp loop) {
+      if (loop.getNumLoops() > 3 && loop.getInitVals().empty())
+        wide.push_back(loop);
+    });
+    for (scf::ParallelOp loop : wide) {
+      // Dimensions 0 .. rank-3 become one (the outermost); the two
+      // innermost stay, for the threads of a warp to walk along.
+      std::vector<unsigned> outer;
+      for (unsigned d = 0; d + 2 < loop.getNumLoops(); ++d)
+        outer.push_back(d);
+      std::vector<unsigned> middle = {loop.getNumLoops() - 2};
+      std::vector<unsigned> inner = {loop.getNumLoops() - 1};
+      rewriter.setInsertionPoint(loop);
+      collapseParallelLoops(rewriter, loop, {outer, middle, inner});
+    }
+    // The collapsed bounds are products of constants: folded, so that the
+    // tiling below sees the extents it sizes the blocks by.
+    if (!wide.empty())
+      (void)applyPatternsGreedily(getOperation(),
+                                  RewritePatternSet(&getContext()));
     SmallVector<scf::ParallelOp> loops;
     getOperation().walk([&](scf::ParallelOp loop) { loops.push_back(loop); });
     for (scf::ParallelOp loop : loops)
@@ -62,10 +92,12 @@ struct DLGPUTileForBlocksPass
   /// Tiles `loop` into blocks of at most `blockSize` threads, spread over
   /// its innermost dimensions (innermost first: a dimension of known extent
   /// takes the power of two covering it, the next ones what is left), and
-  /// maps the innermost dimension to x, the next to y and z (blocks and
-  /// threads alike), so that consecutive threads of a warp touch
-  /// consecutive elements. Other dimensions, and y/z block counts beyond
-  /// the hardware's 65535, loop inside the kernel.
+  /// maps the innermost dimension to thread x, the next to y and z, so that
+  /// consecutive threads of a warp touch consecutive elements. Blocks: the
+  /// dimension with the most blocks (a dynamic one counts as the most; the
+  /// outermost of those) goes to x, whose limit is 2^31 - 1, the others, innermost first,
+  /// to y and z. Other dimensions, and y/z block counts beyond the
+  /// hardware's 65535, loop inside the kernel.
   void tileAndMap(scf::ParallelOp loop) {
     unsigned rank = loop.getNumLoops();
     SmallVector<std::optional<int64_t>> extents;
@@ -95,22 +127,38 @@ struct DLGPUTileForBlocksPass
     auto [outer, inner] =
         scf::tileParallelLoop(loop, sizes, /*noMinMaxBounds=*/true);
     AffineMap identity = AffineMap::getMultiDimIdentityMap(1, ctx);
+    // Blocks along each of the (up to three) innermost dimensions; the
+    // largest takes block x.
+    unsigned mapped = std::min<unsigned>(rank, 3);
+    auto blocks = [&](unsigned d) -> int64_t {
+      return extents[d] ? llvm::divideCeil(*extents[d], sizes[d])
+                        : std::numeric_limits<int64_t>::max();
+    };
+    unsigned widest = rank - 1;
+    for (unsigned d = rank - mapped; d < rank; ++d)
+      if (blocks(d) > blocks(widest) ||
+          (blocks(d) == blocks(widest) && d < widest))
+        widest = d;
     auto mapping = [&](bool threads) {
       SmallVector<gpu::ParallelLoopDimMappingAttr> dims(
           rank, gpu::ParallelLoopDimMappingAttr::get(
                     ctx, gpu::Processor::Sequential, identity, identity));
-      for (unsigned level = 0; level < 3 && level < rank; ++level) {
+      unsigned nextBlock = 1; // y, then z
+      for (unsigned level = 0; level < mapped; ++level) {
         unsigned d = rank - 1 - level;
+        unsigned index = level;
         if (threads && sizes[d] == 1)
           continue;
-        // A y/z grid beyond the limit loops in the kernel (a dynamic
-        // extent is assumed to fit).
-        if (!threads && level > 0 && extents[d] &&
-            llvm::divideCeil(*extents[d], sizes[d]) > 65535)
-          continue;
+        if (!threads) {
+          index = d == widest ? 0 : nextBlock++;
+          // A y/z grid beyond the limit loops in the kernel (a dynamic
+          // extent is assumed to fit).
+          if (index > 0 && extents[d] && blocks(d) > 65535)
+            continue;
+        }
         auto processor = static_cast<gpu::Processor>(
             (threads ? static_cast<unsigned>(gpu::Processor::ThreadX) : 0) +
-            level);
+            index);
         dims[d] = gpu::ParallelLoopDimMappingAttr::get(ctx, processor,
                                                        identity, identity);
       }

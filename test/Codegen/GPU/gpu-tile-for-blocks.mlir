@@ -47,3 +47,38 @@ func.func @short(%a: memref<100x5xf32>) {
   }
   return
 }
+
+// -----
+
+// Four dimensions (an im2col's n x oh x ow x k ...): the outer ones are
+// collapsed into one (blocks and threads have three dimensions; an
+// unmapped dimension would loop inside every thread), which, having the
+// most blocks (dynamic), goes to block x; the two innermost keep the threads
+// (3 -> 4 on x, 7 -> 8 on y, 4 left for the collapsed one on z).
+// CHECK-LABEL: func @wide
+// CHECK-DAG: %[[C3:.*]] = arith.constant 3 : index
+// CHECK-DAG: %[[C7:.*]] = arith.constant 7 : index
+// CHECK-DAG: %[[C112:.*]] = arith.constant 112 : index
+// CHECK: %[[N:.*]] = memref.dim
+// CHECK: %[[ROWS:.*]] = arith.muli %[[N]], %[[C112]]
+// CHECK: scf.parallel ({{.*}}) = ({{.*}}) to (%[[ROWS]], %[[C7]], %[[C3]])
+// CHECK: scf.if
+// CHECK-DAG: arith.remsi %{{.*}}, %[[C112]]
+// CHECK-DAG: arith.divsi %{{.*}}, %[[C112]]
+// CHECK: memref.store
+// CHECK: processor = thread_z{{.*}}processor = thread_y{{.*}}processor = thread_x
+// CHECK: processor = block_x{{.*}}processor = block_z{{.*}}processor = block_y
+func.func @wide(%a: memref<?x112x7x3xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c7 = arith.constant 7 : index
+  %c112 = arith.constant 112 : index
+  %n = memref.dim %a, %c0 : memref<?x112x7x3xf32>
+  %f = arith.constant 1.0 : f32
+  scf.parallel (%i, %j, %k, %l) = (%c0, %c0, %c0, %c0) to (%n, %c112, %c7, %c3) step (%c1, %c1, %c1, %c1) {
+    memref.store %f, %a[%i, %j, %k, %l] : memref<?x112x7x3xf32>
+    scf.reduce
+  }
+  return
+}
