@@ -78,12 +78,12 @@ func.func @mlp_layer(%x: tensor<64x32xf32>, %w: tensor<32x16xf32>, %b: tensor<16
 }
 
 // Rank 4, extents not multiples of the tile: 16 x 8 threads over the two
-// innermost dimensions (9 and 7 wide, so guarded), the third dimension on
-// blocks z, the outermost looped over inside the kernel.
+// innermost dimensions (9 and 7 wide, so guarded), the two outer ones
+// collapsed into one of 15, on blocks x: no loop inside the kernel.
 // GPU-LABEL: func.func @rank4
-// GPU: gpu.launch_func  @{{.*}} blocks in (%c1, %c1, %c5) threads in (%c16, %c8, %c1)
+// GPU: gpu.launch_func  @{{.*}} blocks in (%c15, %c1, %c1) threads in (%c16, %c8, %c1)
 // GPU-LABEL: gpu.func @rank4_kernel
-// GPU: scf.for
+// GPU-NOT: scf.for
 // GPU: scf.if
 func.func @rank4(%x: tensor<3x5x7x9xf32>) -> tensor<3x5x7x9xf32> {
   %e = dl.exp %x : tensor<3x5x7x9xf32> -> tensor<3x5x7x9xf32>

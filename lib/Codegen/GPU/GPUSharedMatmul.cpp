@@ -25,11 +25,16 @@
 // this pass for dl-gpu-pipeline; with dl-gpu-to-cpu the same kernel runs
 // on the CPU.
 //
+// Float32 matmuls whose M and N are at least 64 (or dynamic) get the
+// register-tiled kernel instead (RegisterTiledMatmul.cpp: 128 x 128 tiles of
+// C per block, 8 x 8 per thread); `register-tiles=false` turns it off.
+//
 // Left alone (the generic parallel-loop path handles them): matmuls with
 // user-defined indexing maps, mixed element types, or non-float types.
 //
 //===----------------------------------------------------------------------===//
 
+#include "RegisterTiledMatmul.h"
 #include "dl/Codegen/GPU/GPUUtils.h"
 #include "dl/Codegen/GPU/Passes.h"
 
@@ -265,8 +270,12 @@ struct DLGPUSharedMatmul
           matmuls.push_back({op, true});
       }
     });
-    for (auto [op, batched] : matmuls)
-      buildKernel(op, batched, tile);
+    for (auto [op, batched] : matmuls) {
+      if (registerTiles && dl::fillsRegisterTiles(op, batched))
+        dl::buildRegisterTiledMatmul(op, batched);
+      else
+        buildKernel(op, batched, tile);
+    }
   }
 };
 

@@ -1,6 +1,7 @@
 // RUN: dl-opt %s --dl-gpu-shared-matmul --split-input-file | FileCheck %s
 // RUN: dl-opt %s --dl-gpu-shared-matmul=tile=8 --split-input-file | FileCheck %s --check-prefix=TILE8
 // RUN: not dl-opt %s --dl-gpu-shared-matmul=tile=64 --split-input-file 2>&1 | FileCheck %s --check-prefix=BADTILE
+// RUN: dl-opt %s --dl-gpu-shared-matmul=register-tiles=false --split-input-file | FileCheck %s --check-prefix=NOREG
 
 // A matmul with sizes no tile divides: 16x16 threads per block, tiles of A
 // and B staged in workgroup memory between barriers, loads outside A and B
@@ -88,5 +89,53 @@ func.func @left_alone(%a: memref<4x4xi32>, %b: memref<4x4xi32>, %c: memref<4x4xi
 // CHECK: gpu.terminator
 func.func @strided_b(%a: memref<8x8xf32>, %b: memref<8x8xf32, strided<[16, 1]>>, %c: memref<8x8xf32>) {
   linalg.matmul ins(%a, %b : memref<8x8xf32>, memref<8x8xf32, strided<[16, 1]>>) outs(%c : memref<8x8xf32>)
+  return
+}
+
+// -----
+
+// A float32 matmul with M and N of at least 64 (here M dynamic): the
+// register-tiled kernel. 16 x 16 threads per 128 x 128 tile of C, A's tile
+// staged transposed into 8 x 132 (rows padded), B's into 8 x 128; 8 steps
+// of k unrolled, each two vector loads from each tile and 32 vector FMAs
+// into 16 vector<4> accumulators carried by the loop over K; the stores into
+// C guarded by row and column. With register-tiles=false: the classic
+// kernel.
+// CHECK-LABEL: func.func @large
+// CHECK: %[[GX:.*]] = arith.ceildivui %{{.*}}, %c128
+// CHECK: %[[GY:.*]] = arith.ceildivui %{{.*}}, %c128
+// CHECK: gpu.launch blocks(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) in (%{{[a-z0-9_]+}} = %[[GX]], %{{[a-z0-9_]+}} = %[[GY]], %{{[a-z0-9_]+}} = %c1{{[_0-9]*}}) threads(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) in (%{{[a-z0-9_]+}} = %c16, %{{[a-z0-9_]+}} = %c16, %{{[a-z0-9_]+}} = %c1{{[_0-9]*}})
+// CHECK-SAME: workgroup(%[[AS:.*]] : memref<8x132xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<8x128xf32, #gpu.address_space<workgroup>>)
+// CHECK: %{{.*}}:16 = scf.for {{.*}} -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
+// CHECK: vector.load %arg0[{{.*}}] {alignment = 16 : i64} : memref<?x96xf32>, vector<4xf32>
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[AS]]
+// CHECK: vector.load %arg1[{{.*}}] {alignment = 16 : i64} : memref<96x200xf32>, vector<4xf32>
+// CHECK: vector.store %{{.*}}, %[[BS]]
+// CHECK: gpu.barrier
+// CHECK-COUNT-32: vector.fma
+// CHECK: vector.load %[[AS]]
+// CHECK: gpu.barrier
+// CHECK: scf.yield
+// CHECK-COUNT-64: memref.store %{{.*}}, %arg2
+// NOREG-LABEL: func.func @large
+// NOREG: workgroup(%{{.*}} : memref<16x16xf32, #gpu.address_space<workgroup>>
+// Too narrow (N = 32), or not float32: the classic kernel.
+// CHECK-LABEL: func.func @narrow
+// CHECK: memref<16x16xf32, #gpu.address_space<workgroup>>
+// CHECK-LABEL: func.func @large_f64
+// CHECK: memref<16x16xf64, #gpu.address_space<workgroup>>
+func.func @large(%a: memref<?x96xf32>, %b: memref<96x200xf32>, %c: memref<?x200xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x96xf32>, memref<96x200xf32>)
+                outs(%c : memref<?x200xf32>)
+  return
+}
+func.func @narrow(%a: memref<300x96xf32>, %b: memref<96x32xf32>, %c: memref<300x32xf32>) {
+  linalg.matmul ins(%a, %b : memref<300x96xf32>, memref<96x32xf32>)
+                outs(%c : memref<300x32xf32>)
+  return
+}
+func.func @large_f64(%a: memref<300x96xf64>, %b: memref<96x200xf64>, %c: memref<300x200xf64>) {
+  linalg.matmul ins(%a, %b : memref<300x96xf64>, memref<96x200xf64>)
+                outs(%c : memref<300x200xf64>)
   return
 }

@@ -24,11 +24,17 @@ def DLGPUSharedMatmul : Pass<"dl-gpu-shared-matmul", "::mlir::func::FuncOp"> {
     aligned to 4 elements) selects vectorized staging: the first T*T/4
     threads each copy 4 consecutive elements with one aligned vector load
     (16 bytes for f32: `ld.global.v4.f32`), element by element at the
-    matrix's edges.
+    matrix's edges. Float32 matmuls with M and N of at least 64 (or
+    dynamic) get the register-tiled kernel instead: 256 threads per 128 x
+    128 tile of C, 8 x 8 elements per thread held in registers (16
+    `vector<4xf32>` accumulators), A's tile staged transposed, 8 deep;
+    `tile` does not apply to it.
   }];
   let options = [
     Option<"tile", "tile", "int64_t", /*default=*/"16",
            "Tile edge: a block has tile x tile threads (1..32)">,
+    Option<"registerTiles", "register-tiles", "bool", /*default=*/"true",
+           "Large float32 matmuls as the register-tiled kernel">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -1,0 +1,251 @@
+//===- RegisterTiledMatmul.cpp - dl-gpu-shared-matmul's large kernel ------===//
+//
+// The register-tiled matmul kernel of dl-gpu-shared-matmul (C += A * B on
+// memrefs of one float type, batched or not), for matrices large enough to
+// fill its tiles. Each block of 256 threads computes a 128 x 128 tile of C;
+// each thread 8 x 8 of its elements, held in registers (16 vector<4>
+// accumulators), so that every value read from shared memory feeds 8 FMAs
+// instead of one (the one-output-per-thread kernel reached 8 of the 52
+// TFLOP/s cuBLAS gives an H100 in float32):
+//
+//   blocks (ceil(N/128), ceil(M/128), batch), threads (16, 16, 1)
+//   workgroup As : memref<8 x 132 x E>  (A's tile transposed: k-major, rows
+//                                        padded by 4 against bank conflicts)
+//             Bs : memref<8 x 128 x E>
+//   for k0 in 0..K step 8:
+//     stage: thread t copies A[row0 + t/2][k0 + 4(t%2) .. +4] into
+//            As[4(t%2) .. +4][t/2] and B[k0 + t/32][col0 + 4(t%32) .. +4]
+//            into Bs[t/32][4(t%32) .. +4] (one aligned vector load each
+//            where K and N are multiples of 4 and A, B aligned: the host's
+//            flag; element by element, zero outside, else)
+//     barrier
+//     for kk in 0..8 (unrolled): a = As[kk][4ty..+4], As[kk][64+4ty..+4];
+//                                b = Bs[kk][4tx..+4], Bs[kk][64+4tx..+4];
+//                                acc[i][j] += a[i] * b[j]
+//     barrier
+//   C[rows 4ty+i, 64+4ty+i][cols 4tx+j, 64+4tx+j] += acc  (inside C only)
+//
+// A thread's rows and columns come in two groups of 4, 64 apart, so that the
+// 16 threads of a row of the block read 64 consecutive floats of Bs (no bank
+// conflict) with 16-byte loads. Ours: upstream builds such kernels only
+// through the transform dialect's tiling and mapping.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RegisterTiledMatmul.h"
+
+#include "dl/Codegen/GPU/GPUUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+using namespace mlir;
+
+namespace {
+
+constexpr int64_t kTile = 128;    // rows and columns of C per block
+constexpr int64_t kDepth = 8;     // k per stage
+constexpr int64_t kLanes = 4;     // elements per vector
+constexpr int64_t kThreads = 16;  // threads per block edge
+constexpr int64_t kPad = 4;       // elements after each row of As
+constexpr int64_t kGroups = 2;    // row (and column) groups of a thread
+constexpr int64_t kGroupStride = kTile / kGroups;
+// The vector accesses to As and Bs assume 16-byte alignment: both buffers
+// are whole multiples of 16 bytes (in float32), so each starts aligned.
+static_assert(kDepth * (kTile + kPad) * 4 % 16 == 0 && kDepth * kTile * 4 % 16 == 0);
+
+} // namespace
+
+bool mlir::dl::fillsRegisterTiles(linalg::LinalgOp op, bool batched) {
+  auto a = cast<MemRefType>(op.getDpsInputs()[0].getType());
+  auto b = cast<MemRefType>(op.getDpsInputs()[1].getType());
+  unsigned first = batched ? 1 : 0;
+  int64_t m = a.getDimSize(first), n = b.getDimSize(first + 1);
+  // Dynamic sizes (a batch) are taken to be large.
+  auto large = [](int64_t size) {
+    return ShapedType::isDynamic(size) || size >= kTile / 2;
+  };
+  return large(m) && large(n) && a.getElementType().isF32();
+}
+
+void mlir::dl::buildRegisterTiledMatmul(linalg::LinalgOp op, bool batched) {
+  OpBuilder b(op);
+  Location loc = op.getLoc();
+  MLIRContext *ctx = b.getContext();
+  Value a = op.getDpsInputs()[0], bMat = op.getDpsInputs()[1];
+  Value c = op.getDpsInits()[0];
+  Type element = cast<MemRefType>(c.getType()).getElementType();
+  unsigned first = batched ? 1 : 0;
+  auto index = [&](OpBuilder &bb, int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(bb, loc, value);
+  };
+  Value m = memref::DimOp::create(b, loc, a, first);
+  Value k = memref::DimOp::create(b, loc, a, first + 1);
+  Value n = memref::DimOp::create(b, loc, bMat, first + 1);
+  Value one = index(b, 1);
+  Value batch = batched ? memref::DimOp::create(b, loc, a, 0).getResult() : one;
+  Value tileSize = index(b, kTile);
+  Value gridX = arith::CeilDivUIOp::create(b, loc, n, tileSize);
+  Value gridY = arith::CeilDivUIOp::create(b, loc, m, tileSize);
+  Value threads = index(b, kThreads);
+  Value vectorized = dl::wholeAlignedVectorRows(b, loc, a, bMat, k, n, kLanes);
+  auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+  auto sharedA = MemRefType::get({kDepth, kTile + kPad}, element,
+                                 MemRefLayoutAttrInterface(), workgroup);
+  auto sharedB = MemRefType::get({kDepth, kTile}, element,
+                                 MemRefLayoutAttrInterface(), workgroup);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, gridX, gridY, batch, threads, threads, one,
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, TypeRange{sharedA, sharedB});
+
+  OpBuilder kb = OpBuilder::atBlockEnd(&launch.getBody().front());
+  gpu::KernelDim3 bid = launch.getBlockIds(), tid = launch.getThreadIds();
+  Value as = launch.getWorkgroupAttributions()[0];
+  Value bs = launch.getWorkgroupAttributions()[1];
+  auto vectorType = VectorType::get({kLanes}, element);
+  uint64_t vectorBytes = kLanes * element.getIntOrFloatBitWidth() / 8;
+  Value fzero = arith::ConstantOp::create(kb, loc, kb.getZeroAttr(element));
+  Value vzero = arith::ConstantOp::create(
+      kb, loc, DenseElementsAttr::get(vectorType, kb.getZeroAttr(element)));
+  auto add = [&](OpBuilder &bb, Value x, Value y) -> Value {
+    return arith::AddIOp::create(bb, loc, x, y);
+  };
+  auto mul = [&](OpBuilder &bb, Value x, Value y) -> Value {
+    return arith::MulIOp::create(bb, loc, x, y);
+  };
+  auto below = [&](OpBuilder &bb, Value x, Value end) -> Value {
+    return arith::CmpIOp::create(bb, loc, arith::CmpIPredicate::ult, x, end);
+  };
+  auto indices = [&](Value i, Value j) {
+    return dl::matmulIndices(batched ? bid.z : Value(), i, j);
+  };
+  Value rowBase = mul(kb, bid.y, index(kb, kTile));
+  Value colBase = mul(kb, bid.x, index(kb, kTile));
+  Value linear = add(kb, mul(kb, tid.y, index(kb, kThreads)), tid.x);
+
+  /// The 4 elements src[i][j .. j+4] (zero outside iEnd x jEnd): one vector
+  /// load where the flag says rows are whole aligned vectors and all 4 are
+  /// inside, else element by element.
+  auto loadFour = [&](OpBuilder &bb, Value src, Value i, Value iEnd, Value j,
+                      Value jEnd) -> Value {
+    Value rowInside = below(bb, i, iEnd);
+    Value lastInside = below(bb, add(bb, j, index(bb, kLanes - 1)), jEnd);
+    Value whole = arith::AndIOp::create(bb, loc, rowInside, lastInside);
+    if (vectorized)
+      whole = arith::AndIOp::create(bb, loc, whole, vectorized);
+    else
+      whole = arith::ConstantOp::create(bb, loc, bb.getBoolAttr(false));
+    auto ifWhole = scf::IfOp::create(bb, loc, TypeRange{vectorType}, whole,
+                                     /*withElseRegion=*/true);
+    OpBuilder tb = ifWhole.getThenBodyBuilder();
+    Value vector = vector::LoadOp::create(tb, loc, vectorType, src, indices(i, j),
+                                          /*nontemporal=*/false,
+                                          llvm::MaybeAlign(vectorBytes));
+    scf::YieldOp::create(tb, loc, vector);
+    OpBuilder eb = ifWhole.getElseBodyBuilder();
+    Value partial = vzero;
+    for (int64_t q = 0; q < kLanes; ++q) {
+      Value jq = add(eb, j, index(eb, q));
+      Value inside = arith::AndIOp::create(eb, loc, rowInside, below(eb, jq, jEnd));
+      auto ifInside = scf::IfOp::create(eb, loc, TypeRange{element}, inside,
+                                        /*withElseRegion=*/true);
+      OpBuilder ib = ifInside.getThenBodyBuilder();
+      scf::YieldOp::create(
+          ib, loc, ValueRange{memref::LoadOp::create(ib, loc, src, indices(i, jq))});
+      OpBuilder ob = ifInside.getElseBodyBuilder();
+      scf::YieldOp::create(ob, loc, ValueRange{fzero});
+      partial = vector::InsertOp::create(eb, loc, ifInside.getResult(0), partial,
+                                         ArrayRef<int64_t>{q});
+    }
+    scf::YieldOp::create(eb, loc, partial);
+    return ifWhole.getResult(0);
+  };
+
+  // The main loop over K, the 16 accumulators (2 x 2 groups of 4 x 4) as
+  // vector<4> loop-carried values: accumulators[(rowGroup * 4 + i) * 2 +
+  // columnGroup] holds row rowGroup*64 + 4ty + i, columns columnGroup*64 +
+  // 4tx .. +4.
+  constexpr int64_t kAccumulators = kGroups * kLanes * kGroups;
+  SmallVector<Value> initial(kAccumulators, vzero);
+  auto loop = scf::ForOp::create(kb, loc, index(kb, 0), k, index(kb, kDepth),
+                                 initial);
+  {
+    OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
+    Value k0 = loop.getInductionVar();
+    // Stage A transposed: thread t, row t/2, k 4(t%2) .. +4.
+    Value aRow = arith::DivUIOp::create(lb, loc, linear, index(lb, 2));
+    Value aK = mul(lb, arith::RemUIOp::create(lb, loc, linear, index(lb, 2)),
+                   index(lb, kLanes));
+    Value aValues = loadFour(lb, a, add(lb, rowBase, aRow), m, add(lb, k0, aK), k);
+    for (int64_t q = 0; q < kLanes; ++q) {
+      Value value = vector::ExtractOp::create(lb, loc, aValues, ArrayRef<int64_t>{q});
+      memref::StoreOp::create(lb, loc, value, as,
+                              ValueRange{add(lb, aK, index(lb, q)), aRow});
+    }
+    // Stage B: thread t, k t/32, columns 4(t%32) .. +4.
+    Value perRow = index(lb, kTile / kLanes);
+    Value bK = arith::DivUIOp::create(lb, loc, linear, perRow);
+    Value bColumn = mul(lb, arith::RemUIOp::create(lb, loc, linear, perRow),
+                        index(lb, kLanes));
+    Value bValues = loadFour(lb, bMat, add(lb, k0, bK), k, add(lb, colBase, bColumn), n);
+    vector::StoreOp::create(lb, loc, bValues, bs, ValueRange{bK, bColumn});
+    gpu::BarrierOp::create(lb, loc);
+
+    SmallVector<Value> accumulators(loop.getRegionIterArgs());
+    Value rowOffset = mul(lb, tid.y, index(lb, kLanes));
+    Value columnOffset = mul(lb, tid.x, index(lb, kLanes));
+    for (int64_t kk = 0; kk < kDepth; ++kk) {
+      Value depth = index(lb, kk);
+      SmallVector<Value> rows, columns;
+      for (int64_t g = 0; g < kGroups; ++g) {
+        Value group = index(lb, g * kGroupStride);
+        rows.push_back(vector::LoadOp::create(
+            lb, loc, vectorType, as, ValueRange{depth, add(lb, group, rowOffset)}));
+        columns.push_back(vector::LoadOp::create(
+            lb, loc, vectorType, bs, ValueRange{depth, add(lb, group, columnOffset)}));
+      }
+      for (int64_t g = 0; g < kGroups; ++g)
+        for (int64_t i = 0; i < kLanes; ++i) {
+          Value x = vector::ExtractOp::create(lb, loc, rows[g], ArrayRef<int64_t>{i});
+          Value splat = vector::BroadcastOp::create(lb, loc, vectorType, x);
+          for (int64_t h = 0; h < kGroups; ++h) {
+            Value &acc = accumulators[(g * kLanes + i) * kGroups + h];
+            acc = vector::FMAOp::create(lb, loc, splat, columns[h], acc);
+          }
+        }
+    }
+    gpu::BarrierOp::create(lb, loc);
+    scf::YieldOp::create(lb, loc, accumulators);
+  }
+
+  // C += the accumulators, inside C only.
+  Value rowOffset = mul(kb, tid.y, index(kb, kLanes));
+  Value columnOffset = mul(kb, tid.x, index(kb, kLanes));
+  for (int64_t g = 0; g < kGroups; ++g)
+    for (int64_t i = 0; i < kLanes; ++i) {
+      Value row = add(kb, add(kb, rowBase, index(kb, g * kGroupStride + i)), rowOffset);
+      auto ifRow = scf::IfOp::create(kb, loc, below(kb, row, m), /*withElse=*/false);
+      OpBuilder rb = ifRow.getThenBodyBuilder();
+      for (int64_t h = 0; h < kGroups; ++h) {
+        Value acc = loop.getResult((g * kLanes + i) * kGroups + h);
+        Value column0 = add(rb, add(rb, colBase, index(rb, h * kGroupStride)),
+                            columnOffset);
+        for (int64_t j = 0; j < kLanes; ++j) {
+          Value column = add(rb, column0, index(rb, j));
+          auto ifColumn = scf::IfOp::create(rb, loc, below(rb, column, n),
+                                            /*withElse=*/false);
+          OpBuilder cb = ifColumn.getThenBodyBuilder();
+          Value old = memref::LoadOp::create(cb, loc, c, indices(row, column));
+          Value value = vector::ExtractOp::create(cb, loc, acc, ArrayRef<int64_t>{j});
+          memref::StoreOp::create(cb, loc, arith::AddFOp::create(cb, loc, old, value),
+                                  c, indices(row, column));
+        }
+      }
+    }
+  gpu::TerminatorOp::create(kb, loc);
+  op->erase();
+}
