@@ -177,6 +177,33 @@ def median_ms(fn, budget_seconds, cuda):
     return statistics.median(blocks)
 
 
+def kernel_profile(fn, calls=3):
+    """The GPU work of one call of `fn`: its kernels (and copies) by name,
+    with their count and milliseconds per call, most costly first, and their
+    sum. torch.profiler's CUDA activity (CUPTI) records every kernel of the
+    process, dlc's too."""
+    from torch.profiler import ProfilerActivity, profile
+    try:
+        fn()
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as recorded:
+            for _ in range(calls):
+                fn()
+            torch.cuda.synchronize()
+    except Exception as error:  # a diagnosis, not a result: never fatal
+        return {"gpu_ms": float("nan"), "kernels": [], "error": str(error)[:300]}
+    kernels = []
+    for event in recorded.key_averages():
+        total = getattr(event, "device_time_total", None)
+        if total is None:
+            total = getattr(event, "cuda_time_total", 0)
+        if total > 0:
+            kernels.append({"name": event.key[:90], "count": event.count / calls,
+                            "ms": total / calls / 1e3})
+    kernels.sort(key=lambda k: -k["ms"])
+    return {"gpu_ms": sum(k["ms"] for k in kernels), "kernels": kernels[:12]}
+
+
 def relative_error(result, reference):
     """‖result − reference‖ / ‖reference‖ in float64 (torch tensors)."""
     difference = (result.double() - reference.double()).norm().item()
@@ -258,6 +285,9 @@ def run_matmul(entry, bundle, cuda, dry_run, budget):
             seconds = min(1.0, max(budget.left() / 60, 0.2))
             row["dlc_ms"] = median_ms(library.f.prepare(a, b), seconds, cuda)
             row["torch_ms"] = median_ms(lambda: torch.matmul(a, b), seconds, cuda)
+            if n == 4096:
+                row["profile"] = {"dlc": kernel_profile(library.f.prepare(a, b)),
+                                  "torch": kernel_profile(lambda: torch.matmul(a, b))}
     row["ok"] = max(row["error_before"], row["error_after"]) <= MATMUL_TOLERANCE[name]
     row["dlc_tflops"] = entry["flops"] / row["dlc_ms"] / 1e9
     row["torch_tflops"] = entry["flops"] / row["torch_ms"] / 1e9
@@ -291,6 +321,10 @@ def run_conv(entry, bundle, cuda, dry_run, budget):
                 cell["dlc_ms"] = median_ms(library.f.prepare(x, w), seconds, cuda)
                 cell["torch_ms"] = median_ms(
                     lambda: conv(x, w, stride=stride, padding=padding), seconds, cuda)
+                if batch == entry["batches"][-1]:
+                    cell["profile"] = {"dlc": kernel_profile(library.f.prepare(x, w)),
+                                       "torch": kernel_profile(lambda: conv(
+                                           x, w, stride=stride, padding=padding))}
         cell["ok"] = max(cell["error_before"], cell["error_after"]) <= \
             MATMUL_TOLERANCE[entry["dtype"]]
         cell["dlc_tflops"] = flops / cell["dlc_ms"] / 1e9
@@ -365,7 +399,9 @@ def run_model(entry, bundle, cuda, dry_run, budget):
                 # arguments read each time.
                 "dlc_ms": median_ms(library.f.prepare(x, *parameters), seconds, cuda),
                 "dlc_python_ms": median_ms(lambda: library(x, *parameters), seconds, cuda),
-                "eager_ms": median_ms(lambda: net(x), seconds, cuda)}
+                "eager_ms": median_ms(lambda: net(x), seconds, cuda),
+                "profile": {"dlc": kernel_profile(library.f.prepare(x, *parameters)),
+                            "torch": kernel_profile(lambda: net(x))}}
         row[f"b{batch}"]["ok"] = row[f"b{batch}"]["error"] <= 1e-3
     return row
 
@@ -509,6 +545,28 @@ def markdown(report):
                 else:
                     lines.append(f"| {r['name']} | {batch[1:]} | {c.get('check', '-')} "
                                  f"| | | | | |")
+        lines.append("")
+    profiled = []
+    for r in rows:
+        cells = {"": r} if "profile" in r else {
+            k: v for k, v in r.items() if k.startswith("b") and isinstance(v, dict)
+            and "profile" in v}
+        for batch, c in cells.items():
+            profiled.append((f"{r['name']}{' b' + batch[1:] if batch else ''}", c))
+    if profiled:
+        lines += ["## Where the time goes", "",
+                  "GPU time of one call (kernels and copies, torch.profiler/CUPTI) against "
+                  "the call's time; dlc's costliest kernels.", "",
+                  "| case | dlc call ms | dlc GPU ms | kernels | torch GPU ms | "
+                  "dlc's costliest kernels (ms per call) |", "|---|---|---|---|---|---|"]
+        for name, c in profiled:
+            dlc_profile, torch_profile = c["profile"]["dlc"], c["profile"]["torch"]
+            count = sum(k["count"] for k in dlc_profile["kernels"])
+            top = ", ".join(f"{cell(k['name'], 40)} {k['ms']:.3f}"
+                            for k in dlc_profile["kernels"][:4])
+            lines.append(f"| {name} | {c.get('dlc_ms', float('nan')):.3f} | "
+                         f"{dlc_profile['gpu_ms']:.3f} | {count:.0f} | "
+                         f"{torch_profile['gpu_ms']:.3f} | {top} |")
         lines.append("")
     errors = [r for r in rows if "error" in r and isinstance(r["error"], str)]
     if errors:
