@@ -11,7 +11,8 @@
 //   ─tiled and mapped (ours, below: up to block-size threads over the
 //   innermost dimensions, innermost to x for coalescing, constant inner
 //   bounds)─> blocks x threads ─convert-parallel-loops-to-gpu─> gpu.launch
-//   ─gpu-lower-to-nvvm-pipeline─> gpu.module outlined, NVVM, and
+//   ─gpu-kernel-outlining, dl-gpu-name-kernels (ours: each kernel named
+//   after its module)─gpu-lower-to-nvvm-pipeline─> gpu.module outlined, NVVM, and
 //   gpu-module-to-binary (format=isa: PTX text; bin: cubin via ptxas), with
 //   the host side calling the GPU runtime (gpu-to-llvm).
 //
@@ -159,6 +160,8 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
     // instead of immediates, and loop bounds would be unknown to NVPTX.
     pm.addPass(createGpuLaunchSinkIndexComputationsPass());
     pm.addPass(createGpuKernelOutliningPass());
+    // One name per kernel (its module's), for profilers.
+    pm.addPass(createDLGPUNameKernels());
   }
   if (to == "gpu")
     return success();

@@ -69,6 +69,40 @@ def test_model_parameters_match_pytorch(key):
     assert all(tuple(state[n].shape) == ours[n].shape for n in names)
 
 
+def test_seeded_weights():
+    """Both sides of the check draw the constant models' weights alike: the
+    same values for the same name on every machine (PCG64's raw bits), a
+    name's own stream, WEIGHT_LEVELS values within each kind's range."""
+    conv = device_check.seeded_weight("layer1.0.conv1.weight", (64, 64, 3, 3))
+    assert conv.dtype == np.float32 and conv.shape == (64, 64, 3, 3)
+    assert np.array_equal(conv, device_check.seeded_weight("layer1.0.conv1.weight",
+                                                           (64, 64, 3, 3)))
+    assert not np.array_equal(conv, device_check.seeded_weight("layer1.0.conv2.weight",
+                                                               (64, 64, 3, 3)))
+    assert len(np.unique(conv)) == device_check.WEIGHT_LEVELS
+    assert np.abs(conv).max() < 1 / np.sqrt(64 * 9)
+    variance = device_check.seeded_weight("bn1.running_var", (64,))
+    assert 0.5 <= variance.min() and variance.max() <= 2.0
+    # The first values, pinned: a change of the generator breaks every
+    # bundle prepared before it.
+    np.testing.assert_array_equal(device_check.seeded_weight("w", (4,)),
+                                  np.float32([-0.06875, -0.00625, 0.09375, -0.08125]))
+
+
+def test_compressed_libraries_are_unpacked(bundle, fake_cuda, tmp_path, monkeypatch):
+    """A library stored as .xz (a model with its weights as constants) is
+    unpacked before dlcrt loads it."""
+    import lzma
+    monkeypatch.setenv("DLC_LIBCUDA", fake_cuda)
+    entry = next(e for e in json.loads((bundle / "manifest.json").read_text())["entries"]
+                 if e["section"] == "matmul")
+    packed = tmp_path / "models" / "matmul.so.xz"
+    packed.parent.mkdir()
+    packed.write_bytes(lzma.compress((bundle / entry["library"]).read_bytes()))
+    library = device_check._load(str(tmp_path), {"library": "models/matmul.so.xz"})
+    assert library.metadata["kind"] == "cuda" and "f" in library.functions
+
+
 def test_run_on_device_dry_run(bundle, fake_cuda, tmp_path):
     """The device script, on the stand-in driver: every library loads and is
     called (kernels are not run: nothing is checked), and the report is

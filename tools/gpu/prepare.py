@@ -72,6 +72,13 @@ def _export(out, entry, fn, args, options):
             export(fn, *args, path=path, name="f", target="cuda", **options)
         entry["warnings"] = [str(w.message) for w in caught]
         os.remove(os.path.splitext(path)[0] + ".h")  # the device needs the library alone
+        if entry.get("compress"):
+            import lzma
+            with open(path, "rb") as source, lzma.open(path + ".xz", "wb", preset=6) as target:
+                target.write(source.read())
+            os.remove(path)
+            entry["library"] += ".xz"
+            path += ".xz"
         entry["bytes"] = os.path.getsize(path)
     except Exception as error:  # reported, not fatal: the rest still runs
         entry["export_error"] = f"{type(error).__name__}: {str(error)[:2000]}"
@@ -191,6 +198,22 @@ def model_entries(out, sample):
                  "batches": [1, 8]}
         x = np.zeros((1,) + shape, np.float32)
         yield entry, forward, (x, *values), {"dynamic_batch": (0,)}
+
+    # The same networks as a deployment has them: weights as constants of
+    # the library (batch norms folded into the convolutions), uploaded by
+    # the first call only. Their weights are device_check.seeded_weight's
+    # (few distinct values), which the device draws again for PyTorch; the
+    # library is stored compressed (xz), a fifth of its size.
+    from device_check import seeded_weight
+    for key, title, build, shape in [] if sample else networks:
+        model = build().eval()
+        model.load_state_dict({name: seeded_weight(name, value.shape)
+                               for name, value in model.state_dict().items()})
+        entry = {"section": "models", "name": f"{title}, weights as constants",
+                 "key": f"{key}_constants", "network": key,
+                 "library": f"models/{key}_constants.so", "input_shape": list(shape),
+                 "batches": [1, 8], "compress": True}
+        yield entry, model, (np.zeros((1,) + shape, np.float32),), {"dynamic_batch": (0,)}
 
     # Weights as constants of the library: uploaded at the first call only.
     rng = np.random.default_rng(7)

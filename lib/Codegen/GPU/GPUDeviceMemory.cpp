@@ -3,9 +3,8 @@
 // Memory the GPU kernels can reach, in the host functions of a
 // gpu.container_module (after kernel outlining):
 //
-//   memref.alloc      -> gpu.alloc            (device memory, cuMemAlloc) on a
-//                        stream, waited for
-//   memref.dealloc    -> gpu.dealloc on a stream, waited for
+//   memref.alloc      -> gpu.alloc            (device memory, not managed)
+//   memref.dealloc    -> gpu.dealloc
 //   memref.get_global -> of a constant: its device copy, uploaded by the
 //                        first call of the loaded module and kept
 //                        (dlc_cuda_resident in dlc's CUDA shim, its address
@@ -14,6 +13,14 @@
 //                        constant the function returns (the caller frees
 //                        results): gpu.alloc + gpu.memcpy from the global,
 //                        freed before each return
+//
+// The allocations, copies and deallocations are synchronous ops, which the
+// pipeline's gpu-async-region (run next; gpu-to-llvm lowers only
+// asynchronous ones) chains on the kernels' stream: the host waits for the
+// device once per call, not at each buffer (ResNet-18's host code waited
+// 205 times per call), and dlc's CUDA shim allocates and frees in stream
+// order (cuMemAllocAsync/cuMemFreeAsync: a buffer is reused only once the
+// kernels before its free are done).
 //
 // Device memory, not managed: the host code only launches kernels and handles
 // pointers (dl-gpu-check-mapped refuses any host access to a buffer), so
@@ -52,43 +59,30 @@ using namespace mlir;
 
 namespace {
 
-/// A device buffer of `type`, allocated on a stream of its own, waited for
-/// (gpu-to-llvm lowers a synchronous gpu.alloc only for host_shared memory).
+/// A device buffer of `type`: a synchronous gpu.alloc, which gpu-async-region
+/// (run next in dl-gpu-pipeline) chains on the stream of the kernels around
+/// it, so that the host does not wait for the device at each allocation (the
+/// shim's stream-ordered allocator makes the memory ready in stream order).
 Value createAlloc(OpBuilder &b, Location loc, MemRefType type,
                   ValueRange dynamicSizes, ValueRange symbols) {
-  Type token = gpu::AsyncTokenType::get(b.getContext());
-  Value stream =
-      gpu::WaitOp::create(b, loc, token, ValueRange{}).getAsyncToken();
-  auto alloc = gpu::AllocOp::create(b, loc, type, token, ValueRange{stream},
-                                    dynamicSizes, symbols, /*hostShared=*/false);
-  gpu::WaitOp::create(b, loc, Type(), ValueRange{alloc.getAsyncToken()});
-  return alloc.getMemref();
+  return gpu::AllocOp::create(b, loc, type, Type(), ValueRange{}, dynamicSizes,
+                              symbols, /*hostShared=*/false)
+      .getMemref();
 }
 
-/// Copies `source` into `target` on a stream of its own, waited for (like
-/// deallocations, gpu-to-llvm lowers only asynchronous copies).
+/// Copies `source` into `target`: a synchronous gpu.memcpy, chained by
+/// gpu-async-region on the stream of the allocation before it and of the
+/// kernels after it (a copy on a stream of its own would race with memory
+/// the stream-ordered allocator hands out on the kernels' stream).
 void createCopy(OpBuilder &b, Location loc, Value source, Value target) {
-  Type token = gpu::AsyncTokenType::get(b.getContext());
-  Value stream =
-      gpu::WaitOp::create(b, loc, token, ValueRange{}).getAsyncToken();
-  Value done = gpu::MemcpyOp::create(b, loc, token, ValueRange{stream}, target,
-                                     source)
-                   .getAsyncToken();
-  gpu::WaitOp::create(b, loc, Type(), ValueRange{done});
+  gpu::MemcpyOp::create(b, loc, Type(), ValueRange{}, target, source);
 }
 
-/// Frees `memref` on a stream of its own, waited for:
-///   %s = gpu.wait async; %d = gpu.dealloc async [%s] %m; gpu.wait [%d]
-/// gpu-to-llvm lowers only asynchronous deallocs (mgpuMemFree(ptr, stream));
-/// a synchronous one stayed gpu.dealloc, and the host code could not be
-/// translated to LLVM IR (every function with a temporary failed to JIT).
+/// Frees `memref`: a synchronous gpu.dealloc, chained by gpu-async-region
+/// after the kernels that use the buffer (mgpuMemFree(ptr, stream): returned
+/// to the pool in stream order).
 void createDealloc(OpBuilder &b, Location loc, Value memref) {
-  Type token = gpu::AsyncTokenType::get(b.getContext());
-  Value stream =
-      gpu::WaitOp::create(b, loc, token, ValueRange{}).getAsyncToken();
-  Value done = gpu::DeallocOp::create(b, loc, token, ValueRange{stream}, memref)
-                   .getAsyncToken();
-  gpu::WaitOp::create(b, loc, Type(), ValueRange{done});
+  gpu::DeallocOp::create(b, loc, Type(), ValueRange{}, memref);
 }
 
 constexpr StringLiteral kResidentFunction = "dlc_cuda_resident";

@@ -18,14 +18,14 @@
 // CHECK: %[[WD:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<4xf32>
 // CHECK-NOT: gpu.memcpy
 // CHECK-NOT: memref.copy
-// CHECK: %[[T:.*]], %{{.*}} = gpu.alloc async [%{{.*}}] () : memref<4xf32>
-// CHECK: %[[R:.*]], %{{.*}} = gpu.alloc async [%{{.*}}] (%{{.*}}) : memref<?xf32>
+// Allocations and deallocations are synchronous ops, for gpu-async-region
+// to chain on the kernels' stream (no wait for the device at each one).
+// CHECK-NOT: gpu.wait
+// CHECK: %[[T:.*]] = gpu.alloc () : memref<4xf32>
+// CHECK: %[[R:.*]] = gpu.alloc (%{{.*}}) : memref<?xf32>
 // CHECK: gpu.launch_func @k::@f {{.*}} args(%[[WD]] : memref<4xf32>, %[[T]] : memref<4xf32>, %[[R]] : memref<?xf32>)
-// Deallocations are asynchronous on a stream and waited for: gpu-to-llvm
-// lowers only those (mgpuMemFree(ptr, stream)). The resident copy stays.
-// CHECK: %[[S0:.*]] = gpu.wait async
-// CHECK: %[[D0:.*]] = gpu.dealloc async [%[[S0]]] %[[T]] : memref<4xf32>
-// CHECK: gpu.wait [%[[D0]]]
+// The resident copy stays.
+// CHECK-NEXT: gpu.dealloc %[[T]] : memref<4xf32>
 // CHECK-NEXT: return %[[R]]
 // CHECK-NOT: memref.alloc
 // CHECK-NOT: host_shared
@@ -55,22 +55,19 @@ module attributes {gpu.container_module} {
 // -----
 
 // Not resident: a constant the function returns (the caller frees its
-// results) and a mutable global are copied into device memory on a stream,
-// waited for, at each call; the returned copy is the caller's, the other
-// is freed before the return.
+// results) and a mutable global are copied into device memory at each
+// call (synchronous ops, chained later on the kernels' stream); the
+// returned copy is the caller's, the other is freed before the return.
 // CHECK-LABEL: func.func @returned
 // CHECK-NOT: dlc_cuda_resident
 // CHECK: %[[G:.*]] = memref.get_global @table
-// CHECK: %[[GD:.*]], %[[A1:.*]] = gpu.alloc async [%{{.*}}] () : memref<2xi32>
-// CHECK: gpu.wait [%[[A1]]]
-// CHECK: %[[C0:.*]] = gpu.wait async
-// CHECK: %[[C1:.*]] = gpu.memcpy async [%[[C0]]] %[[GD]], %[[G]] : memref<2xi32>, memref<2xi32>
-// CHECK: gpu.wait [%[[C1]]]
+// CHECK: %[[GD:.*]] = gpu.alloc () : memref<2xi32>
+// CHECK: gpu.memcpy %[[GD]], %[[G]] : memref<2xi32>, memref<2xi32>
 // CHECK: %[[M:.*]] = memref.get_global @state
-// CHECK: %[[MD:.*]], %{{.*}} = gpu.alloc async
-// CHECK: gpu.memcpy async [%{{.*}}] %[[MD]], %[[M]]
+// CHECK: %[[MD:.*]] = gpu.alloc
+// CHECK: gpu.memcpy %[[MD]], %[[M]]
 // CHECK: gpu.launch_func @k::@g {{.*}} args(%[[MD]] : memref<3xf32>)
-// CHECK: gpu.dealloc async [%{{.*}}] %[[MD]]
+// CHECK: gpu.dealloc %[[MD]]
 // CHECK-NOT: gpu.dealloc
 // CHECK: return %[[GD]]
 module attributes {gpu.container_module} {

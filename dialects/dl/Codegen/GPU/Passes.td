@@ -96,15 +96,15 @@ def DLGPUDeviceMemory : Pass<"dl-gpu-device-memory", "::mlir::ModuleOp"> {
   let summary = "Host buffers of GPU kernels in device memory";
   let description = [{
     In the host functions: `memref.alloc` becomes `gpu.alloc` (device
-    memory, not managed; on a stream, waited for: gpu-to-llvm lowers only
-    asynchronous device allocations), `memref.dealloc` becomes `gpu.dealloc` on a stream
-    of its own, waited for (gpu-to-llvm lowers only asynchronous
-    deallocations). A `memref.get_global` of a constant becomes its device
+    memory, not managed), `memref.dealloc` becomes `gpu.dealloc`, both
+    synchronous ops for `gpu-async-region` to chain on the kernels' stream
+    (it must run before `gpu-to-llvm`, which lowers only asynchronous ones:
+    `dl-gpu-pipeline` runs it next). A `memref.get_global` of a constant becomes its device
     copy, uploaded by the loaded module's first call and kept
     (`dlc_cuda_resident` of dlc's CUDA shim, the address in an
     `llvm.mlir.global` of the host module, the descriptor built in the LLVM
     dialect and cast to the memref type); other globals, and constants the
-    function returns, are copied (`gpu.memcpy`, waited for) into a
+    function returns, are copied (a synchronous `gpu.memcpy`) into a
     `gpu.alloc` buffer freed before the return. The caller passes arguments
     in device memory, copies results back and frees them. Refuses
     `memref.alloca` in host functions.
@@ -150,6 +150,18 @@ def DLGPUTileForBlocks : Pass<"dl-gpu-tile-for-blocks", "::mlir::func::FuncOp"> 
   ];
   let dependentDialects = ["::mlir::gpu::GPUDialect",
                            "::mlir::scf::SCFDialect"];
+}
+
+def DLGPUNameKernels : Pass<"dl-gpu-name-kernels", "::mlir::ModuleOp"> {
+  let summary = "Name each outlined kernel after its gpu.module";
+  let description = [{
+    After `gpu-kernel-outlining`, which names every kernel after its host
+    function (so that all the kernels of a function share one name in a
+    profiler), the kernel of each `gpu.module` holding one kernel takes the
+    module's (unique) name, and the `gpu.launch_func` ops that launch it
+    are updated.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
 }
 
 def DLGPUCheckMapped : Pass<"dl-gpu-check-mapped", "::mlir::func::FuncOp"> {
