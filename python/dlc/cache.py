@@ -23,15 +23,24 @@ folder and renames it into place, which succeeds for one of them; readers
 only ever see complete entries. Safe against corrupt entries: each records
 the SHA-256 of its library, checked before loading; a mismatch, or a
 library that does not load, removes the entry and compiles again.
+
+Private to its user: an entry holds a model's weights, so the cache's
+folders are made 0700 and its files 0600 whatever the process umask (as
+ccache, Triton and TorchInductor keep theirs). A cache folder that belongs to
+another user, or that others can write into, is not used at all (a library
+in it could be theirs); one that others can read is read but not written
+to. Either way a :class:`CacheWarning` says why and how to fix it.
 """
 
 import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 import time
+import warnings
 
 from . import _build_config
 from .version import __version__
@@ -53,6 +62,70 @@ def directory():
         return os.path.abspath(os.path.expanduser(value))
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "dlc")
+
+
+class CacheWarning(UserWarning):
+    """dlc's disk cache folder cannot be used safely (another user's, or
+    open to other users); compiles go on without it."""
+
+
+_warned = set()
+
+
+def _refusal(root, writing):
+    """Why `root` must not be read (writing=False) or written to
+    (writing=True), or None. A folder that does not exist yet is fine: it
+    is created private."""
+    try:
+        status = os.stat(root)
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        return f"it cannot be examined ({error.strerror})"
+    mode = stat.S_IMODE(status.st_mode)
+    if status.st_uid != os.geteuid():
+        return (f"it belongs to another user (uid {status.st_uid}), so a library in it "
+                f"could be theirs; point DLC_CACHE_DIR at a folder of your own")
+    if mode & 0o022:
+        return (f"other users can write into it (mode {mode:04o}), so a library in it "
+                f"could be theirs; check its contents, then `chmod 700 {root}` "
+                f"(or point DLC_CACHE_DIR elsewhere)")
+    if writing and mode & 0o077:
+        return (f"other users can read it (mode {mode:04o}) and its entries hold your "
+                f"models' weights; make it private with `chmod 700 {root}`")
+    return None
+
+
+def _usable(root, writing):
+    """Whether dlc may read (or write) the cache at `root`; warns once per
+    folder and reason where not."""
+    reason = _refusal(root, writing)
+    if reason is None:
+        return True
+    if (root, reason) not in _warned:
+        _warned.add((root, reason))
+        use = "written to" if writing and "read it" in reason else "used"
+        warnings.warn(f"dlc's disk cache {root} is not {use}: {reason}", CacheWarning,
+                      stacklevel=4)
+    return False
+
+
+def _private_folder(path):
+    """Creates `path` (and missing parents) as 0700 folders, whatever the
+    umask; an existing folder is left as it is."""
+    missing = []
+    while path and not os.path.isdir(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            continue
+        os.chmod(folder, 0o700)  # mkdir's mode is masked by the umask
 
 
 def max_bytes():
@@ -126,7 +199,7 @@ def _sha256_of(path):
 def lookup(entry_key):
     """The path of the library stored under `entry_key`, checked, or None."""
     root = directory()
-    if root is None:
+    if root is None or not _usable(root, writing=False):
         return None
     folder = os.path.join(root, entry_key[:2], entry_key)
     library, meta = os.path.join(folder, _LIBRARY), os.path.join(folder, _META)
@@ -168,13 +241,13 @@ def store(entry_key, code):
     disk: the cache is an optimization, never an error)."""
     root = directory()
     linker = _linker()
-    if root is None or linker is None:
+    if root is None or linker is None or not _usable(root, writing=True):
         return None
     shard = os.path.join(root, entry_key[:2])
     final = os.path.join(shard, entry_key)
     try:
-        os.makedirs(shard, exist_ok=True)
-        private = tempfile.mkdtemp(prefix=f".{entry_key[:12]}-", dir=shard)
+        _private_folder(shard)
+        private = tempfile.mkdtemp(prefix=f".{entry_key[:12]}-", dir=shard)  # 0700
     except OSError:
         return None
     try:
@@ -186,9 +259,13 @@ def store(entry_key, code):
         if process.returncode != 0:
             return None
         os.remove(obj)
-        with open(os.path.join(private, _META), "w") as data:
+        os.chmod(library, 0o600)  # the linker's mode follows the umask
+        meta = os.open(os.path.join(private, _META), os.O_WRONLY | os.O_CREAT | os.O_EXCL,
+                       0o600)
+        with os.fdopen(meta, "w") as data:
             json.dump({"format": FORMAT, "sha256": _sha256_of(library),
                        "created": time.time(), "dlc": __version__}, data)
+        os.chmod(os.path.join(private, _META), 0o600)
         try:
             os.rename(private, final)
         except OSError:  # another process stored the same key first

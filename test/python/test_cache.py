@@ -178,3 +178,102 @@ def test_bad_settings_are_named(monkeypatch, name, value):
 def test_llvm_opt_level_is_checked():
     with pytest.raises(ValueError, match="llvm_opt_level must be an int in 0..3"):
         dlc.jit(lambda x: x + 1, llvm_opt_level=4)
+
+
+# -- privacy: entries hold models' weights ------------------------------------
+
+UMASK_PROGRAM = textwrap.dedent("""
+    import os
+    os.umask(0)  # the most permissive: nothing dlc makes may follow it
+""") + PROGRAM
+
+
+def test_fresh_cache_is_private_whatever_the_umask(tmp_path, monkeypatch):
+    """Under umask 0, a cache made from nothing (its parent too) has 0700
+    folders and 0600 files."""
+    folder = tmp_path / "home" / "cache" / "dlc"
+    env = {"DLC_CACHE_DIR": str(folder), "DLC_CACHE_MIN_SECONDS": "0"}
+    process = subprocess.run([sys.executable, "-c", UMASK_PROGRAM], capture_output=True,
+                             text=True, env={**os.environ, **env}, timeout=300)
+    assert process.returncode == 0, process.stderr
+    assert entry_folders(folder)
+    made = [folder.parent, folder] + [p for p in folder.rglob("*")]
+    for path in made:
+        mode = path.stat().st_mode & 0o777
+        assert mode == (0o700 if path.is_dir() else 0o600), (path, oct(mode))
+
+
+def _warned_run(cache_dir):
+    """Runs PROGRAM with warnings shown; (how the code was obtained, stderr)."""
+    process = subprocess.run([sys.executable, "-W", "always", "-c", PROGRAM],
+                             capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "DLC_CACHE_DIR": str(cache_dir),
+                                  "DLC_CACHE_MIN_SECONDS": "0"})
+    assert process.returncode == 0, process.stderr
+    return process.stdout.split()[0], process.stderr
+
+
+@pytest.mark.parametrize("mode,reason", [
+    (0o777, "other users can write into it (mode 0777)"),
+    (0o730, "other users can write into it (mode 0730)"),
+])
+def test_cache_others_can_write_is_not_used(cache_dir, mode, reason):
+    """A cache folder others can write into is neither read (a library in it
+    could be theirs) nor written, with a warning saying why and how to fix
+    it."""
+    assert run()[0] == "JITCode"
+    assert run()[0] == "LibraryCode"
+    cache_dir.chmod(mode)
+    kind, errors = _warned_run(cache_dir)
+    assert kind == "JITCode"  # the entry was not loaded
+    assert "CacheWarning" in errors and reason in errors and f"chmod 700 {cache_dir}" in errors
+    assert len(entry_folders(cache_dir)) == 1
+
+
+def test_cache_others_can_read_is_not_written(cache_dir):
+    """A cache folder others can read (as dlc made them before: 0755) is
+    still read, but nothing new goes into it."""
+    assert run()[0] == "JITCode"
+    cache_dir.chmod(0o755)
+    process = subprocess.run([sys.executable, "-W", "always", "-c", PROGRAM, "5"],
+                             capture_output=True, text=True, timeout=300,
+                             env={**os.environ, "DLC_CACHE_DIR": str(cache_dir),
+                                  "DLC_CACHE_MIN_SECONDS": "0"})
+    assert process.returncode == 0, process.stderr
+    assert "is not written to: other users can read it (mode 0755)" in process.stderr
+    assert len(entry_folders(cache_dir)) == 1  # the new signature was not stored
+    kind, _ = _warned_run(cache_dir)
+    assert kind == "LibraryCode"  # the old entry, its own, is still read
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")
+def test_cache_of_another_user_is_not_used(cache_dir):
+    """A cache folder owned by another user is never read from (its
+    libraries could be theirs) nor written to."""
+    assert run()[0] == "JITCode"
+    for path in [cache_dir, *cache_dir.rglob("*")]:
+        os.chown(path, 65534, 65534)
+    kind, errors = _warned_run(cache_dir)
+    assert kind == "JITCode"
+    assert "it belongs to another user (uid 65534)" in errors
+    assert "point DLC_CACHE_DIR at a folder of your own" in errors
+
+
+def test_export_builds_in_private_folders(tmp_path, monkeypatch):
+    """dlc.export's temporary build folder is 0700 whatever the umask."""
+    import tempfile
+    made = []
+    original = tempfile.mkdtemp
+
+    def recording(*args, **kwargs):
+        path = original(*args, **kwargs)
+        made.append((path, os.stat(path).st_mode & 0o777))
+        return path
+    monkeypatch.setattr(tempfile, "mkdtemp", recording)
+    previous = os.umask(0)
+    try:
+        dlc.export(lambda x: x * 2.0, np.ones(3, np.float32), path=str(tmp_path / "f.so"))
+    finally:
+        os.umask(previous)
+    exports = [mode for path, mode in made if "dlc-export-" in path]
+    assert exports == [0o700]
