@@ -272,7 +272,7 @@ struct DLGPUSharedMatmul
     });
     for (auto [op, batched] : matmuls) {
       if (registerTiles && dl::fillsRegisterTiles(op, batched))
-        dl::buildRegisterTiledMatmul(op, batched);
+        dl::buildRegisterTiledMatmul(op, batched, minBlocks);
       else
         buildKernel(op, batched, tile);
     }

@@ -27,8 +27,18 @@
 //
 // A thread's rows and columns come in two groups of 4, 64 apart, so that the
 // 16 threads of a row of the block read 64 consecutive floats of Bs (no bank
-// conflict) with 16-byte loads. Ours: upstream builds such kernels only
-// through the transform dialect's tiling and mapping.
+// conflict) with 16-byte loads.
+//
+// Split K: where the tiles of C are too few to fill the GPU (ResNet-18's
+// last layers: M = 49, N = 512, K = 4608 at batch 1 made 4 blocks, 0.76 ms
+// each on an H100), K is cut into `splits` slices of at least 256, chosen
+// on the host so that there are about `minBlocks` blocks; each block
+// writes its slice's partial tile into a workspace W[batch * splits][M][N]
+// and a second kernel adds the slices into C in order (no atomics: the
+// same result at every run, whatever the split). With one slice the
+// workspace is still written (one more pass over C: ~1% of a 4096³
+// product). Ours: upstream builds such kernels only through the transform
+// dialect's tiling and mapping.
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,6 +63,8 @@ constexpr int64_t kThreads = 16;  // threads per block edge
 constexpr int64_t kPad = 4;       // elements after each row of As
 constexpr int64_t kGroups = 2;    // row (and column) groups of a thread
 constexpr int64_t kGroupStride = kTile / kGroups;
+constexpr int64_t kMinSlice = 256;      // the least K of a split-K slice
+constexpr int64_t kReduceThreads = 256; // threads per block of the sum
 // The vector accesses to As and Bs assume 16-byte alignment: both buffers
 // are whole multiples of 16 bytes (in float32), so each starts aligned.
 static_assert(kDepth * (kTile + kPad) * 4 % 16 == 0 && kDepth * kTile * 4 % 16 == 0);
@@ -71,7 +83,8 @@ bool mlir::dl::fillsRegisterTiles(linalg::LinalgOp op, bool batched) {
   return large(m) && large(n) && a.getElementType().isF32();
 }
 
-void mlir::dl::buildRegisterTiledMatmul(linalg::LinalgOp op, bool batched) {
+void mlir::dl::buildRegisterTiledMatmul(linalg::LinalgOp op, bool batched,
+                                        int64_t minBlocks) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   MLIRContext *ctx = b.getContext();
@@ -90,6 +103,26 @@ void mlir::dl::buildRegisterTiledMatmul(linalg::LinalgOp op, bool batched) {
   Value tileSize = index(b, kTile);
   Value gridX = arith::CeilDivUIOp::create(b, loc, n, tileSize);
   Value gridY = arith::CeilDivUIOp::create(b, loc, m, tileSize);
+  // splits = clamp(ceil(minBlocks / tiles), 1, max(1, K / 256)); each slice
+  // a whole number of stages.
+  Value tiles = arith::MulIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, gridX, gridY), batch);
+  Value wanted = arith::CeilDivUIOp::create(b, loc, index(b, minBlocks), tiles);
+  Value most = arith::MaxUIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, k, index(b, kMinSlice)), one);
+  Value splits = arith::MaxUIOp::create(
+      b, loc, arith::MinUIOp::create(b, loc, wanted, most), one);
+  Value slice = arith::MulIOp::create(
+      b, loc,
+      arith::CeilDivUIOp::create(
+          b, loc, arith::CeilDivUIOp::create(b, loc, k, splits), index(b, kDepth)),
+      index(b, kDepth));
+  Value gridZ = arith::MulIOp::create(b, loc, batch, splits);
+  Value slices = arith::MulIOp::create(b, loc, batch, splits);
+  auto workspaceType = MemRefType::get(
+      {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic}, element);
+  Value workspace = memref::AllocOp::create(b, loc, workspaceType,
+                                            ValueRange{slices, m, n});
   Value threads = index(b, kThreads);
   Value vectorized = dl::wholeAlignedVectorRows(b, loc, a, bMat, k, n, kLanes);
   auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
@@ -98,7 +131,7 @@ void mlir::dl::buildRegisterTiledMatmul(linalg::LinalgOp op, bool batched) {
   auto sharedB = MemRefType::get({kDepth, kTile}, element,
                                  MemRefLayoutAttrInterface(), workgroup);
   auto launch = gpu::LaunchOp::create(
-      b, loc, gridX, gridY, batch, threads, threads, one,
+      b, loc, gridX, gridY, gridZ, threads, threads, one,
       /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
       /*asyncDependencies=*/{}, TypeRange{sharedA, sharedB});
 
@@ -120,8 +153,12 @@ void mlir::dl::buildRegisterTiledMatmul(linalg::LinalgOp op, bool batched) {
   auto below = [&](OpBuilder &bb, Value x, Value end) -> Value {
     return arith::CmpIOp::create(bb, loc, arith::CmpIPredicate::ult, x, end);
   };
+  // Block z: batch bid.z / splits, slice bid.z % splits of K.
+  Value batchIndex = arith::DivUIOp::create(kb, loc, bid.z, splits);
+  Value kBegin = mul(kb, arith::RemUIOp::create(kb, loc, bid.z, splits), slice);
+  Value kEnd = arith::MinUIOp::create(kb, loc, add(kb, kBegin, slice), k);
   auto indices = [&](Value i, Value j) {
-    return dl::matmulIndices(batched ? bid.z : Value(), i, j);
+    return dl::matmulIndices(batched ? batchIndex : Value(), i, j);
   };
   Value rowBase = mul(kb, bid.y, index(kb, kTile));
   Value colBase = mul(kb, bid.x, index(kb, kTile));
@@ -171,7 +208,7 @@ void mlir::dl::buildRegisterTiledMatmul(linalg::LinalgOp op, bool batched) {
   // 4tx .. +4.
   constexpr int64_t kAccumulators = kGroups * kLanes * kGroups;
   SmallVector<Value> initial(kAccumulators, vzero);
-  auto loop = scf::ForOp::create(kb, loc, index(kb, 0), k, index(kb, kDepth),
+  auto loop = scf::ForOp::create(kb, loc, kBegin, kEnd, index(kb, kDepth),
                                  initial);
   {
     OpBuilder lb = OpBuilder::atBlockBegin(loop.getBody());
@@ -180,7 +217,7 @@ void mlir::dl::buildRegisterTiledMatmul(linalg::LinalgOp op, bool batched) {
     Value aRow = arith::DivUIOp::create(lb, loc, linear, index(lb, 2));
     Value aK = mul(lb, arith::RemUIOp::create(lb, loc, linear, index(lb, 2)),
                    index(lb, kLanes));
-    Value aValues = loadFour(lb, a, add(lb, rowBase, aRow), m, add(lb, k0, aK), k);
+    Value aValues = loadFour(lb, a, add(lb, rowBase, aRow), m, add(lb, k0, aK), kEnd);
     for (int64_t q = 0; q < kLanes; ++q) {
       Value value = vector::ExtractOp::create(lb, loc, aValues, ArrayRef<int64_t>{q});
       memref::StoreOp::create(lb, loc, value, as,
@@ -191,7 +228,7 @@ void mlir::dl::buildRegisterTiledMatmul(linalg::LinalgOp op, bool batched) {
     Value bK = arith::DivUIOp::create(lb, loc, linear, perRow);
     Value bColumn = mul(lb, arith::RemUIOp::create(lb, loc, linear, perRow),
                         index(lb, kLanes));
-    Value bValues = loadFour(lb, bMat, add(lb, k0, bK), k, add(lb, colBase, bColumn), n);
+    Value bValues = loadFour(lb, bMat, add(lb, k0, bK), kEnd, add(lb, colBase, bColumn), n);
     vector::StoreOp::create(lb, loc, bValues, bs, ValueRange{bK, bColumn});
     gpu::BarrierOp::create(lb, loc);
 
@@ -222,7 +259,7 @@ void mlir::dl::buildRegisterTiledMatmul(linalg::LinalgOp op, bool batched) {
     scf::YieldOp::create(lb, loc, accumulators);
   }
 
-  // C += the accumulators, inside C only.
+  // W[bid.z][row][col] = the accumulators, inside C only.
   Value rowOffset = mul(kb, tid.y, index(kb, kLanes));
   Value columnOffset = mul(kb, tid.x, index(kb, kLanes));
   for (int64_t g = 0; g < kGroups; ++g)
@@ -239,13 +276,50 @@ void mlir::dl::buildRegisterTiledMatmul(linalg::LinalgOp op, bool batched) {
           auto ifColumn = scf::IfOp::create(rb, loc, below(rb, column, n),
                                             /*withElse=*/false);
           OpBuilder cb = ifColumn.getThenBodyBuilder();
-          Value old = memref::LoadOp::create(cb, loc, c, indices(row, column));
           Value value = vector::ExtractOp::create(cb, loc, acc, ArrayRef<int64_t>{j});
-          memref::StoreOp::create(cb, loc, arith::AddFOp::create(cb, loc, old, value),
-                                  c, indices(row, column));
+          memref::StoreOp::create(cb, loc, value, workspace,
+                                  ValueRange{bid.z, row, column});
         }
       }
     }
   gpu::TerminatorOp::create(kb, loc);
+
+  // C[batch][i][j] += sum over the slices s of W[batch * splits + s][i][j],
+  // in order: 256 threads per block along i * N + j, blocks y the batch.
+  b.setInsertionPointAfter(launch);
+  Value elements = arith::MulIOp::create(b, loc, m, n);
+  Value reduceThreads = index(b, kReduceThreads);
+  Value reduceBlocks = arith::CeilDivUIOp::create(b, loc, elements, reduceThreads);
+  auto reduce = gpu::LaunchOp::create(b, loc, reduceBlocks, batch, one, reduceThreads,
+                                      one, one);
+  {
+    OpBuilder rb = OpBuilder::atBlockEnd(&reduce.getBody().front());
+    gpu::KernelDim3 rbid = reduce.getBlockIds(), rtid = reduce.getThreadIds();
+    Value linear = add(rb, mul(rb, rbid.x, index(rb, kReduceThreads)), rtid.x);
+    auto inside = scf::IfOp::create(rb, loc, below(rb, linear, elements),
+                                    /*withElse=*/false);
+    OpBuilder ib = inside.getThenBodyBuilder();
+    Value i = arith::DivUIOp::create(ib, loc, linear, n);
+    Value j = arith::RemUIOp::create(ib, loc, linear, n);
+    Value first = mul(ib, rbid.y, splits);
+    Value zero = arith::ConstantOp::create(ib, loc, ib.getZeroAttr(element));
+    auto sum = scf::ForOp::create(ib, loc, index(ib, 0), splits, index(ib, 1),
+                                  ValueRange{zero});
+    {
+      OpBuilder sb = OpBuilder::atBlockBegin(sum.getBody());
+      Value part = memref::LoadOp::create(
+          sb, loc, workspace, ValueRange{add(sb, first, sum.getInductionVar()), i, j});
+      scf::YieldOp::create(
+          sb, loc, ValueRange{arith::AddFOp::create(sb, loc, sum.getRegionIterArgs()[0],
+                                                    part)});
+    }
+    SmallVector<Value> at =
+        dl::matmulIndices(batched ? rbid.y : Value(), i, j);
+    Value old = memref::LoadOp::create(ib, loc, c, at);
+    memref::StoreOp::create(ib, loc, arith::AddFOp::create(ib, loc, old, sum.getResult(0)),
+                            c, at);
+    gpu::TerminatorOp::create(rb, loc);
+  }
+  memref::DeallocOp::create(b, loc, workspace);
   op->erase();
 }

@@ -13,8 +13,9 @@ namespace mlir::dl {
 bool fillsRegisterTiles(linalg::LinalgOp op, bool batched);
 
 /// Replaces `op` (C += A * B, one float type, default indexing maps) by the
-/// register-tiled kernel (see RegisterTiledMatmul.cpp).
-void buildRegisterTiledMatmul(linalg::LinalgOp op, bool batched);
+/// register-tiled kernel (see RegisterTiledMatmul.cpp), K split so that
+/// there are about `minBlocks` blocks where the tiles of C are fewer.
+void buildRegisterTiledMatmul(linalg::LinalgOp op, bool batched, int64_t minBlocks);
 
 } // namespace mlir::dl
 

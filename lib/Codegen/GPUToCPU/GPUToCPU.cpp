@@ -449,9 +449,14 @@ FailureOr<Value> LaunchEmitter::uniformValue(Value v, IRMapping &uniform,
     return mapped;
   Operation *def = v.getDefiningOp();
   // Block ids and dimensions are the same for every thread of the block.
+  // Mapped, so that an op computed from them (a bound of block z's slice of
+  // a loop) is cloned onto the block's value, not onto the kernel's op: an
+  // unmapped id left the clone using an op of the erased kernel (an abort).
   if (def && !isa<gpu::ThreadIdOp>(def))
-    if (Value id = idValue(def, Dim3{}))
+    if (Value id = idValue(def, Dim3{})) {
+      uniform.map(v, id);
       return id;
+    }
   if (!def || isa<gpu::ThreadIdOp>(def) || !isMemoryEffectFree(def) ||
       def->getNumRegions() != 0) {
     Operation *at = def ? def : kernel.getOperation();

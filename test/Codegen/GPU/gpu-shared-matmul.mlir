@@ -98,14 +98,25 @@ func.func @strided_b(%a: memref<8x8xf32>, %b: memref<8x8xf32, strided<[16, 1]>>,
 // register-tiled kernel. 16 x 16 threads per 128 x 128 tile of C, A's tile
 // staged transposed into 8 x 132 (rows padded), B's into 8 x 128; 8 steps
 // of k unrolled, each two vector loads from each tile and 32 vector FMAs
-// into 16 vector<4> accumulators carried by the loop over K; the stores into
-// C guarded by row and column. With register-tiles=false: the classic
-// kernel.
+// into 16 vector<4> accumulators carried by the loop over block z's slice
+// of K (split where C has fewer tiles than min-blocks: 264, and at most
+// K / 256 slices); each block writes its partial tile into the workspace
+// (guarded by row and column), and a second kernel adds the slices into C.
+// With register-tiles=false: the classic kernel.
 // CHECK-LABEL: func.func @large
 // CHECK: %[[GX:.*]] = arith.ceildivui %{{.*}}, %c128
 // CHECK: %[[GY:.*]] = arith.ceildivui %{{.*}}, %c128
-// CHECK: gpu.launch blocks(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) in (%{{[a-z0-9_]+}} = %[[GX]], %{{[a-z0-9_]+}} = %[[GY]], %{{[a-z0-9_]+}} = %c1{{[_0-9]*}}) threads(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) in (%{{[a-z0-9_]+}} = %c16, %{{[a-z0-9_]+}} = %c16, %{{[a-z0-9_]+}} = %c1{{[_0-9]*}})
+// CHECK: arith.muli
+// CHECK: %[[TILES:.*]] = arith.muli
+// CHECK: %[[WANT:.*]] = arith.ceildivui %c264, %[[TILES]]
+// CHECK: %[[MOST:.*]] = arith.maxui %{{.*}}, %c1
+// CHECK: %[[FEW:.*]] = arith.minui %[[WANT]], %[[MOST]]
+// CHECK: %[[SPLITS:.*]] = arith.maxui %[[FEW]], %c1
+// CHECK: %[[GZ:.*]] = arith.muli %c1{{[_0-9]*}}, %[[SPLITS]]
+// CHECK: %[[W:.*]] = memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x?x?xf32>
+// CHECK: gpu.launch blocks(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %[[BZ:[a-z0-9_]+]]) in (%{{[a-z0-9_]+}} = %[[GX]], %{{[a-z0-9_]+}} = %[[GY]], %{{[a-z0-9_]+}} = %[[GZ]]) threads(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}) in (%{{[a-z0-9_]+}} = %c16, %{{[a-z0-9_]+}} = %c16, %{{[a-z0-9_]+}} = %c1{{[_0-9]*}})
 // CHECK-SAME: workgroup(%[[AS:.*]] : memref<8x132xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<8x128xf32, #gpu.address_space<workgroup>>)
+// CHECK: arith.remui %[[BZ]], %[[SPLITS]]
 // CHECK: %{{.*}}:16 = scf.for {{.*}} -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>)
 // CHECK: vector.load %arg0[{{.*}}] {alignment = 16 : i64} : memref<?x96xf32>, vector<4xf32>
 // CHECK-COUNT-4: memref.store %{{.*}}, %[[AS]]
@@ -116,7 +127,15 @@ func.func @strided_b(%a: memref<8x8xf32>, %b: memref<8x8xf32, strided<[16, 1]>>,
 // CHECK: vector.load %[[AS]]
 // CHECK: gpu.barrier
 // CHECK: scf.yield
-// CHECK-COUNT-64: memref.store %{{.*}}, %arg2
+// CHECK-COUNT-64: memref.store %{{.*}}, %[[W]][%[[BZ]], %{{.*}}, %{{.*}}]
+// CHECK: gpu.terminator
+// CHECK: gpu.launch
+// CHECK: scf.for %{{.*}} = %c0{{[_0-9]*}} to %[[SPLITS]]
+// CHECK: memref.load %[[W]]
+// CHECK: memref.load %arg2
+// CHECK: memref.store %{{.*}}, %arg2
+// CHECK: gpu.terminator
+// CHECK: memref.dealloc %[[W]]
 // NOREG-LABEL: func.func @large
 // NOREG: workgroup(%{{.*}} : memref<16x16xf32, #gpu.address_space<workgroup>>
 // Too narrow (N = 32), or not float32: the classic kernel.

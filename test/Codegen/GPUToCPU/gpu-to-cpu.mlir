@@ -141,6 +141,43 @@ module attributes {gpu.container_module} {
 
 // -----
 
+// The bounds of a loop holding a barrier computed from the block id (block z
+// runs its own slice of the loop, as split-K matmuls do): computed once per
+// block, from the block's own id (an abort before: the clone kept a use of
+// the kernel's block id).
+// CHECK-LABEL: func.func @block_slices
+// CHECK: scf.parallel (%[[BX:.*]], %[[BY:.*]], %[[BZ:.*]]) =
+// CHECK: %[[LO:.*]] = arith.muli %[[BZ]], %c8 :
+// CHECK-NEXT: %[[HI:.*]] = arith.addi %[[LO]], %c8 :
+// CHECK-NEXT: arith.constant 1
+// CHECK-NEXT: scf.for %{{.*}} = %[[LO]] to %[[HI]] step
+// CHECK-NOT: gpu.
+module attributes {gpu.container_module} {
+  gpu.module @kernels {
+    gpu.func @sliced(%out: memref<32xf32>) kernel {
+      %bz = gpu.block_id z
+      %c1 = arith.constant 1 : index
+      %c8 = arith.constant 8 : index
+      %lo = arith.muli %bz, %c8 : index
+      %hi = arith.addi %lo, %c8 : index
+      scf.for %i = %lo to %hi step %c1 {
+        gpu.barrier
+      }
+      gpu.return
+    }
+  }
+  func.func @block_slices(%out: memref<32xf32>) {
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c32 = arith.constant 32 : index
+    gpu.launch_func @kernels::@sliced blocks in (%c1, %c1, %c4) threads in (%c32, %c1, %c1)
+        args(%out : memref<32xf32>)
+    return
+  }
+}
+
+// -----
+
 module attributes {gpu.container_module} {
   gpu.module @kernels {
     gpu.func @divergent(%out: memref<32xf32>) kernel {

@@ -28,13 +28,18 @@ def DLGPUSharedMatmul : Pass<"dl-gpu-shared-matmul", "::mlir::func::FuncOp"> {
     dynamic) get the register-tiled kernel instead: 256 threads per 128 x
     128 tile of C, 8 x 8 elements per thread held in registers (16
     `vector<4xf32>` accumulators), A's tile staged transposed, 8 deep;
-    `tile` does not apply to it.
+    `tile` does not apply to it. Its K is split (slices of at least 256)
+    where C's tiles make fewer than `min-blocks` blocks: the slices' partial
+    products go to a workspace, which a second kernel adds into C in order.
   }];
   let options = [
     Option<"tile", "tile", "int64_t", /*default=*/"16",
            "Tile edge: a block has tile x tile threads (1..32)">,
     Option<"registerTiles", "register-tiles", "bool", /*default=*/"true",
            "Large float32 matmuls as the register-tiled kernel">,
+    Option<"minBlocks", "min-blocks", "int64_t", /*default=*/"264",
+           "Blocks the register-tiled kernel splits K for, where C has fewer "
+           "tiles (264: two per multiprocessor of a 132-SM H100)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
