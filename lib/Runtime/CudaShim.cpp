@@ -242,6 +242,19 @@ struct Scoped {
   }
 };
 
+/// Runs the driver calls of `copy` (each through check()) in the device's
+/// context, unless there is nothing to copy; returns whether they all
+/// worked (the first error is kept, as for the other calls).
+template <typename F> int synchronousCopy(size_t bytes, F copy) {
+  if (bytes == 0)
+    return 1;
+  if (!ready())
+    return 0;
+  Scoped scoped;
+  copy();
+  return lastError[0] == 0;
+}
+
 } // namespace
 
 extern "C" {
@@ -268,30 +281,36 @@ int dlc_cuda_available(const char **why) {
 
 /// Copies `bytes` from host memory into device memory allocated by
 /// mgpuMemAlloc, synchronously: the arguments of a function, before it runs.
-/// Returns whether it worked (the error is kept, as for the other calls).
 int dlc_cuda_copy_to_device(void *device, const void *host, size_t bytes) {
-  if (bytes == 0)
-    return 1;
-  if (!ready())
-    return 0;
-  Scoped scoped;
-  check(driver.cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(device), host, bytes),
-        "cuMemcpyHtoD");
-  return lastError[0] == 0;
+  return synchronousCopy(bytes, [&] {
+    check(driver.cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(device), host,
+                              bytes),
+          "cuMemcpyHtoD");
+  });
 }
 
 /// Copies `bytes` from device memory into host memory, synchronously: the
 /// results of a function, after it returned (its kernels have finished: the
 /// host code waits for every stream it used).
 int dlc_cuda_copy_to_host(void *host, const void *device, size_t bytes) {
-  if (bytes == 0)
-    return 1;
-  if (!ready())
-    return 0;
-  Scoped scoped;
-  check(driver.cuMemcpyDtoH(host, reinterpret_cast<CUdeviceptr>(device), bytes),
-        "cuMemcpyDtoH");
-  return lastError[0] == 0;
+  return synchronousCopy(bytes, [&] {
+    check(driver.cuMemcpyDtoH(host, reinterpret_cast<CUdeviceptr>(device),
+                              bytes),
+          "cuMemcpyDtoH");
+  });
+}
+
+/// Copies `bytes` between two device buffers, synchronously (an output of a
+/// device-resident call that must not alias an input).
+int dlc_cuda_copy_on_device(void *target, const void *source, size_t bytes) {
+  return synchronousCopy(bytes, [&] {
+    check(driver.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(target),
+                               reinterpret_cast<CUdeviceptr>(source), bytes,
+                               nullptr),
+          "cuMemcpyAsync");
+    if (!lastError[0])
+      check(driver.cuCtxSynchronize(), "cuCtxSynchronize");
+  });
 }
 
 /// Waits for all work of the device (the caller's, on any stream): what a
@@ -301,23 +320,6 @@ int dlc_cuda_synchronize(void) {
     return 0;
   Scoped scoped;
   check(driver.cuCtxSynchronize(), "cuCtxSynchronize");
-  return lastError[0] == 0;
-}
-
-/// Copies `bytes` between two device buffers, synchronously (an output of a
-/// device-resident call that must not alias an input).
-int dlc_cuda_copy_on_device(void *target, const void *source, size_t bytes) {
-  if (bytes == 0)
-    return 1;
-  if (!ready())
-    return 0;
-  Scoped scoped;
-  check(driver.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(target),
-                             reinterpret_cast<CUdeviceptr>(source), bytes,
-                             nullptr),
-        "cuMemcpyAsync");
-  if (!lastError[0])
-    check(driver.cuCtxSynchronize(), "cuCtxSynchronize");
   return lastError[0] == 0;
 }
 

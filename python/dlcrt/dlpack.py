@@ -60,18 +60,23 @@ _DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensor))
 DLManagedTensor._fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p),
                             ("deleter", _DELETER)]
 
-# The C API of capsules, with argument types of our own (ctypes.pythonapi's
-# functions are shared with every other user of ctypes in the process).
-_api = ctypes.PyDLL(None)
-_capsule_get_pointer = _api.PyCapsule_GetPointer
-_capsule_get_pointer.restype = ctypes.c_void_p
-_capsule_get_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_capsule_is_valid = _api.PyCapsule_IsValid
-_capsule_is_valid.restype = ctypes.c_int
-_capsule_is_valid.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_capsule_new = _api.PyCapsule_New
-_capsule_new.restype = ctypes.py_object
-_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+
+def _c_api(name, restype, *argtypes):
+    """A function of Python's C API with argument types of our own: each from
+    a handle of its own (ctypes.pythonapi's functions are shared with every
+    other user of ctypes in the process, and a capsule's destructor gets a
+    raw pointer where other callers pass objects)."""
+    function = getattr(ctypes.PyDLL(None), name)
+    function.restype, function.argtypes = restype, list(argtypes)
+    return function
+
+
+_capsule_get_pointer = _c_api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object,
+                              ctypes.c_char_p)
+_capsule_is_valid = _c_api("PyCapsule_IsValid", ctypes.c_int, ctypes.py_object,
+                           ctypes.c_char_p)
+_capsule_new = _c_api("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p,
+                      ctypes.c_void_p)
 _CAPSULE_NAME = b"dltensor"
 
 
@@ -264,15 +269,11 @@ def _deleter(managed):
 
 
 _DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-# The same functions on a raw PyObject * (what a capsule destructor gets):
-# another handle, so that the argument types above stay as they are.
-_raw_api = ctypes.PyDLL(None)
-_capsule_is_valid_raw = _raw_api.PyCapsule_IsValid
-_capsule_is_valid_raw.restype = ctypes.c_int
-_capsule_is_valid_raw.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
-_capsule_get_pointer_raw = _raw_api.PyCapsule_GetPointer
-_capsule_get_pointer_raw.restype = ctypes.c_void_p
-_capsule_get_pointer_raw.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+# The same functions on a raw PyObject * (what a capsule destructor gets).
+_capsule_is_valid_raw = _c_api("PyCapsule_IsValid", ctypes.c_int, ctypes.c_void_p,
+                               ctypes.c_char_p)
+_capsule_get_pointer_raw = _c_api("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.c_void_p,
+                                  ctypes.c_char_p)
 
 
 @_DESTRUCTOR

@@ -132,20 +132,15 @@ void buildKernel(linalg::LinalgOp op, bool batched) {
   OpBuilder b(op);
   Location loc = op.getLoc();
   MLIRContext *ctx = op.getContext();
-  Value a = op.getDpsInputs()[0], bMat = op.getDpsInputs()[1];
-  Value c = op.getDpsInits()[0];
+  dl::MatmulOperands operands(b, loc, op, batched);
+  Value a = operands.a, bMat = operands.b, c = operands.c;
+  Value m = operands.m, k = operands.k, n = operands.n, batch = operands.batch;
   Type element = cast<MemRefType>(a.getType()).getElementType();
   Type f32 = b.getF32Type();
-  unsigned first = batched ? 1 : 0;
   auto index = [&](OpBuilder &bb, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(bb, loc, v);
   };
-  auto dim = [&](Value v, unsigned d) -> Value {
-    return memref::DimOp::create(b, loc, v, d);
-  };
-  Value m = dim(a, first), k = dim(a, first + 1), n = dim(bMat, first + 1);
   Value one = index(b, 1);
-  Value batch = batched ? dim(a, 0) : one;
   Value gridX = arith::CeilDivUIOp::create(b, loc, n, index(b, kBlockN));
   Value gridY = arith::CeilDivUIOp::create(b, loc, m, index(b, kBlockM));
   // Null where A or B has a layout other than the identity: no vectors.

@@ -72,17 +72,12 @@ Type sharedFloatType(linalg::LinalgOp op) {
 void buildKernel(linalg::LinalgOp op, bool batched, int64_t tile) {
   OpBuilder b(op);
   Location loc = op.getLoc();
-  Value a = op.getDpsInputs()[0], bMat = op.getDpsInputs()[1];
-  Value c = op.getDpsInits()[0];
+  dl::MatmulOperands operands(b, loc, op, batched);
+  Value a = operands.a, bMat = operands.b, c = operands.c;
+  Value m = operands.m, k = operands.k, n = operands.n, batch = operands.batch;
   Type element = cast<MemRefType>(c.getType()).getElementType();
-  unsigned first = batched ? 1 : 0;
-  auto dim = [&](Value v, unsigned d) -> Value {
-    return memref::DimOp::create(b, loc, v, d);
-  };
-  Value m = dim(a, first), k = dim(a, first + 1), n = dim(bMat, first + 1);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value t = arith::ConstantIndexOp::create(b, loc, tile);
-  Value batch = batched ? dim(a, 0) : one;
   auto ceilDiv = [&](Value x) -> Value {
     return arith::CeilDivUIOp::create(b, loc, x, t);
   };

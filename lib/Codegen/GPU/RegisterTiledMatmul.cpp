@@ -88,18 +88,14 @@ void mlir::dl::buildRegisterTiledMatmul(linalg::LinalgOp op, bool batched,
   OpBuilder b(op);
   Location loc = op.getLoc();
   MLIRContext *ctx = b.getContext();
-  Value a = op.getDpsInputs()[0], bMat = op.getDpsInputs()[1];
-  Value c = op.getDpsInits()[0];
+  dl::MatmulOperands operands(b, loc, op, batched);
+  Value a = operands.a, bMat = operands.b, c = operands.c;
+  Value m = operands.m, k = operands.k, n = operands.n, batch = operands.batch;
   Type element = cast<MemRefType>(c.getType()).getElementType();
-  unsigned first = batched ? 1 : 0;
   auto index = [&](OpBuilder &bb, int64_t value) -> Value {
     return arith::ConstantIndexOp::create(bb, loc, value);
   };
-  Value m = memref::DimOp::create(b, loc, a, first);
-  Value k = memref::DimOp::create(b, loc, a, first + 1);
-  Value n = memref::DimOp::create(b, loc, bMat, first + 1);
   Value one = index(b, 1);
-  Value batch = batched ? memref::DimOp::create(b, loc, a, 0).getResult() : one;
   Value tileSize = index(b, kTile);
   Value gridX = arith::CeilDivUIOp::create(b, loc, n, tileSize);
   Value gridY = arith::CeilDivUIOp::create(b, loc, m, tileSize);

@@ -4,6 +4,7 @@
 #define DL_GPUUTILS_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 namespace mlir::dl {
@@ -39,6 +40,27 @@ inline Value wholeAlignedVectorRows(OpBuilder &b, Location loc, Value a,
       b, loc, arith::AndIOp::create(b, loc, kWhole, nWhole),
       arith::AndIOp::create(b, loc, aAligned, bAligned));
 }
+
+/// The operands of a matmul or batch matmul on memrefs (C += A * B) and its
+/// sizes, read on the host before the kernel's launch: M, K, N, and the
+/// batch (1 for a plain matmul).
+struct MatmulOperands {
+  Value a, b, c;
+  Value m, k, n, batch;
+  /// 1 for a batch matmul (its dimension 0 is the batch), else 0.
+  unsigned first;
+
+  MatmulOperands(OpBuilder &builder, Location loc, linalg::LinalgOp op,
+                 bool batched)
+      : a(op.getDpsInputs()[0]), b(op.getDpsInputs()[1]),
+        c(op.getDpsInits()[0]), first(batched ? 1 : 0) {
+    m = memref::DimOp::create(builder, loc, a, first);
+    k = memref::DimOp::create(builder, loc, a, first + 1);
+    n = memref::DimOp::create(builder, loc, this->b, first + 1);
+    batch = batched ? memref::DimOp::create(builder, loc, a, 0).getResult()
+                    : arith::ConstantIndexOp::create(builder, loc, 1).getResult();
+  }
+};
 
 /// The indices of element (i, j) of a matmul operand: (batch, i, j) for a
 /// batch matmul (`batch` non-null), else (i, j).
