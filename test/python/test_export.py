@@ -99,6 +99,20 @@ def test_several_outputs_aliasing_and_dtypes(tmp_path):
     assert got[0].ctypes.data != a.ctypes.data  # a copy, not the caller's buffer
 
 
+def test_prepared_calls(mlp_library):
+    """Function.prepare checks and marshals the arguments once; the prepared
+    call reads their buffers anew each time (an input changed in place
+    changes the result) and returns what a plain call would."""
+    library = dlc.load(mlp_library)
+    x = rng.standard_normal((4, 20)).astype(np.float32)
+    call = library.mlp.prepare(x)
+    np.testing.assert_array_equal(call(), library(x))
+    x *= 2.0
+    np.testing.assert_array_equal(call(), library(x))
+    with pytest.raises(dlc.ShapeError, match="expected float32"):
+        library.mlp.prepare(np.ones((4, 21), np.float32))
+
+
 def test_rank_zero_inputs(tmp_path):
     """A scalar (0-d) input stays rank 0 on its way to the library (numpy's
     ascontiguousarray would make it rank 1, which the entry point refuses)."""

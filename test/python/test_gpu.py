@@ -343,6 +343,49 @@ def test_shared_memory_matmul_vector_staging(shapes, tile, misaligned, rng):
                                rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("shapes", [((130, 72), (72, 200)),      # tiles cut at every edge
+                                    ((64, 2048), (2048, 64)),    # one tile: K split in 8
+                                    ((70, 1000), (1000, 65)),    # K split, slices not whole
+                                    ((2, 64, 777), (2, 777, 80)),  # batched and split
+                                    ((257, 33), (33, 129))])     # K < one stage
+@pytest.mark.parametrize("misaligned", [False, True])
+def test_register_tiled_matmuls(shapes, misaligned, rng):
+    """float32 matmuls with M and N of 64 or more run as the register-tiled
+    kernel (128 x 128 per block, 8 x 8 per thread), K split into slices
+    where C has too few tiles and the slices summed by a second kernel:
+    emulated block by block, at sizes no tile divides, with A and B
+    misaligned (the element-by-element staging) or not."""
+    def place(shape):
+        values = rng.standard_normal(shape).astype(np.float32)
+        if not misaligned:
+            return values
+        base = np.empty(values.size + 1, np.float32)[1:]
+        base[:] = values.ravel()
+        return base.reshape(shape)
+
+    a, b = place(shapes[0]), place(shapes[1])
+    f = dlc.jit(lambda x, y: x @ y, target="cuda", emulate=True)
+    lowered = f.lower(a, b)
+    gpu = lowered.as_text("gpu")
+    assert "memref<8x132xf32, #gpu.address_space<workgroup>>" in gpu
+    assert gpu.count("gpu.launch_func") >= 2  # the tiles, then the sum of the slices
+    expected = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    np.testing.assert_allclose(lowered.compile()(a, b), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_register_tiled_layer_with_a_dynamic_batch(rng):
+    """The register-tiled kernel sizes its split at run time: one compiled
+    layer serves batches of 1, 37 and 300 rows."""
+    w = rng.standard_normal((600, 96)).astype(np.float32)
+    f = dlc.jit(lambda x: dlc.relu(x @ w), target="cuda", emulate=True, dynamic_batch=True)
+    for batch in (1, 37, 300):
+        x = rng.standard_normal((batch, 600)).astype(np.float32)
+        np.testing.assert_allclose(f(x), np.maximum(x.astype(np.float64) @ w, 0),
+                                   rtol=1e-4, atol=1e-4)
+    assert f.cache_size() == 1
+    assert "8x132xf32" in f.lower(x).as_text("gpu")
+
+
 @pytest.mark.skipif(CUDA_MISSING is None, reason="a CUDA device is present")
 def test_gpu_benchmark_says_why_it_is_skipped(tmp_path, capsys):
     from dlc import bench
