@@ -260,9 +260,7 @@ def _compile_object(lowered, module, record, obj):
     if not os.path.exists(obj):
         raise CompileError(f"dlc.export: LLVM wrote no object code for {record['name']}")
     if cuda:
-        from .mlir import ir
-        with module.context:
-            kernels = sum(op.operation.name == "gpu.binary" for op in module.body.operations)
+        kernels = sum(op.operation.name == "gpu.binary" for op in module.body.operations)
         _expose_module_init(obj, kernels)
 
 
