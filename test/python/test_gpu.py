@@ -56,6 +56,18 @@ def gpu_inputs(case, shapes, dtype, rng):
     return inputs
 
 
+def random_placed(rng, shape, dtype, misaligned):
+    """Normal random values of `shape`; with `misaligned`, in a view one
+    element past an aligned start (so that kernels must take their
+    element-by-element path, decided at run time)."""
+    values = rng.standard_normal(shape).astype(dtype)
+    if not misaligned:
+        return values
+    base = np.empty(values.size + 1, dtype)[1:]
+    base[:] = values.ravel()
+    return base.reshape(shape)
+
+
 def _assemble(ptx, chip, tmp_path):
     """Splits as_text("ptx") into its modules and, where ptxas is on PATH,
     assembles each for `chip` (failing on any error); returns the modules."""
@@ -326,16 +338,7 @@ def test_shared_memory_matmul_vector_staging(shapes, tile, misaligned, rng):
     K = 52 is not a multiple of 16). A and B starting off a 16-byte boundary
     (views one float into a buffer) take the element path, decided at run
     time; tile 5 never vectorizes. Same results every way."""
-    def place(shape):
-        values = rng.standard_normal(shape).astype(np.float32)
-        if not misaligned:
-            return values
-        size = values.size
-        base = np.empty(size + 1, np.float32)[1:]  # 4 bytes past an aligned start
-        base[:] = values.ravel()
-        return base.reshape(shape)
-
-    a, b = place(shapes[0]), place(shapes[1])
+    a, b = (random_placed(rng, shape, np.float32, misaligned) for shape in shapes)
     f = dlc.jit(lambda x, y: x @ y, target="cuda", emulate=True, matmul_tile=tile)
     lowered = f.lower(a, b)
     assert ("vector.load" in lowered.as_text("gpu")) == (tile % 4 == 0)
@@ -355,15 +358,7 @@ def test_register_tiled_matmuls(shapes, misaligned, rng):
     where C has too few tiles and the slices summed by a second kernel:
     emulated block by block, at sizes no tile divides, with A and B
     misaligned (the element-by-element staging) or not."""
-    def place(shape):
-        values = rng.standard_normal(shape).astype(np.float32)
-        if not misaligned:
-            return values
-        base = np.empty(values.size + 1, np.float32)[1:]
-        base[:] = values.ravel()
-        return base.reshape(shape)
-
-    a, b = place(shapes[0]), place(shapes[1])
+    a, b = (random_placed(rng, shape, np.float32, misaligned) for shape in shapes)
     f = dlc.jit(lambda x, y: x @ y, target="cuda", emulate=True)
     lowered = f.lower(a, b)
     gpu = lowered.as_text("gpu")
@@ -436,15 +431,7 @@ def test_tensor_core_matmuls(shapes, dtype, misaligned, rng):
     partial block), batched too. Where K and N are multiples of 8 the tiles
     are staged by 16-byte vectors, unless A and B start off a 16-byte
     boundary (views one element into a buffer: decided at run time)."""
-    def place(shape):
-        values = rng.standard_normal(shape).astype(dtype)
-        if not misaligned:
-            return values
-        base = np.empty(values.size + 1, dtype)[1:]
-        base[:] = values.ravel()
-        return base.reshape(shape)
-
-    a, b = place(shapes[0]), place(shapes[1])
+    a, b = (random_placed(rng, shape, dtype, misaligned) for shape in shapes)
     f = dlc.jit(lambda x, y: x @ y, target="cuda", emulate=True)
     lowered = f.lower(a, b)
     gpu = lowered.as_text("gpu")
