@@ -738,12 +738,65 @@ def _gather(node, x, dim, index, sparse_grad=False):
 
 @converter("aten.index.Tensor")
 def _index(node, x, indices):
-    present = [(i, t) for i, t in enumerate(indices) if t is not None]
-    if len(present) != 1 or (_is_value(present[0][1]) and present[0][1].dtype == np.bool_):
-        raise ModelImportError("indexing with more than one index tensor, or a boolean "
-                               "mask, is not supported")
-    axis, index = present[0]
-    return D.take(x, index, axis=axis)
+    """``x[i0, i1, ...]`` with index tensors (None for a full slice): numpy's
+    advanced indexing. The index tensors broadcast together; the indexed
+    dimensions become one linear index into ``x`` with those dimensions
+    merged, so the whole lookup is one ``dl.gather``. Where the indexed
+    dimensions are not adjacent, their result dimensions come first (as in
+    numpy and PyTorch)."""
+    expanded = []
+    for position, index in enumerate(indices):
+        if index is not None and np.dtype(index.dtype) == np.bool_:
+            if not isinstance(index, np.ndarray):
+                raise ModelImportError(
+                    f"indexing with a boolean mask computed at run time (index {position}): "
+                    f"the result's shape would depend on the mask's values, and dlc "
+                    f"compiles static shapes; use torch.where instead")
+            expanded.extend(np.nonzero(index))   # a constant mask: its positions
+        else:
+            expanded.append(index)
+    expanded += [None] * (_ndim(x) - len(expanded))
+    if len(expanded) > _ndim(x):
+        raise ModelImportError(f"{len(expanded)} indices for a tensor of rank {_ndim(x)}")
+    present = [axis for axis, index in enumerate(expanded) if index is not None]
+    if not present:
+        return x
+    if len(present) == 1:
+        return D.take(x, expanded[present[0]], axis=present[0])
+    shape = _shape(x)
+    for axis in present:
+        if shape[axis] is None:
+            raise ModelImportError(f"indexing dimension {axis} of a tensor of shape "
+                                   f"{shape} with several index tensors needs its size; "
+                                   f"it is dynamic")
+    linear = None
+    for axis in present:
+        index = expanded[axis]
+        if isinstance(index, np.ndarray):
+            index = np.where(index < 0, index + shape[axis], index).astype(np.int64)
+        else:
+            index = D.astype(index, np.int64)
+            index = D.where(index < 0, index + shape[axis], index)
+        linear = index if linear is None else linear * shape[axis] + index
+    if isinstance(linear, np.ndarray):
+        linear = np.ascontiguousarray(linear)
+    rest = [axis for axis in range(_ndim(x)) if axis not in present]
+    merged = int(np.prod([shape[axis] for axis in present]))
+    if present == list(range(present[0], present[-1] + 1)):
+        first = present[0]
+        new_shape = shape[:first] + (merged,) + shape[present[-1] + 1:]
+        return D.take(_reshape_dynamic(x, new_shape), linear, axis=first)
+    moved = D.transpose(x, tuple(present + rest))
+    new_shape = (merged,) + tuple(shape[axis] for axis in rest)
+    return D.take(_reshape_dynamic(moved, new_shape), linear, axis=0)
+
+
+def _reshape_dynamic(x, shape):
+    """reshape to `shape`, where one None (a dynamic size) becomes -1."""
+    if builtins.sum(s is None for s in shape) > 1:
+        raise ModelImportError(f"cannot merge dimensions of {_shape(x)}: more than one is "
+                               f"dynamic")
+    return D.reshape(x, tuple(-1 if s is None else s for s in shape))
 
 
 @converter("aten.tril.default")
