@@ -25,7 +25,7 @@ from .ops import (_normalize_axis, _normalize_axes, _tensor, _where, abs, add, a
 
 __all__ = [
     "reciprocal", "softplus", "softsign", "elu", "selu", "celu", "hard_sigmoid", "mish",
-    "prelu", "flip", "tile", "cumsum", "take_along_axis", "tril", "triu", "one_hot",
+    "prelu", "flip", "tile", "cumsum", "take_along_axis", "gather_elements", "tril", "triu", "one_hot",
     "depth_to_space", "space_to_depth", "conv_transpose2d", "instance_norm", "group_norm",
     "rms_norm", "logsumexp", "prod", "cumprod", "top_k", "einsum",
 ]
@@ -228,6 +228,31 @@ def take_along_axis(x, indices, axis):
             offsets = offsets + _iota(out_shape, d) * int(strides[d])
     linear = add(linear, offsets)
     return take(reshape(x, (-1,)), linear)
+
+
+def gather_elements(x, indices, axis):
+    """``torch.gather`` / ONNX ``GatherElements``: ``result[i][j] =
+    x[indices[i][j]][j]`` along `axis`; the result has the indices' shape,
+    which may be smaller than `x`'s outside `axis` (only the leading part of
+    those dimensions is read; no broadcasting, unlike numpy's
+    take_along_axis)."""
+    x = _tensor(x, "gather_elements")
+    indices = _tensor(indices, "gather_elements")
+    if indices.ndim != x.ndim:
+        raise ShapeError(f"{_where()}: dlc.gather_elements: indices {indices!r} must "
+                         f"have the rank of {x!r}")
+    axis = _normalize_axis("gather_elements", axis, x.ndim)
+    _static_dims("gather_elements", x, range(x.ndim))
+    _static_dims("gather_elements", indices, range(indices.ndim))
+    key = []
+    for d, (a, b) in enumerate(zip(x.shape, indices.shape)):
+        if d != axis and b > a:
+            raise ShapeError(f"{_where()}: dlc.gather_elements: indices {indices!r} are "
+                             f"larger than {x!r} in dimension {d}")
+        key.append(slice(None) if d == axis or a == b else slice(0, b))
+    if any(k != slice(None) for k in key):
+        x = x[tuple(key)]
+    return take_along_axis(x, indices, axis)
 
 
 def _triangle(x, k, upper):

@@ -137,6 +137,22 @@ class Node:
         raise ModelImportError(f"{self}: {message}")
 
 
+def _fold_gather_elements(node, data, indices):
+    """GatherElements in numpy (onnx's reference broadcasts the indices against
+    the data and fails where they are smaller: BERT's token type ids)."""
+    axis = node.attr("axis", 0)
+    axis = axis + data.ndim if axis < 0 else axis
+    key = tuple(slice(None) if d == axis else slice(0, n)
+                for d, n in enumerate(indices.shape))
+    indices = np.where(indices < 0, indices + data.shape[axis], indices)
+    return [np.take_along_axis(data[key], indices.astype(np.int64), axis)]
+
+
+#: operators folded at import time by dlc's own numpy code, where onnx's
+#: reference implementation is wrong or missing
+_NUMPY_FOLDS = {"GatherElements": _fold_gather_elements}
+
+
 class OnnxImporter:
     def __init__(self, model):
         import onnx
@@ -270,6 +286,8 @@ class OnnxImporter:
             a.HasField("g") or a.graphs for a in node.proto.attribute)
         if foldable and all(isinstance(v, np.ndarray) for v in present) and \
                 node.op not in ("Shape", "Size"):
+            if node.op in _NUMPY_FOLDS and node.proto.domain in ("", "ai.onnx"):
+                return _NUMPY_FOLDS[node.op](node, *node.values)
             return self._fold(node)
         converter = onnx_ops.CONVERTERS.get(_key(node.proto))
         if converter is None or not self._version_known(node.proto):

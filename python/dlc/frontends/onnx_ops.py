@@ -920,7 +920,7 @@ def _gather(node):
 
 @converter("GatherElements")
 def _gather_elements(node):
-    return C.take_along_axis(node.input(0), node.input(1), node.attr("axis", 0))
+    return C.gather_elements(node.input(0), node.input(1), node.attr("axis", 0))
 
 
 @converter("GatherND")

@@ -118,12 +118,43 @@ def from_torch(module, *example_args, dynamic_batch=False, params="constants",
         dynamic_shapes = tuple({0: batch} if a.dim() else None for a in args)
     try:
         program = torch.export.export(module, args, dynamic_shapes=dynamic_shapes)
-        program = program.run_decompositions()
     except Exception as error:  # noqa: BLE001 - torch's own message, with context
         raise ModelImportError(f"dlc.from_torch: torch.export could not capture "
                                f"{type(module).__name__}: {type(error).__name__}: "
                                f"{error}") from None
+    program = _decompose(program, type(module).__name__)
     return _import_program(program, module, args, params, dynamic_batch, jit_kwargs)
+
+
+def _decompose(program, name):
+    """The exported program lowered to core ATen (``run_decompositions``).
+
+    torch's table re-traces the graph with the decomposed ops, whose results
+    may have other strides than the originals; an ``aten.view`` that was valid
+    on the original strides then fails ("Cannot view a tensor with shape ...
+    and strides ..."; GPT-2's attention, for one). dlc's tensors have no
+    strides, so a view is a reshape: where the first try fails, every view
+    becomes a reshape (which decomposes to a view or to a copy and a view, as
+    the strides allow) and the decomposition is tried again."""
+    import torch
+    try:
+        return program.run_decompositions()
+    except Exception as first:  # noqa: BLE001 - retried below, else reported
+        error = first
+    try:
+        views = 0
+        for node in program.graph_module.graph.nodes:
+            if node.op == "call_function" and node.target == torch.ops.aten.view.default:
+                node.target = torch.ops.aten.reshape.default
+                views += 1
+        if views:
+            program.graph_module.recompile()
+            return program.run_decompositions()
+    except Exception:  # noqa: BLE001 - the first error is the one to report
+        pass
+    raise ModelImportError(f"dlc.from_torch: torch.export captured {name}, but torch's "
+                           f"decomposition to core ATen failed: {type(error).__name__}: "
+                           f"{error}") from None
 
 
 def _import_program(program, module, args, params, dynamic_batch, jit_kwargs):

@@ -689,6 +689,144 @@ def _select(node, x, dim, index):
     return x[tuple(key)]
 
 
+def _fill_positions(x, src, dim, positions):
+    """`x` with the slices at static `positions` along `dim` replaced by the
+    slices of `src` (whose `dim` has len(positions)) in order: one gather of
+    `src` and one select (no scatter op needed)."""
+    n = _shape(x)[dim]
+    source = np.zeros(n, np.int64)
+    hit = np.zeros(n, bool)
+    source[positions] = np.arange(len(positions))
+    hit[positions] = True
+    if isinstance(x, np.ndarray) and isinstance(src, np.ndarray):
+        out = np.array(x)
+        key = [slice(None)] * x.ndim
+        key[dim] = positions
+        out[tuple(key)] = src
+        return out
+    gathered = D.take(src, source, axis=dim)
+    mask = hit.reshape((n,) + (1,) * (_ndim(x) - dim - 1))
+    return D.where(mask, D.astype(gathered, x.dtype), x)
+
+
+@converter("aten.slice_scatter.default")
+def _slice_scatter(node, x, src, dim=0, start=None, end=None, step=1):
+    """``x[..., start:end:step, ...] = src`` out of place."""
+    dim = dim % _ndim(x)
+    n = _shape(x)[dim]
+    if n is None:
+        raise ModelImportError("writing into a slice of a dynamic dimension is not supported")
+    positions = list(range(n))[slice(start, None if end is not None and end >= 2**62 else end,
+                                     step)]
+    src = _broadcast_static(src, _shape(x)[:dim] + (len(positions),) + _shape(x)[dim + 1:])
+    return _fill_positions(x, src, dim, positions)
+
+
+@converter("aten.select_scatter.default")
+def _select_scatter(node, x, src, dim, index):
+    """``x[..., index, ...] = src`` out of place."""
+    dim = dim % _ndim(x)
+    n = _shape(x)[dim]
+    if n is None:
+        raise ModelImportError("writing into a dynamic dimension is not supported")
+    src = _broadcast_static(src, _shape(x)[:dim] + _shape(x)[dim + 1:])
+    src = np.expand_dims(src, dim) if isinstance(src, np.ndarray) else D.expand_dims(src, dim)
+    return _fill_positions(x, src, dim, [index % n])
+
+
+def _broadcast_static(x, shape):
+    if isinstance(x, np.ndarray):
+        return np.broadcast_to(x, shape)
+    return x if _shape(x) == tuple(shape) else D.broadcast_to(x, shape)
+
+
+@converter("aten.copy.default")
+def _copy(node, x, src, non_blocking=False):
+    """The value of ``x.copy_(src)``: `src` broadcast to `x`'s shape, in its dtype."""
+    if isinstance(src, np.ndarray):
+        return np.broadcast_to(src, _shape(x)).astype(x.dtype)
+    src = D.astype(src, x.dtype) if src.dtype != x.dtype else src
+    return _broadcast_static(src, _shape(x))
+
+
+@converter("aten.index_put.default")
+def _index_put(node, x, indices, values, accumulate=False):
+    """``x[indices] = values`` (or ``+=`` with `accumulate`) out of place.
+
+    The indexed dimensions (adjacent ones) merge into one of size M and the
+    broadcast index tensors into one linear index of L entries; each of the M
+    positions takes the value of the last index that names it (a compare of
+    M x L, a max and a gather) or, accumulating, the sum of all of them (a
+    matmul of the M x L hit matrix with the values). Static sizes; meant for
+    the routing and mask updates models make, not for large scatters."""
+    present = [axis for axis, index in enumerate(indices) if index is not None]
+    for axis in present:
+        if np.dtype(indices[axis].dtype) == np.bool_:
+            raise ModelImportError("index_put with a boolean mask is not supported; "
+                                   "use torch.where")
+    if not present:
+        raise ModelImportError("index_put without an index tensor")
+    if present != list(range(present[0], present[-1] + 1)):
+        raise ModelImportError("index_put with index tensors on dimensions that are not "
+                               "adjacent is not supported")
+    shape = _shape(x)
+    if any(s is None for s in shape):
+        raise ModelImportError("index_put into a tensor with a dynamic dimension is not "
+                               "supported")
+    first, last = present[0], present[-1]
+    pre, post = shape[:first], shape[last + 1:]
+    sizes = [shape[a] for a in present]
+    index_shapes = [tuple(indices[a].shape) for a in present]
+    b = tuple(np.broadcast_shapes(*index_shapes))
+    if all(isinstance(indices[a], np.ndarray) for a in present) and \
+            isinstance(x, np.ndarray) and isinstance(values, np.ndarray):
+        out = np.array(x)
+        key = tuple([slice(None)] * first + [indices[a] for a in present])
+        if accumulate:
+            np.add.at(out, key, values)
+        else:
+            out[key] = values
+        return out
+    m, count = int(np.prod(sizes)), int(np.prod(b))
+    linear = None
+    for axis, size in zip(present, sizes):
+        index = indices[axis]
+        if isinstance(index, np.ndarray):
+            index = np.broadcast_to(np.where(index < 0, index + size, index), b).astype(np.int64)
+        else:
+            index = D.astype(_broadcast_static(index, b), np.int64)
+            index = D.where(index < 0, index + size, index)
+        linear = index if linear is None else linear * size + index
+    linear = np.reshape(linear, (count,)) if isinstance(linear, np.ndarray) else \
+        D.reshape(linear, (count,))
+    merged = D.reshape(x, pre + (m,) + post) if not isinstance(x, np.ndarray) else \
+        np.reshape(x, pre + (m,) + post)
+    values = _broadcast_static(values, pre + b + post)
+    values = D.reshape(values, pre + (count,) + post) if not isinstance(values, np.ndarray) \
+        else np.reshape(values, pre + (count,) + post)
+    if not isinstance(values, np.ndarray) and values.dtype != x.dtype:
+        values = D.astype(values, x.dtype)
+    hits = D.equal(np.arange(m, dtype=np.int64).reshape(m, 1), D.reshape(linear, (1, count))) \
+        if not isinstance(linear, np.ndarray) else \
+        np.arange(m).reshape(m, 1) == linear.reshape(1, count)
+    tail = (1,) * len(post)
+    if accumulate:
+        if not np.issubdtype(np.dtype(x.dtype), np.floating) and x.dtype != dtypes.BFLOAT16:
+            raise ModelImportError("index_put with accumulate=True on integers is not "
+                                   "supported")
+        weights = D.astype(hits, x.dtype) if not isinstance(hits, np.ndarray) else \
+            hits.astype(x.dtype)
+        flat = D.reshape(values, (int(np.prod(pre)), count, int(np.prod(post))))
+        added = D.reshape(D.matmul(weights, flat), pre + (m,) + post)
+        return D.reshape(D.add(merged, added), shape)
+    position = np.arange(count, dtype=np.int64).reshape(1, count)
+    last_hit = D.max(D.where(hits, position, -1), axis=1)            # (m,)
+    hit = D.greater_equal(last_hit, 0)
+    gathered = D.take(values, D.maximum(last_hit, 0), axis=len(pre))
+    result = D.where(D.reshape(hit, (m,) + tail), gathered, merged)
+    return D.reshape(result, shape)
+
+
 @converter("aten.split_with_sizes.default", "aten.split.Tensor")
 def _split(node, x, sizes, dim=0):
     dim = dim % _ndim(x)
@@ -733,7 +871,7 @@ def _embedding(node, weight, indices, padding_idx=-1, scale_grad_by_freq=False, 
 
 @converter("aten.gather.default")
 def _gather(node, x, dim, index, sparse_grad=False):
-    return C.take_along_axis(x, index, dim)
+    return C.gather_elements(x, index, dim)
 
 
 @converter("aten.index.Tensor")
