@@ -27,7 +27,7 @@ __all__ = [
     "reciprocal", "softplus", "softsign", "elu", "selu", "celu", "hard_sigmoid", "mish",
     "prelu", "flip", "tile", "cumsum", "take_along_axis", "gather_elements", "tril", "triu", "one_hot",
     "depth_to_space", "space_to_depth", "conv_transpose2d", "instance_norm", "group_norm",
-    "rms_norm", "logsumexp", "prod", "cumprod", "top_k", "einsum",
+    "rms_norm", "logsumexp", "prod", "cumprod", "top_k", "sort", "einsum",
 ]
 
 
@@ -534,6 +534,37 @@ def top_k(x, k, axis=-1, largest=True):
         shape = tuple(0 if i == axis else d for i, d in enumerate(x.shape))
         return np.zeros(shape, x.dtype), np.zeros(shape, np.int64)
     return concatenate(values, axis=axis), concatenate(indices, axis=axis)
+
+
+def sort(x, axis=-1, descending=False):
+    """`x` sorted along `axis`, and the int64 indices that sort it (stable:
+    equal elements keep their order). Each element's rank is counted with
+    one n x n comparison and the permutation read back with another: O(n²)
+    work in two fused ops, no data-dependent control (meant for the short
+    axes models sort, such as the token-expert pairs of a mixture of
+    experts' routing; not for long ones)."""
+    x = _tensor(x, "sort")
+    axis = _normalize_axis("sort", axis, x.ndim)
+    _static_dims("sort", x, [axis])
+    n = x.shape[axis]
+    last = x.ndim - 1
+    order = [d for d in range(x.ndim) if d != axis] + [axis]
+    moved = transpose(x, order) if axis != last else x
+    mine = expand_dims(moved, -1)                    # (..., n_i, 1)
+    theirs = expand_dims(moved, -2)                  # (..., 1, n_j)
+    before = greater(mine, theirs) if not descending else less(mine, theirs)
+    i = np.arange(n, dtype=np.int64).reshape(n, 1)
+    j = np.arange(n, dtype=np.int64).reshape(1, n)
+    tie_before = where(np.less(j, i), equal(mine, theirs), np.zeros((), bool))
+    rank = sum(astype(before, np.int64), axis=-1) + sum(astype(tie_before, np.int64), axis=-1)
+    # indices[..., r] = the i whose rank is r
+    hits = equal(expand_dims(rank, -2), i)           # (..., n_r, n_i)
+    indices = sum(where(hits, j, np.zeros((), np.int64)), axis=-1)
+    values = take_along_axis(moved, indices, -1)
+    if axis != last:
+        back = list(np.argsort(order))
+        values, indices = transpose(values, back), transpose(indices, back)
+    return values, indices
 
 
 def einsum(subscripts, *operands):

@@ -404,3 +404,108 @@ def test_more_layers_from_both_frontends(name):
     if exportable:
         got = dlc.from_onnx(_onnx_bytes(module, args))(*arrays)
         assert _max_rel_error(got, want) <= MODEL_RTOL
+
+
+# --- what transformers' models need (issue 30): advanced indexing, the
+# functionalized in-place writes, sorting and the MoE routing ops ----------
+
+class Indexing(torch.nn.Module):
+    def forward(self, x, i, j):
+        adjacent = x[i[:, None], j[None, :]]        # broadcast index tensors
+        apart = x.unsqueeze(1)[i, :, j[:3]]         # not adjacent: index dims first
+        return adjacent, apart, torch.gather(x, 1, (i[:2, None] % 6).expand(2, 3))
+
+
+class Writes(torch.nn.Module):
+    def forward(self, x, i, v):
+        y = x.clone()
+        y[:, 1:5:2] = x[:, :2] * 2                  # slice_scatter
+        y[2] = 7.0                                   # select_scatter
+        z = x.clone()
+        z[i] = v                                     # index_put, run-time indices
+        acc = torch.zeros(6, 4).index_put((i,), v, accumulate=True)
+        u = x.clone()
+        u[i, 1] = 3.0                                # two index tensors
+        perm = torch.argsort(v[:, 0])
+        w = torch.empty(4, dtype=torch.int64)
+        w[perm] = torch.arange(4)                    # an inverse permutation (MoE)
+        return y, z, acc, u, w.float()
+
+
+class Sorting(torch.nn.Module):
+    def forward(self, x, e):
+        values, indices = torch.sort(x, dim=0, descending=True)
+        ids, order = torch.sort(e)
+        counts = torch.histc(ids.float(), bins=4, min=0, max=3)
+        return values, indices.float(), order.float(), counts, \
+            torch.sort(x, dim=1, stable=True)[1].float()
+
+
+@pytest.mark.parametrize("make, inputs", [
+    (Indexing, lambda: (torch.randn(5, 6), torch.tensor([0, -1, 3]),
+                        torch.tensor([1, 2, -2, 5]))),
+    # duplicate index 0: accumulate sums both; plain index_put takes one
+    (Writes, lambda: (torch.randn(6, 4), torch.tensor([0, -1, 3, 0]),
+                      torch.randn(4, 4))),
+    (Sorting, lambda: (torch.randn(5, 6), torch.tensor([3, 1, 1, 0, 2, 3, 1]))),
+], ids=["indexing", "writes", "sorting"])
+def test_torch_indexing_writes_and_sorting(make, inputs):
+    module, args = make().eval(), inputs()
+    with torch.no_grad():
+        want = [w.numpy() for w in module(*args)]
+    got = dlc.from_torch(module, *args)(*args)
+    for index, (g, w) in enumerate(zip(got, want)):
+        assert g.shape == w.shape, index
+        if make is Writes and index == 1:
+            # x[i] = v with a repeated index: torch leaves the winner undefined;
+            # dlc takes the last. Rows named once must match exactly.
+            np.testing.assert_array_equal(g[[1, 2, 4, 5]], w[[1, 2, 4, 5]])
+            assert any(np.array_equal(g[0], args[2][k].numpy()) for k in (0, 3))
+            continue
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6, err_msg=f"output {index}")
+
+
+def test_torch_runtime_boolean_mask_is_refused_clearly():
+    class Masked(torch.nn.Module):
+        def forward(self, x):
+            return x[x > 0].sum()
+    with pytest.raises(dlc.ModelImportError, match="boolean mask|data-dependent|torch.export"):
+        dlc.from_torch(Masked().eval(), torch.randn(4))(np.ones(4, np.float32))
+
+
+def test_torch_decomposition_retry_turns_views_into_reshapes():
+    """A view that torch's decomposition re-trace cannot apply to the
+    decomposed op's strides (GPT-2's attention) is imported as a reshape."""
+    class Viewing(torch.nn.Module):
+        def forward(self, q, k, v):
+            a = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+            b, h, s, d = a.shape
+            merged = a.transpose(1, 2).reshape(b, s, h * d)
+            return merged.view(-1, h * d)
+    args = [torch.randn(2, 4, 7, 8) for _ in range(3)]
+    module = Viewing().eval()
+    want = module(*args).numpy()
+    got = dlc.from_torch(module, *args)(*args)
+    assert _max_rel_error(got, want) <= MODEL_RTOL
+
+
+def test_onnx_gather_elements_with_smaller_indices():
+    """GatherElements reads the leading part of dimensions where the indices
+    are smaller (no broadcasting), computed and folded at import time."""
+    data = np.arange(24, dtype=np.float32).reshape(4, 6)
+    index = np.array([[5, 0, -1], [2, 2, 1]], np.int64)
+    want = np.take_along_axis(data[:2], np.where(index < 0, index + 6, index), 1)
+    node = helper.make_node("GatherElements", ["x", "i"], ["y"], axis=1)
+    for folded in (False, True):
+        inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 6])]
+        inits = [helper.make_tensor("i", TensorProto.INT64, [2, 3], index.ravel())]
+        if folded:
+            inputs = []
+            inits.append(helper.make_tensor("x", TensorProto.FLOAT, [4, 6], data.ravel()))
+        graph = helper.make_graph([node], "g", inputs,
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT,
+                                                                 [2, 3])], inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        compiled = dlc.from_onnx(model)
+        got = compiled(data) if not folded else compiled()
+        np.testing.assert_array_equal(got, want)

@@ -157,6 +157,23 @@ def _decompose(program, name):
                            f"{error}") from None
 
 
+def _refuse_data_dependent_shapes(graph):
+    """A value whose shape depends on the data (``x[mask]``, ``nonzero``,
+    ``masked_select``: torch.export's unbacked sizes) cannot be compiled to
+    static shapes: one clear error at its op and line."""
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+    for node in graph.nodes:
+        value = node.meta.get("val")
+        if node.op != "call_function" or not hasattr(value, "shape"):
+            continue
+        if free_unbacked_symbols(value):
+            raise ModelImportError(
+                f"dlc.from_torch: {_key(node)} at {_describe(source_location(node))} "
+                f"makes a tensor of shape {tuple(value.shape)} whose size depends on the "
+                f"values of the data (a boolean mask, nonzero, masked_select); dlc "
+                f"compiles static shapes: use torch.where or a fixed-size formulation")
+
+
 def _import_program(program, module, args, params, dynamic_batch, jit_kwargs):
     from torch.export.graph_signature import InputKind
     graph = program.graph_module.graph
@@ -174,6 +191,7 @@ def _import_program(program, module, args, params, dynamic_batch, jit_kwargs):
         else:
             raise ModelImportError(f"dlc.from_torch: unsupported graph input kind "
                                    f"{spec.kind} ({spec.target})")
+    _refuse_data_dependent_shapes(graph)
     pairs = []
     for node in graph.nodes:
         if node.op == "call_function" and _key(node) not in torch_ops.CONVERTERS:

@@ -994,6 +994,66 @@ def _ones_like(node, x, dtype=None, **kwargs):
     return _full_like(node, x, 1, dtype)
 
 
+@converter("aten.empty.memory_format", "aten.empty_permuted.default")
+def _empty(node, size, *args, dtype=None, **kwargs):
+    """Uninitialized memory in torch: zeros here (every use overwrites it)."""
+    return np.zeros(_sizes(size), _creation_dtype(dtype, 0.0))
+
+
+@converter("aten.sort.default", "aten.sort.stable")
+def _sort(node, x, *args, **kwargs):
+    dim, descending = -1, False
+    if node.target.__name__.endswith("stable"):
+        dim = kwargs.get("dim", -1)
+        descending = kwargs.get("descending", False)
+    else:
+        dim = args[0] if len(args) > 0 else kwargs.get("dim", -1)
+        descending = args[1] if len(args) > 1 else kwargs.get("descending", False)
+    return C.sort(x, axis=dim, descending=descending)
+
+
+@converter("aten.histc.default")
+def _histc(node, x, bins=100, min=0, max=0):  # noqa: A002 - ATen's names
+    """torch.histc with explicit bounds: the count of elements in each of
+    `bins` equal bins of [min, max] (the last bin includes max; elements
+    outside are not counted), in x's dtype."""
+    if min == max:
+        raise ModelImportError("histc with min == max takes its bounds from the data; "
+                               "pass explicit bounds")
+    width = (max - min) / bins
+    flat = D.reshape(x, (-1,))
+    index = D.astype(D.floor(D.divide(D.subtract(flat, np.asarray(min, x.dtype)),
+                                      np.asarray(width, x.dtype))), np.int64)
+    index = D.minimum(index, bins - 1)      # x == max falls in the last bin
+    inside = D.logical_and(D.greater_equal(flat, np.asarray(min, x.dtype)),
+                           D.less_equal(flat, np.asarray(max, x.dtype)))
+    hits = D.logical_and(D.equal(D.expand_dims(index, 0),
+                                 np.arange(bins, dtype=np.int64).reshape(bins, 1)),
+                         D.expand_dims(inside, 0))
+    return D.sum(D.astype(hits, x.dtype), axis=1)
+
+
+@converter("transformers.grouped_mm_fallback.default")
+def _grouped_mm(node, x, weight, offs):
+    """transformers' mixture-of-experts grouped matmul: the rows of `x`
+    (S, K), sorted by expert, multiply their expert's (K, N) slice of
+    `weight` (E, K, N); expert e owns the rows offs[e-1] <= s < offs[e], and
+    rows past offs[-1] are zero. Computed densely (every row against every
+    expert, one batched matmul, then a select by expert): static shapes
+    whatever the routing, at E times the arithmetic of the rows' own
+    experts."""
+    s, e = _shape(x)[0], _shape(weight)[0]
+    if s is None or e is None:
+        raise ModelImportError("grouped_mm needs static row and expert counts")
+    every = D.matmul(D.astype(x, weight.dtype) if x.dtype != weight.dtype else x, weight)
+    rows = np.arange(s, dtype=np.int64).reshape(1, s)
+    bounds = D.reshape(D.astype(offs, np.int64), (e, 1))
+    expert = D.sum(D.astype(D.less_equal(bounds, rows), np.int64), axis=0)   # (S,)
+    owner = D.equal(D.expand_dims(expert, 0), np.arange(e, dtype=np.int64).reshape(e, 1))
+    picked = D.where(D.expand_dims(owner, -1), every, np.zeros((), every.dtype))
+    return D.sum(picked, axis=0)
+
+
 @converter("aten.arange.start_step", "aten.arange.default", "aten.arange.start")
 def _arange(node, start, end=None, step=1, dtype=None, **kwargs):
     if end is None:

@@ -285,56 +285,74 @@ def transformers_models():
 # timm
 
 #: one small member per timm family (timm.list_models()), with the image
-#: side it is built for. The stems of these models are the full models';
-#: only widths and depths are small where timm's constructor allows.
+#: side it is built for and, where the constructor takes them, smaller depths
+#: (the blocks, stems and heads stay the family's own).
+_L1 = dict(layers=(1, 1, 1, 1))
+_D2 = dict(depth=2)
 _TIMM = [
-    ("resnet18", 32), ("resnet50", 32), ("resnext26ts", 32), ("seresnext26d_32x4d", 32),
-    ("resnetv2_50", 32), ("wide_resnet50_2", 32), ("res2net50_14w_8s", 32),
-    ("resnest14d", 32), ("regnetx_002", 32), ("regnety_002", 32), ("regnetz_b16", 32),
-    ("densenet121", 32), ("dpn48b", 32), ("vgg11", 32), ("inception_v3", 75),
-    ("inception_v4", 75), ("xception41", 32), ("efficientnet_b0", 32),
-    ("efficientnetv2_rw_t", 32), ("tf_efficientnet_lite0", 32), ("mobilenetv2_050", 32),
-    ("mobilenetv3_small_050", 32), ("mobilenetv4_conv_small", 32), ("mnasnet_050", 32),
-    ("fbnetc_100", 32), ("ghostnet_050", 32), ("lcnet_050", 32), ("mixnet_s", 32),
-    ("rexnet_100", 32), ("hardcorenas_a", 32), ("tinynet_e", 32), ("repvgg_a0", 32),
-    ("mobileone_s0", 32), ("dla34", 32), ("hrnet_w18_small", 64), ("cspresnet50", 32),
-    ("cspdarknet53", 64), ("darknet17", 32), ("selecsls42b", 32), ("vovnet39a", 32),
-    ("ese_vovnet19b_dw", 32), ("tresnet_m", 64), ("nf_resnet26", 32), ("nfnet_l0", 32),
-    ("dm_nfnet_f0", 32), ("rdnet_tiny", 32), ("convnext_atto", 32), ("convnextv2_atto", 32),
-    ("efficientformer_l1", 64), ("efficientformerv2_s0", 64), ("fastvit_t8", 64),
-    ("repvit_m0_9", 64), ("mobilevit_xxs", 64), ("mobilevitv2_050", 64),
-    ("vit_tiny_patch16_224", 32), ("deit_tiny_patch16_224", 32), ("beit_base_patch16_224", 32),
-    ("eva02_tiny_patch14_224", 28), ("cait_xxs24_224", 32), ("xcit_nano_12_p16_224", 32),
-    ("swin_tiny_patch4_window7_224", 224), ("swinv2_cr_tiny_224", 224),
-    ("pit_ti_224", 32), ("levit_128s", 224), ("crossvit_tiny_240", 240),
-    ("coat_lite_tiny", 32), ("twins_svt_small", 32), ("pvt_v2_b0", 32),
-    ("poolformer_s12", 32), ("convmixer_768_32", 32), ("mixer_s16_224", 32),
-    ("resmlp_12_224", 32), ("gmlp_ti16_224", 32), ("convit_tiny", 32),
-    ("tnt_s_patch16_224", 32), ("visformer_tiny", 32), ("gcvit_xxtiny", 224),
-    ("maxvit_nano_rw_256", 256), ("coatnet_nano_rw_224", 224), ("edgenext_xx_small", 64),
-    ("sequencer2d_s", 32), ("inception_next_tiny", 32), ("hgnet_tiny", 32),
-    ("hgnetv2_b0", 32), ("ghostnetv2_100", 32), ("fasternet_t0", 32), ("starnet_s050", 32),
-    ("mambaout_femto", 32), ("focalnet_tiny_srf", 32), ("davit_tiny", 32),
-    ("nest_tiny", 32), ("halonet26t", 64), ("botnet26t_256", 256), ("lambda_resnet26t", 128),
-    ("skresnet18", 32), ("cs3darknet_focus_s", 32),
-    ("gernet_s", 32), ("vit_small_patch16_224", 32),
+    ("resnet18", 32, {}), ("resnet50", 32, _L1), ("resnext26ts", 32, {}),
+    ("seresnext26d_32x4d", 32, _L1), ("resnetv2_50", 32, _L1), ("wide_resnet50_2", 32, _L1),
+    ("res2net50_14w_8s", 32, _L1), ("resnest14d", 32, {}), ("regnetx_002", 32, {}),
+    ("regnety_002", 32, {}), ("regnetz_b16", 32, {}),
+    ("densenet121", 32, dict(block_config=(2, 2, 2, 2))), ("dpn48b", 32, {}),
+    ("vgg11", 32, {}), ("inception_v3", 75, {}), ("inception_v4", 75, {}),
+    ("xception41", 32, {}), ("efficientnet_b0", 32, {}), ("efficientnetv2_rw_t", 32, {}),
+    ("tf_efficientnet_lite0", 32, {}), ("mobilenetv2_050", 32, {}),
+    ("mobilenetv3_small_050", 32, {}), ("mobilenetv4_conv_small", 32, {}),
+    ("mnasnet_050", 32, {}), ("fbnetc_100", 32, {}), ("ghostnet_050", 32, {}),
+    ("lcnet_050", 32, {}), ("mixnet_s", 32, {}), ("rexnet_100", 32, {}),
+    ("hardcorenas_a", 32, {}), ("tinynet_e", 32, {}), ("repvgg_a0", 32, {}),
+    ("mobileone_s0", 32, {}), ("dla34", 32, {}), ("hrnet_w18_small", 64, {}),
+    ("cspresnet50", 32, {}), ("cspdarknet53", 64, {}), ("darknet17", 32, {}),
+    ("selecsls42b", 32, {}), ("vovnet39a", 32, {}), ("ese_vovnet19b_dw", 32, {}),
+    ("tresnet_m", 64, dict(layers=[1, 1, 1, 1])), ("nf_resnet26", 32, {}),
+    ("nfnet_l0", 32, {}), ("dm_nfnet_f0", 32, {}), ("rdnet_tiny", 32, {}),
+    ("convnext_atto", 32, {}), ("convnextv2_atto", 32, {}), ("efficientformer_l1", 64, {}),
+    ("efficientformerv2_s0", 64, {}), ("fastvit_t8", 64, {}), ("repvit_m0_9", 64, {}),
+    ("mobilevit_xxs", 64, {}), ("mobilevitv2_050", 64, {}),
+    ("vit_tiny_patch16_224", 32, _D2), ("deit_tiny_patch16_224", 32, _D2),
+    ("beit_base_patch16_224", 32, dict(depth=2, embed_dim=64, num_heads=2)),
+    ("eva02_tiny_patch14_224", 28, _D2), ("cait_xxs24_224", 32, _D2),
+    ("xcit_nano_12_p16_224", 32, _D2), ("swin_tiny_patch4_window7_224", 224,
+                                        dict(depths=(1, 1, 1, 1), embed_dim=32)),
+    ("swinv2_cr_tiny_224", 224, dict(depths=(1, 1, 1, 1), embed_dim=32)),
+    ("pit_ti_224", 32, {}), ("levit_128s", 224, {}), ("crossvit_tiny_240", 240, {}),
+    ("coat_lite_tiny", 32, {}), ("twins_svt_small", 32, {}), ("pvt_v2_b0", 32, {}),
+    ("poolformer_s12", 32, {}), ("convmixer_768_32", 32, dict(depth=2)),
+    ("mixer_s16_224", 32, dict(num_blocks=2)), ("resmlp_12_224", 32, _D2),
+    ("gmlp_ti16_224", 32, dict(num_blocks=2)), ("convit_tiny", 32, _D2),
+    ("tnt_s_patch16_224", 32, _D2), ("visformer_tiny", 32, {}), ("gcvit_xxtiny", 224, {}),
+    ("maxvit_nano_rw_256", 256, {}), ("coatnet_nano_rw_224", 224, {}),
+    ("edgenext_xx_small", 64, {}), ("sequencer2d_s", 32, {}), ("inception_next_tiny", 32, {}),
+    ("hgnet_tiny", 32, {}), ("hgnetv2_b0", 32, {}), ("ghostnetv2_100", 32, {}),
+    ("fasternet_t0", 32, {}), ("starnet_s050", 32, {}), ("mambaout_femto", 32, {}),
+    ("focalnet_tiny_srf", 32, {}), ("davit_tiny", 32, {}), ("nest_tiny", 32, {}),
+    ("halonet26t", 64, {}), ("botnet26t_256", 256, {}), ("lambda_resnet26t", 128, {}),
+    ("skresnet18", 32, {}), ("cs3darknet_focus_s", 32, {}), ("gernet_s", 32, {}),
+    ("vit_small_patch16_224", 32, _D2),
 ]
 
 
-def _timm(name, size):
+def _timm(name, size, shrink):
     def build():
         import timm
         import torch
-        try:   # transformers-like models take their image size; CNNs take any
-            model = timm.create_model(name, pretrained=False, num_classes=10, img_size=size)
-        except TypeError:
+        model = None
+        for kwargs in (dict(shrink, img_size=size), shrink, dict(img_size=size), {}):
+            try:   # the sizes this model's constructor takes
+                model = timm.create_model(name, pretrained=False, num_classes=10, **kwargs)
+                break
+            except TypeError:
+                continue
+        if model is None:
             model = timm.create_model(name, pretrained=False, num_classes=10)
         return model, [torch.randn(1, 3, size, size)]
     return build
 
 
 def timm_models():
-    return [ZooModel("timm", name, "timm", _timm(name, size)) for name, size in _TIMM]
+    return [ZooModel("timm", name, "timm", _timm(name, size, shrink))
+            for name, size, shrink in _TIMM]
 
 
 def all_models():
