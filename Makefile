@@ -15,7 +15,7 @@ BENCH_STAMP := $(VENV)/.bench-requirements-installed
 BUILD_NINJA := $(BUILD)/build.ninja
 PTH_STAMP   := $(VENV)/.dlc-pth-installed
 
-.PHONY: all venv configure build test lit pytest demo bench fuzz clean distclean
+.PHONY: all venv configure build test lit pytest demo bench fuzz zoo clean distclean
 
 all: build
 
@@ -53,12 +53,15 @@ build: $(BUILD_NINJA) $(PTH_STAMP)
 lit: build
 	$(VENV)/bin/lit -sv $(BUILD)/test
 
+# pytest-xdist: one worker per core (the suite is mostly compiles).
+PYTEST := $(PY) -m pytest -q -n auto
+
 pytest: build
-	$(PY) -m pytest -q test/python
+	$(PYTEST) test/python
 
 test: build
 	$(VENV)/bin/lit -sv $(BUILD)/test
-	$(PY) -m pytest -q test/python
+	$(PYTEST) test/python
 
 demo: build
 	$(PY) examples/mlp.py
@@ -72,6 +75,13 @@ FUZZ_PROGRAMS ?= 2000
 fuzz: build
 	$(PY) tools/fuzz/dlopt_fuzz.py --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) --out fuzz-findings
 	$(PY) tools/fuzz/program_fuzz.py --count $(FUZZ_PROGRAMS) --seed $(FUZZ_SEED)
+
+# The whole zoo (python/dlc/zoo): every transformers and timm architecture
+# through every frontend, each model in its own process; writes docs/zoo.md
+# (make test runs its tier: test/python/test_zoo.py).
+ZOO_JOBS ?= $(JOBS)
+zoo: build
+	$(PY) -m dlc.zoo --jobs $(ZOO_JOBS) --json $(BUILD)/zoo.json --markdown docs/zoo.md
 
 # The benchmark's peers (PyTorch) and plotting come from their own file.
 $(BENCH_STAMP): requirements-bench.txt $(VENV_STAMP)

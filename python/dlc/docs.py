@@ -69,7 +69,17 @@ function it compiles on the first call per input signature, and
   and buffers are constants (batch norms fold into convolutions) or, with
   `params="arguments"`, read from the module at every call. `dynamic_batch=True`
   exports the leading dimension of every input as one `torch.export.Dim`. Each `dl` op
-  is located at the line of the module's source that produced it.
+  is located at the line of the module's source that produced it. Where torch's
+  core-ATen decomposition fails on a view its re-trace cannot apply (GPT-2's
+  attention), the views are imported as reshapes (dlc's tensors have no strides) and
+  the decomposition is retried. Advanced indexing (several index tensors, constant
+  boolean masks), the functionalized in-place writes (`x[a:b] = y`, `x[i] = v`,
+  `index_put` with or without accumulation), `sort`, `histc` and transformers'
+  mixture-of-experts `grouped_mm` are converted with static shapes.
+- Models of `transformers` and `timm`: `python -m dlc.zoo` (or `make zoo`) builds
+  their architectures from small configurations with random weights, runs each
+  through `from_torch` and both of torch's ONNX exporters, compares with eager and
+  writes [zoo.md](zoo.md); `make test` runs its tier (`test/python/test_zoo.py`).
 - `dlc.from_onnx(model, dynamic_batch=False)`: default-domain opsets 7 to the newest
   the installed `onnx` knows (older opsets for operators unchanged since opset 7).
   Initializers are constants. A node whose inputs are all known at import
@@ -94,7 +104,8 @@ function it compiles on the first call per input signature, and
   `dlc.ModelImportError` naming the input, initializer or `Cast`.
 - Sequences, maps and optionals; random operators; training-mode `BatchNormalization` /
   `Dropout`, and a PyTorch module in training mode (call `.eval()`); buffers mutated by
-  the module; data-dependent shapes (`NonZero`, `Unique`, `Compress` on runtime data);
+  the module; data-dependent shapes (`NonZero`, `Unique`, `Compress` on runtime data;
+  in PyTorch `x[mask]`, `nonzero`, `masked_select`, named at their source line);
   a shape-like input that is computed from runtime data: `dlc.ModelImportError`
   naming the node.
 - Wrong inputs at call time: `dlc.DTypeError` / `dlc.ShapeError` / `dlc.ArityError`

@@ -14,6 +14,7 @@ import concurrent.futures
 import json
 import os
 import platform
+import queue
 import subprocess
 import sys
 import time
@@ -36,40 +37,106 @@ def _worker(key, frontends):
         print(json.dumps(dataclasses.asdict(check(model, frontend))), flush=True)
 
 
-def run_model(key, frontends, timeout):
-    env = dict(os.environ, DLC_CACHE_DIR="off", OMP_NUM_THREADS="1",
-               TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1",
-               TRANSFORMERS_VERBOSITY="error")
-    command = [sys.executable, "-m", "dlc.zoo", "--worker", key,
-               "--frontends", ",".join(frontends)]
-    start = time.perf_counter()
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                              env=env)
-        stdout, stderr, code = done.stdout, done.stderr, done.returncode
-        status = None
-    except subprocess.TimeoutExpired as expired:
-        stdout = expired.stdout.decode() if isinstance(expired.stdout, bytes) else \
-            (expired.stdout or "")
-        stderr, code, status = "", None, "timeout"
-    results = {}
-    for line in stdout.splitlines():
-        if line.startswith("{"):
-            record = json.loads(line)
-            results[record["frontend"]] = record
-    seconds = round(time.perf_counter() - start, 1)
-    for frontend in frontends:
-        if frontend not in results:
+def _serve(frontends):
+    """In a worker process: checks the models named on stdin, one per line,
+    printing one JSON line per frontend and then "done" (torch, transformers
+    and timm are imported once per worker, not once per model)."""
+    import dataclasses
+    import warnings
+    warnings.simplefilter("ignore")
+    from .check import check
+    for line in sys.stdin:
+        key = line.strip()
+        if not key:
+            continue
+        model = catalog.find(key)
+        for frontend in frontends:
+            print(json.dumps(dataclasses.asdict(check(model, frontend))), flush=True)
+        print("done", flush=True)
+
+
+class Worker:
+    """A worker process that checks models one at a time; one that crashes or
+    runs past the time limit is killed and replaced, and the model is
+    recorded as a crash or a timeout."""
+
+    def __init__(self, frontends):
+        self.frontends = frontends
+        self.process = None
+
+    def _start(self):
+        import queue
+        import threading
+        env = dict(os.environ, DLC_CACHE_DIR="off", TOKENIZERS_PARALLELISM="false",
+                   HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "dlc.zoo", "--serve", "--frontends",
+             ",".join(self.frontends)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, env=env, bufsize=1)
+        self.lines = queue.Queue()
+        self.errors = []
+
+        def pump(stream, sink, end):
+            for line in stream:
+                sink(line)
+            if end:
+                sink(None)     # the worker's stdout closed: it has exited
+
+        threading.Thread(target=pump, args=(self.process.stdout, self.lines.put, True),
+                         daemon=True).start()
+        threading.Thread(target=pump, args=(self.process.stderr, self._stderr, False),
+                         daemon=True).start()
+
+    def _stderr(self, line):
+        self.errors.append(line)
+        del self.errors[:-20]
+
+    def stop(self):
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait()
+            self.process = None
+
+    def run(self, key, timeout):
+        import queue
+        if self.process is None or self.process.poll() is not None:
+            self._start()
+        start = time.perf_counter()
+        self.process.stdin.write(key + "\n")
+        self.process.stdin.flush()
+        results, status = {}, None
+        while True:
+            left = timeout - (time.perf_counter() - start)
+            try:
+                line = self.lines.get(timeout=max(left, 0.01))
+            except queue.Empty:
+                status = "timeout"
+                break
+            if line is None:
+                status = "crash"
+                break
+            if line.strip() == "done":
+                break
+            if line.startswith("{"):
+                record = json.loads(line)
+                results[record["frontend"]] = record
+        seconds = round(time.perf_counter() - start, 1)
+        if status is not None:
+            code = self.process.poll()
+            self.stop()
             if status == "timeout":
-                detail = f"no result after {timeout} s"
+                detail = f"no result after {timeout:g} s"
             else:
                 detail = f"the worker exited with {code}: " + " | ".join(
-                    stderr.strip().splitlines()[-3:])
-            results[frontend] = dict(model=key, frontend=frontend,
-                                     status=status or "crash", detail=detail,
-                                     max_rel_error=None, seconds=seconds)
-            status = status or "crash"
-    return [results[f] for f in frontends]
+                    line.strip() for line in self.errors[-3:])
+            for frontend in self.frontends:
+                if frontend not in results:
+                    results[frontend] = dict(model=key, frontend=frontend, status=status,
+                                             detail=detail, max_rel_error=None,
+                                             seconds=seconds)
+                    detail = "not run: an earlier frontend of this model " + status + "ed"
+        return [results[f] for f in self.frontends]
 
 
 def _cpu():
@@ -116,7 +183,12 @@ def markdown(records, meta):
                for s in STATUSES]
         lines.append(f"| {frontend} | " + " | ".join(map(str, row)) + " |")
     for library in ("transformers", "timm"):
+        mine = [r for r in records if r["model"].startswith(library + "/")]
+        if not mine:
+            continue
         lines += ["", f"## {library}", "",
+                  f"{sum(r['status'] == 'ok' for r in mine)} of {len(mine)} pairs ok; "
+                  f"– marks a pair this record did not run.", "",
                   "| model | " + " | ".join(frontends) + " |",
                   "|---|" + "---|" * len(frontends)]
         by_model = {}
@@ -128,7 +200,7 @@ def markdown(records, meta):
             for frontend in frontends:
                 r = by_model[key].get(frontend)
                 if r is None:
-                    cells.append("")
+                    cells.append("–")
                 elif r["status"] == "ok":
                     cells.append(f"ok ({r['max_rel_error']:.0e})")
                 else:
@@ -145,10 +217,37 @@ def markdown(records, meta):
     return "\n".join(lines) + "\n"
 
 
+def _merge(args):
+    by_pair, meta = {}, None
+    for path in args.merge:
+        with open(path) as f:
+            data = json.load(f)
+        meta = meta or data
+        for r in data["results"]:
+            by_pair[r["model"], r["frontend"]] = r
+    frontends = [f for f in FRONTENDS if any(p[1] == f for p in by_pair)]
+    meta = dict(date=meta["date"], cpu=meta["cpu"], versions=meta["versions"],
+                frontends=frontends)
+    records = sorted(by_pair.values(),
+                     key=lambda r: (r["model"], frontends.index(r["frontend"])))
+    _write(args, records, meta)
+    return 0
+
+
+def _write(args, records, meta):
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(dict(meta, results=records), f, indent=1)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(markdown(records, meta))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m dlc.zoo", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--only", nargs="*", default=None,
                         help="run the models whose key contains one of these")
@@ -157,6 +256,9 @@ def main(argv=None):
                         help="seconds per model (all its frontends)")
     parser.add_argument("--json", default=None)
     parser.add_argument("--markdown", default=None)
+    parser.add_argument("--merge", nargs="+", default=None, metavar="JSON",
+                        help="run nothing: write --markdown/--json from the records of "
+                             "earlier runs (a later file's record of a pair wins)")
     args = parser.parse_args(argv)
     frontends = [f for f in args.frontends.split(",") if f]
     for f in frontends:
@@ -165,28 +267,42 @@ def main(argv=None):
     if args.worker:
         _worker(args.worker, frontends)
         return 0
+    if args.serve:
+        _serve(frontends)
+        return 0
+    if args.merge:
+        return _merge(args)
     keys = [m.key for m in catalog.all_models()
             if not args.only or any(s.lower() in m.key.lower() for s in args.only)]
     if not keys:
         parser.error("no zoo model matches --only")
     records = []
-    with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        futures = {pool.submit(run_model, k, frontends, args.timeout): k for k in keys}
+    jobs = max(1, min(args.jobs, len(keys)))
+    workers = queue.Queue()
+    for _ in range(jobs):
+        workers.put(Worker(frontends))
+
+    def run(key):
+        worker = workers.get()
+        try:
+            return worker.run(key, args.timeout)
+        finally:
+            workers.put(worker)
+
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        futures = {pool.submit(run, k): k for k in keys}
         for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
             for r in future.result():
                 records.append(r)
                 mark = "ok" if r["status"] == "ok" else r["status"].upper()
                 print(f"[{done}/{len(keys)}] {r['model']:48s} {r['frontend']:17s} "
                       f"{mark:13s} {r['seconds']:6.1f}s  {r['detail'][:100]}", flush=True)
+    while not workers.empty():
+        workers.get().stop()
     records.sort(key=lambda r: (r["model"], frontends.index(r["frontend"])))
     meta = dict(date=time.strftime("%Y-%m-%d"), cpu=_cpu(), versions=_versions(),
                 frontends=frontends)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(dict(meta, results=records), f, indent=1)
-    if args.markdown:
-        with open(args.markdown, "w") as f:
-            f.write(markdown(records, meta))
+    _write(args, records, meta)
     ok = sum(r["status"] == "ok" for r in records)
     print(f"{ok} of {len(records)} pairs match eager")
     return 0

@@ -295,7 +295,7 @@ _TIMM = [
     ("res2net50_14w_8s", 32, _L1), ("resnest14d", 32, {}), ("regnetx_002", 32, {}),
     ("regnety_002", 32, {}), ("regnetz_b16", 32, {}),
     ("densenet121", 32, dict(block_config=(2, 2, 2, 2))), ("dpn48b", 32, {}),
-    ("vgg11", 32, {}), ("inception_v3", 75, {}), ("inception_v4", 75, {}),
+    ("vgg11", 32, dict(mlp_ratio=1 / 64)), ("inception_v3", 75, {}), ("inception_v4", 75, {}),
     ("xception41", 32, {}), ("efficientnet_b0", 32, {}), ("efficientnetv2_rw_t", 32, {}),
     ("tf_efficientnet_lite0", 32, {}), ("mobilenetv2_050", 32, {}),
     ("mobilenetv3_small_050", 32, {}), ("mobilenetv4_conv_small", 32, {}),
