@@ -465,6 +465,21 @@ def test_torch_indexing_writes_and_sorting(make, inputs):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6, err_msg=f"output {index}")
 
 
+def test_torch_as_strided_views():
+    class Strided(torch.nn.Module):
+        def forward(self, x):
+            pooled = torch.as_strided(x.mean((2, 3), keepdim=True), (2, 6, 1, 1),
+                                      (6, 1, 6, 6))          # timm's re-strided pooling
+            windows = torch.as_strided(x.reshape(-1), (3, 4), (5, 2), 1)   # a gather
+            return pooled.flatten(1), windows
+    x = torch.randn(2, 6, 3, 3)
+    module = Strided().eval()
+    want = module(x)
+    got = dlc.from_torch(module, x)(x)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w.numpy(), rtol=1e-6, atol=1e-6)
+
+
 def test_torch_runtime_boolean_mask_is_refused_clearly():
     class Masked(torch.nn.Module):
         def forward(self, x):

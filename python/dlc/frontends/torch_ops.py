@@ -827,6 +827,54 @@ def _index_put(node, x, indices, values, accumulate=False):
     return D.reshape(result, shape)
 
 
+@converter("aten.as_strided.default", "aten.as_strided_copy.default")
+def _as_strided(node, x, size, stride, storage_offset=None):
+    """``torch.as_strided``: a view of the input's storage. dlc's tensors have
+    no strides, so the input's storage order (its strides at export, from the
+    FX node's metadata) maps each storage position to one of its elements;
+    the view is then a reshape (where it reads the elements in order: e.g.
+    timm's pooled features re-strided to channels-last) or one gather with a
+    constant index. Views of storage the input does not densely cover are
+    refused."""
+    source = node.args[0].meta.get("val") if hasattr(node.args[0], "meta") else None
+    try:
+        in_shape = [int(d) for d in source.shape]
+        in_stride = [int(d) for d in source.stride()]
+        in_offset = int(source.storage_offset())
+        size = [int(d) for d in size]
+        stride = [int(d) for d in stride]
+        offset = in_offset if storage_offset is None else int(storage_offset)
+    except (AttributeError, TypeError):
+        raise ModelImportError("as_strided needs static sizes and strides") from None
+    count = int(np.prod(in_shape))
+    positions = np.full(in_shape, in_offset, np.int64)
+    for axis, (extent, step) in enumerate(zip(in_shape, in_stride)):
+        positions = positions + np.arange(extent).reshape(
+            [extent if a == axis else 1 for a in range(len(in_shape))]) * step
+    positions = positions.ravel()
+    if len(np.unique(positions)) != count:
+        raise ModelImportError(f"as_strided of an input whose strides {in_stride} overlap")
+    logical = np.full(int(positions.max(initial=-1)) + 1, -1, np.int64)
+    logical[positions] = np.arange(count)
+    wanted = np.full(size, offset, np.int64)
+    for axis, (extent, step) in enumerate(zip(size, stride)):
+        wanted = wanted + np.arange(extent).reshape(
+            [extent if a == axis else 1 for a in range(len(size))]) * step
+    wanted = wanted.ravel()
+    if wanted.size and (wanted.min() < 0 or wanted.max() >= len(logical)
+                        or np.any(logical[wanted] < 0)):
+        raise ModelImportError(f"as_strided(size={size}, stride={stride}, offset={offset}) "
+                               f"reads storage outside the input of shape {in_shape}")
+    index = logical[wanted] if wanted.size else wanted
+    if np.array_equal(index, np.arange(index.size)) and index.size == count:
+        return D.reshape(x, tuple(size)) if not isinstance(x, np.ndarray) else \
+            np.reshape(x, size)
+    flat = D.reshape(x, (-1,)) if not isinstance(x, np.ndarray) else np.reshape(x, (-1,))
+    if isinstance(flat, np.ndarray):
+        return flat[index].reshape(size)
+    return D.reshape(D.take(flat, index, axis=0), tuple(size))
+
+
 @converter("aten.split_with_sizes.default", "aten.split.Tensor")
 def _split(node, x, sizes, dim=0):
     dim = dim % _ndim(x)

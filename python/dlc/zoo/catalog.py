@@ -307,7 +307,7 @@ _TIMM = [
     ("selecsls42b", 32, {}), ("vovnet39a", 32, {}), ("ese_vovnet19b_dw", 32, {}),
     ("tresnet_m", 64, dict(layers=[1, 1, 1, 1])), ("nf_resnet26", 32, {}),
     ("nfnet_l0", 32, {}), ("dm_nfnet_f0", 32, {}), ("rdnet_tiny", 32, {}),
-    ("convnext_atto", 32, {}), ("convnextv2_atto", 32, {}), ("efficientformer_l1", 64, {}),
+    ("convnext_atto", 32, {}), ("convnextv2_atto", 32, {}), ("efficientformer_l1", 224, {}),
     ("efficientformerv2_s0", 64, {}), ("fastvit_t8", 64, {}), ("repvit_m0_9", 64, {}),
     ("mobilevit_xxs", 64, {}), ("mobilevitv2_050", 64, {}),
     ("vit_tiny_patch16_224", 32, _D2), ("deit_tiny_patch16_224", 32, _D2),
