@@ -91,6 +91,7 @@ $(BENCH_STAMP): requirements-bench.txt $(VENV_STAMP)
 bench: build $(BENCH_STAMP)
 	$(PY) -m dlc.bench --models --out bench/results
 	$(PY) bench/train_memory.py
+	$(PY) bench/generation.py --json bench/results/generation.json
 
 clean:
 	rm -rf $(BUILD)
