@@ -127,9 +127,13 @@ class CausalLM:
             from .. import from_torch
             cache = [torch.zeros(shape, dtype=dtype) for shape, dtype in self._shapes(key[0])]
             example = torch.zeros((key[0], key[1]), dtype=torch.long)
+            # the cache arguments are donated: each updated cache tensor is
+            # written into the memory of the one passed in (no new buffers)
+            kwargs = dict(self.import_kwargs)
+            kwargs.setdefault("donate_argnums", tuple(range(2, 2 + len(cache))))
             with torch.no_grad():
                 table[key] = from_torch(self.step_module, example, torch.tensor(0), *cache,
-                                        **self.import_kwargs)
+                                        **kwargs)
         return table[key]
 
     def prefill(self, input_ids, cache, start=0):
