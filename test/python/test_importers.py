@@ -465,13 +465,13 @@ def test_torch_indexing_writes_and_sorting(make, inputs):
         np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6, err_msg=f"output {index}")
 
 
-def test_torch_as_strided_views():
+def test_torch_as_strided_and_unfold():
     class Strided(torch.nn.Module):
         def forward(self, x):
             pooled = torch.as_strided(x.mean((2, 3), keepdim=True), (2, 6, 1, 1),
                                       (6, 1, 6, 6))          # timm's re-strided pooling
             windows = torch.as_strided(x.reshape(-1), (3, 4), (5, 2), 1)   # a gather
-            return pooled.flatten(1), windows
+            return pooled.flatten(1), windows, x.unfold(2, 2, 1).unfold(3, 3, 2)
     x = torch.randn(2, 6, 3, 3)
     module = Strided().eval()
     want = module(x)

@@ -875,6 +875,25 @@ def _as_strided(node, x, size, stride, storage_offset=None):
     return D.reshape(D.take(flat, index, axis=0), tuple(size))
 
 
+@converter("aten.unfold.default")
+def _unfold(node, x, dim, size, step):
+    """``Tensor.unfold``: the windows of `size` elements every `step` along
+    `dim` (which becomes the window count), each window a new last
+    dimension: one gather with a constant index."""
+    dim = dim % builtins.max(_ndim(x), 1)
+    n = _shape(x)[dim] if _ndim(x) else 1
+    if n is None:
+        raise ModelImportError("unfold along a dynamic dimension is not supported")
+    count = (n - size) // step + 1
+    if count < 0 or size < 0 or step <= 0:
+        raise ModelImportError(f"unfold(dim={dim}, size={size}, step={step}) does not fit "
+                               f"a dimension of {n}")
+    index = np.arange(count).reshape(count, 1) * step + np.arange(size).reshape(1, size)
+    windows = D.take(x, index.astype(np.int64), axis=dim)      # (..., count, size, ...)
+    order = list(range(dim + 1)) + list(range(dim + 2, _ndim(x) + 1)) + [dim + 1]
+    return D.transpose(windows, tuple(order))
+
+
 @converter("aten.split_with_sizes.default", "aten.split.Tensor")
 def _split(node, x, sizes, dim=0):
     dim = dim % _ndim(x)
