@@ -2,11 +2,13 @@
 from small configurations with random weights (dlc.zoo.catalog), through
 dlc's importers, against PyTorch eager (max |dlc - eager| <= 1e-4 x max |eager|).
 
-Every transformers architecture goes through `from_torch` and torch's
-`dynamo=True` ONNX exporter; every timm architecture through `from_torch`.
-The other pairs (the TorchScript-based exporter, timm through ONNX) run in
-`make zoo`, which writes docs/zoo.md: compiling all of them takes longer
-than the tier's ten minutes on two cores. The compile cache is off: a cached library cannot hide
+The tier (catalog.test_tier): every transformers architecture through
+`from_torch`, one of each kind also through torch's `dynamo=True` ONNX
+exporter, and the 59 timm architectures that compile fastest through
+`from_torch`. Every other pair (the TorchScript-based exporter, the slower
+timm models, timm through ONNX) runs in `make zoo`, which writes
+docs/zoo.md: compiling all of them takes far longer than the tier's ten
+minutes on two cores. The compile cache is off: a cached library cannot hide
 a compile failure. A failure of torch's own exporter is skipped with its
 message (not dlc's to fix); a refusal or a wrong answer fails, except the
 pairs listed in KNOWN with the reason (strict: they fail loudly once fixed).
@@ -21,23 +23,17 @@ from dlc.zoo import catalog  # noqa: E402
 from dlc.zoo.check import check  # noqa: E402
 
 #: (model, frontend) pairs that do not pass yet, and why
-KNOWN = {
-    ("timm/lambda_resnet26t", "torch"): "its lambda layer is a 3-D convolution, which dlc "
-                                        "does not compile (1-D and 2-D only)",
-}
+KNOWN = {}
 
 MODELS = {m.key: m for m in catalog.all_models()}
 
 
 def _pairs():
-    for key, model in MODELS.items():
-        frontends = ("torch", "onnx-dynamo") if model.library == "transformers" \
-            else ("torch",)
-        for frontend in frontends:
-            marks = []
-            if (key, frontend) in KNOWN:
-                marks.append(pytest.mark.xfail(reason=KNOWN[key, frontend], strict=True))
-            yield pytest.param(key, frontend, id=f"{key}-{frontend}", marks=marks)
+    for model, frontend in catalog.test_tier():
+        marks = []
+        if (model.key, frontend) in KNOWN:
+            marks.append(pytest.mark.xfail(reason=KNOWN[model.key, frontend], strict=True))
+        yield pytest.param(model.key, frontend, id=f"{model.key}-{frontend}", marks=marks)
 
 
 @pytest.mark.parametrize("key, frontend", list(_pairs()))
@@ -55,6 +51,10 @@ def test_zoo_covers_the_issue_families():
     names = {m.name for m in MODELS.values()}
     assert sum(m.library == "transformers" for m in MODELS.values()) >= 30
     assert sum(m.library == "timm" for m in MODELS.values()) >= 50
+    tier = catalog.test_tier()
+    assert sum(m.library == "timm" for m, _ in tier) >= 50
+    assert {m.key for m, f in tier if m.library == "transformers" and f == "torch"} == \
+        {k for k, m in MODELS.items() if m.library == "transformers"}
     for required in ("BertModel", "RobertaModel", "AlbertModel", "DistilBertModel",
                      "ElectraModel", "DebertaV2Model", "XLMRobertaModel", "GPT2LMHeadModel",
                      "GPTNeoForCausalLM", "GPTJForCausalLM", "OPTForCausalLM",
