@@ -26,17 +26,6 @@ STATUSES = ("ok", "mismatch", "unsupported", "error", "crash", "timeout",
             "export-failed", "model-failed")
 
 
-def _worker(key, frontends):
-    """In the worker process: checks one model, prints one JSON line per frontend."""
-    import dataclasses
-    import warnings
-    warnings.simplefilter("ignore")
-    from .check import check
-    model = catalog.find(key)
-    for frontend in frontends:
-        print(json.dumps(dataclasses.asdict(check(model, frontend))), flush=True)
-
-
 def _serve(frontends):
     """In a worker process: checks the models named on stdin, one per line,
     printing one JSON line per frontend and then "done" (torch, transformers
@@ -246,7 +235,6 @@ def _write(args, records, meta):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m dlc.zoo", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--only", nargs="*", default=None,
@@ -264,9 +252,6 @@ def main(argv=None):
     for f in frontends:
         if f not in FRONTENDS:
             parser.error(f"unknown frontend {f!r}; known: {', '.join(FRONTENDS)}")
-    if args.worker:
-        _worker(args.worker, frontends)
-        return 0
     if args.serve:
         _serve(frontends)
         return 0
