@@ -13,7 +13,6 @@ tokens must be identical.
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -74,17 +73,6 @@ def _worker(system, args):
     print("RESULT " + json.dumps(result), flush=True)
 
 
-def _cpu():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor()
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -101,6 +89,7 @@ def main(argv=None):
     if args.worker:
         _worker(args.worker, args)
         return 0
+    from dlc.target import describe_host
     results = {}
     for system in ("torch", "dlc"):       # each alone in its own process
         command = [sys.executable, os.path.abspath(__file__), "--worker", system,
@@ -118,7 +107,7 @@ def main(argv=None):
         results[system] = json.loads(line[len("RESULT "):])
     same = results["dlc"]["tokens"] == results["torch"]["tokens"]
     print(f"GPT-2 small ({args.layers} layers, random weights), batch 1, prompt "
-          f"{args.prompt}, {args.new} greedy tokens, {args.threads} threads, CPU: {_cpu()}; "
+          f"{args.prompt}, {args.new} greedy tokens, {args.threads} threads, CPU: {describe_host()}; "
           f"each system alone in its own process, medians of {args.repeats} runs")
     print(f"{'':8s} {'prefill ms':>11s} {'decode ms/token':>16s} {'tokens/s':>9s}")
     for system in ("torch", "dlc"):
@@ -131,7 +120,7 @@ def main(argv=None):
           f"tokens identical: {same}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(dict(cpu=_cpu(), threads=args.threads, prompt=args.prompt,
+            json.dump(dict(cpu=describe_host(), threads=args.threads, prompt=args.prompt,
                            new=args.new, layers=args.layers, results=results,
                            tokens_identical=same), f, indent=1)
     return 0 if same else 2

@@ -156,3 +156,21 @@ class Target:
 
     def __hash__(self):
         return hash(self._text)
+
+
+def describe_host():
+    """One line naming this machine's CPU for a report: the model name the
+    kernel gives, LLVM's name for it (the one dlc compiles for), its vector
+    width and threads: "AMD EPYC (znver3, 256-bit vectors, 2 threads)"."""
+    name = None
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name"):
+                    name = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    host = Target.host()
+    return (f"{name or host.arch} ({host.cpu}, {host.vector_bits}-bit vectors, "
+            f"{host.threads} threads)")

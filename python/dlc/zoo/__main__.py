@@ -13,13 +13,13 @@ import argparse
 import concurrent.futures
 import json
 import os
-import platform
 import queue
 import subprocess
 import sys
 import time
 
 from . import catalog
+from ..target import describe_host
 from .check import FRONTENDS, RTOL
 
 STATUSES = ("ok", "mismatch", "unsupported", "error", "crash", "timeout",
@@ -126,17 +126,6 @@ class Worker:
                                              seconds=seconds)
                     detail = "not run: an earlier frontend of this model " + status + "ed"
         return [results[f] for f in self.frontends]
-
-
-def _cpu():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _versions():
@@ -285,7 +274,7 @@ def main(argv=None):
     while not workers.empty():
         workers.get().stop()
     records.sort(key=lambda r: (r["model"], frontends.index(r["frontend"])))
-    meta = dict(date=time.strftime("%Y-%m-%d"), cpu=_cpu(), versions=_versions(),
+    meta = dict(date=time.strftime("%Y-%m-%d"), cpu=describe_host(), versions=_versions(),
                 frontends=frontends)
     _write(args, records, meta)
     ok = sum(r["status"] == "ok" for r in records)
