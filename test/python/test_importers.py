@@ -480,6 +480,19 @@ def test_torch_as_strided_and_unfold():
         np.testing.assert_allclose(g, w.numpy(), rtol=1e-6, atol=1e-6)
 
 
+def test_torch_conv3d_as_2d_convolutions():
+    torch.manual_seed(5)
+    module = torch.nn.Sequential(
+        torch.nn.Conv3d(3, 4, (3, 3, 1), padding=(1, 1, 0)),
+        torch.nn.Conv3d(4, 6, (2, 3, 3), stride=(2, 1, 2), padding=(1, 0, 1),
+                        dilation=(1, 2, 1), groups=2, bias=False)).eval()
+    x = torch.randn(2, 3, 5, 7, 6)
+    want = module(x).detach().numpy()
+    got = dlc.from_torch(module, x)(x)
+    assert got.shape == want.shape
+    assert _max_rel_error(got, want) <= MODEL_RTOL
+
+
 def test_torch_runtime_boolean_mask_is_refused_clearly():
     class Masked(torch.nn.Module):
         def forward(self, x):

@@ -333,8 +333,11 @@ def _linear(node, x, w, b=None):
 def _convolution(node, x, w, b, stride, padding, dilation, transposed, output_padding,
                  groups):
     rank = _ndim(x) - 2
+    if rank == 3 and not transposed:
+        return _convolution3d(x, w, b, stride, padding, dilation, groups)
     if rank not in (1, 2):
-        raise ModelImportError(f"{rank}-D convolutions are not supported (1-D and 2-D are)")
+        raise ModelImportError(f"{rank}-D {'transposed ' if transposed else ''}convolutions "
+                               f"are not supported (1-D and 2-D are, and 3-D direct ones)")
     if rank == 1:
         x, w = D.expand_dims(x, 2), D.expand_dims(w, 2)
         stride, padding, dilation = [1] + list(stride), [0] + list(padding), \
@@ -348,6 +351,36 @@ def _convolution(node, x, w, b, stride, padding, dilation, transposed, output_pa
         y = D.conv2d(x, w, b, stride=tuple(stride), padding=tuple(padding),
                      dilation=tuple(dilation), groups=groups)
     return D.squeeze(y, 2) if rank == 1 else y
+
+
+def _convolution3d(x, w, b, stride, padding, dilation, groups):
+    """A 3-D convolution as a sum of 2-D ones over the kernel's depth: the
+    depth positions each kernel slice reads are gathered into the batch
+    (N x D_out images), convolved in 2-D with that slice, and summed (the
+    lambda layers of LambdaNets; video models)."""
+    n, c, depth = _shape(x)[:3]
+    kd = _shape(w)[2]
+    if n is None or depth is None:
+        raise ModelImportError("3-D convolutions need static batch and depth")
+    (sd, sh, sw), (pd, ph, pw), (dd, dh, dw) = stride, padding, dilation
+    if pd:
+        x = D.pad(x, [[0, 0], [0, 0], [pd, pd], [0, 0], [0, 0]])
+        depth += 2 * pd
+    out_depth = (depth - dd * (kd - 1) - 1) // sd + 1
+    moved = D.transpose(x, (0, 2, 1, 3, 4))                   # N, D, C, H, W
+    total = None
+    for k in range(kd):
+        index = np.arange(out_depth, dtype=np.int64) * sd + k * dd
+        frames = D.take(moved, index, axis=1)                 # N, D_out, C, H, W
+        frames = D.reshape(frames, (n * out_depth, c) + tuple(_shape(x)[3:]))
+        part = D.conv2d(frames, w[:, :, k], None, stride=(sh, sw), padding=(ph, pw),
+                        dilation=(dh, dw), groups=groups)
+        total = part if total is None else D.add(total, part)
+    out = D.reshape(total, (n, out_depth) + tuple(_shape(total)[1:]))
+    out = D.transpose(out, (0, 2, 1, 3, 4))                   # N, O, D_out, H', W'
+    if b is not None:
+        out = D.add(out, D.reshape(b, (-1, 1, 1, 1)))
+    return out
 
 
 @converter("aten._native_batch_norm_legit_no_training.default")
