@@ -2,8 +2,9 @@
 from its default configuration, random weights) at batch 1: a 32-token prompt,
 then 64 greedy tokens. dlc (dlc.generation: compiled prefill and decode step
 around a static KV cache) against PyTorch eager (model.generate, its dynamic
-cache), each alone in its own process with the same number of threads; the
-tokens must be identical.
+cache) and onnxruntime (the same static-cache steps exported to ONNX), each
+alone in its own process with the same number of threads; the tokens must be
+identical.
 
     make bench                                # runs this too
     .venv/bin/python bench/generation.py [--threads 2] [--prompt 32] [--new 64]
@@ -56,6 +57,8 @@ def _worker(system, args):
                 tokens = out.numpy()
         result.update(prefill_s=statistics.median(prefill),
                       decode_s=statistics.median(decode), tokens=tokens.tolist())
+    elif system == "onnxruntime":
+        result.update(_onnxruntime(model, prompt, args))
     else:
         os.environ["DLC_CACHE_DIR"] = "off"
         from dlc.generation import CausalLM
@@ -71,6 +74,64 @@ def _worker(system, args):
         result.update(prefill_s=statistics.median(prefill),
                       decode_s=statistics.median(decode), tokens=np.asarray(tokens).tolist())
     print("RESULT " + json.dumps(result), flush=True)
+
+
+def _onnxruntime(model, prompt, args):
+    """The same two steps (dlc.generation's static-cache module: prefill and
+    one-token decode) exported with torch's TorchScript-based ONNX exporter
+    and run by onnxruntime, every graph optimization on, the same loop."""
+    import io
+    import warnings
+
+    import numpy as np
+    import onnxruntime
+    import torch
+
+    from dlc.generation import CausalLM
+    lm = CausalLM(model, max_length=args.prompt + args.new)
+    cache = [torch.zeros(shape, dtype=dtype) for shape, dtype in lm._shapes(1)]
+    names = ["input_ids", "start"] + [f"cache_{i}" for i in range(len(cache))]
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = args.threads
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_ENABLE_ALL
+    start = time.perf_counter()
+    sessions = {}
+    for length in (args.prompt, 1):
+        buffer = io.BytesIO()
+        with warnings.catch_warnings(), torch.no_grad():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(lm.step_module, (torch.zeros((1, length), dtype=torch.long),
+                                               torch.tensor(0), *cache), buffer,
+                              dynamo=False, opset_version=17, input_names=names)
+        sessions[length] = onnxruntime.InferenceSession(
+            buffer.getvalue(), options, providers=["CPUExecutionProvider"])
+    compile_s = time.perf_counter() - start
+
+    def run(session, ids, position, state):
+        out = session.run(None, dict(zip(names, [ids, np.asarray(position, np.int64)] +
+                                          state)))
+        return out[0], out[1:]
+
+    prefill, decode = [], []
+    for _ in range(args.repeats):
+        state = [c.numpy() for c in cache]
+        tokens = [prompt]
+        begin = time.perf_counter()
+        logits, state = run(sessions[args.prompt], prompt, 0, state)
+        prefill.append(time.perf_counter() - begin)
+        steps = []
+        for step in range(args.new):
+            token = np.argmax(logits, axis=-1).astype(np.int64)
+            tokens.append(token[:, None])
+            if step + 1 == args.new:
+                break
+            begin = time.perf_counter()
+            logits, state = run(sessions[1], token[:, None], args.prompt + step, state)
+            steps.append(time.perf_counter() - begin)
+        decode.append(statistics.median(steps))
+    return dict(compile_s=compile_s, prefill_s=statistics.median(prefill),
+                decode_s=statistics.median(decode),
+                tokens=np.concatenate(tokens, axis=1).tolist())
 
 
 def main(argv=None):
@@ -91,7 +152,14 @@ def main(argv=None):
         return 0
     from dlc.target import describe_host
     results = {}
-    for system in ("torch", "dlc"):       # each alone in its own process
+    systems = ["torch", "dlc"]
+    try:
+        import onnxruntime  # noqa: F401 - a bench peer (requirements-bench.txt)
+        systems.insert(1, "onnxruntime")
+    except ImportError:
+        print("onnxruntime is not installed (make bench installs it): skipped",
+              file=sys.stderr)
+    for system in systems:                # each alone in its own process
         command = [sys.executable, os.path.abspath(__file__), "--worker", system,
                    "--threads", str(args.threads), "--prompt", str(args.prompt),
                    "--new", str(args.new), "--layers", str(args.layers),
@@ -105,19 +173,23 @@ def main(argv=None):
             print(f"{system} failed (exit {done.returncode})", file=sys.stderr)
             return 1
         results[system] = json.loads(line[len("RESULT "):])
-    same = results["dlc"]["tokens"] == results["torch"]["tokens"]
+    same = all(r["tokens"] == results["torch"]["tokens"] for r in results.values())
     print(f"GPT-2 small ({args.layers} layers, random weights), batch 1, prompt "
-          f"{args.prompt}, {args.new} greedy tokens, {args.threads} threads, CPU: {describe_host()}; "
-          f"each system alone in its own process, medians of {args.repeats} runs")
-    print(f"{'':8s} {'prefill ms':>11s} {'decode ms/token':>16s} {'tokens/s':>9s}")
-    for system in ("torch", "dlc"):
+          f"{args.prompt}, {args.new} greedy tokens, {args.threads} threads, CPU: "
+          f"{describe_host()}; each system alone in its own process, medians of "
+          f"{args.repeats} runs")
+    print(f"{'':12s} {'prefill ms':>11s} {'decode ms/token':>16s} {'tokens/s':>9s} "
+          f"{'dlc x (prefill, decode)':>24s}")
+    dlc_result = results["dlc"]
+    for system in systems:
         r = results[system]
-        print(f"{system:8s} {1e3 * r['prefill_s']:11.1f} {1e3 * r['decode_s']:16.2f} "
-              f"{1.0 / r['decode_s']:9.1f}")
-    print(f"dlc / eager: prefill {results['torch']['prefill_s'] / results['dlc']['prefill_s']:.2f}x, "
-          f"decode {results['torch']['decode_s'] / results['dlc']['decode_s']:.2f}x "
-          f"(> 1: dlc faster); dlc compile {results['dlc']['compile_s']:.1f} s; "
-          f"tokens identical: {same}")
+        ratio = "" if system == "dlc" else \
+            f"{r['prefill_s'] / dlc_result['prefill_s']:.2f}, " \
+            f"{r['decode_s'] / dlc_result['decode_s']:.2f}"
+        print(f"{system:12s} {1e3 * r['prefill_s']:11.1f} {1e3 * r['decode_s']:16.2f} "
+              f"{1.0 / r['decode_s']:9.1f} {ratio:>24s}")
+    print(f"(dlc x: the peer's time / dlc's, > 1: dlc faster); dlc compile "
+          f"{dlc_result['compile_s']:.1f} s; tokens identical: {same}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(cpu=describe_host(), threads=args.threads, prompt=args.prompt,
