@@ -4,7 +4,7 @@ dlc's importers, against PyTorch eager (max |dlc - eager| <= 1e-4 x max |eager|)
 
 The tier (catalog.test_tier): every transformers architecture through
 `from_torch`, one of each kind also through torch's `dynamo=True` ONNX
-exporter, and the 59 timm architectures that compile fastest through
+exporter, and the 50 timm architectures that compile fastest through
 `from_torch`. Every other pair (the TorchScript-based exporter, the slower
 timm models, timm through ONNX) runs in `make zoo`, which writes
 docs/zoo.md: compiling all of them takes far longer than the tier's ten

@@ -29,6 +29,14 @@ from ..errors import DLCError
 __all__ = ["CausalLM", "generate"]
 
 
+def _cache_keyword(model, cache):
+    """The forward's cache argument: ``cache`` (transformers 5.2x, where
+    ``past_key_values`` is a deprecated alias) or ``past_key_values``."""
+    import inspect
+    parameters = inspect.signature(model.forward).parameters
+    return {"cache" if "cache" in parameters else "past_key_values": cache}
+
+
 def _step_module(model, max_length):
     """The torch module dlc compiles: one forward of `model` over `input_ids`
     at positions start, start+1, ... with the cache given as tensors and
@@ -56,7 +64,7 @@ def _step_module(model, max_length):
                 layer.cumulative_length = start.clone()
                 layer.is_initialized = True
             positions = torch.arange(input_ids.shape[1]) + start
-            out = self.model(input_ids=input_ids, past_key_values=static,
+            out = self.model(input_ids=input_ids, **_cache_keyword(self.model, static),
                              cache_position=positions, use_cache=True, logits_to_keep=1)
             return (out.logits[:, -1, :],) + tuple(
                 t for layer in static.layers for t in (layer.keys, layer.values))
@@ -107,7 +115,7 @@ class CausalLM:
             cache = StaticCache(config=self.model.config, max_cache_len=self.max_length)
             with torch.no_grad():
                 self.model(input_ids=torch.zeros((batch, 1), dtype=torch.long),
-                           past_key_values=cache, use_cache=True)
+                           **_cache_keyword(self.model, cache), use_cache=True)
             self._cache_shapes[batch] = [
                 (tuple(t.shape[:2]) + (self.max_length,) + tuple(t.shape[3:]), t.dtype)
                 for layer in cache.layers for t in (layer.keys, layer.values)]
