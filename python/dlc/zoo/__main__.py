@@ -200,7 +200,7 @@ def _merge(args):
     for path in args.merge:
         with open(path) as f:
             data = json.load(f)
-        meta = meta or data
+        meta = data                 # the newest run describes the machine
         for r in data["results"]:
             by_pair[r["model"], r["frontend"]] = r
     frontends = [f for f in FRONTENDS if any(p[1] == f for p in by_pair)]
