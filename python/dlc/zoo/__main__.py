@@ -14,6 +14,7 @@ import concurrent.futures
 import json
 import os
 import queue
+import re
 import subprocess
 import sys
 import time
@@ -188,7 +189,7 @@ def markdown(records, meta):
     if failures:
         lines += ["", "## Why the others fail", ""]
         for r in sorted(failures, key=lambda r: (r["model"], r["frontend"])):
-            detail = " ".join(r["detail"].split())
+            detail = " ".join(re.sub(r"\x1b\[[0-9;]*m", "", r["detail"]).split())
             if len(detail) > 400:
                 detail = detail[:400] + " ..."
             lines.append(f"- `{r['model']}` / {r['frontend']} — {r['status']}: {detail}")
