@@ -820,35 +820,24 @@ def _index_put(node, x, indices, values, accumulate=False):
         else:
             out[key] = values
         return out
+    # from here on dlc's ops take numpy operands and tensors alike
     m, count = int(np.prod(sizes)), int(np.prod(b))
     linear = None
     for axis, size in zip(present, sizes):
-        index = indices[axis]
-        if isinstance(index, np.ndarray):
-            index = np.broadcast_to(np.where(index < 0, index + size, index), b).astype(np.int64)
-        else:
-            index = D.astype(_broadcast_static(index, b), np.int64)
-            index = D.where(index < 0, index + size, index)
-        linear = index if linear is None else linear * size + index
-    linear = np.reshape(linear, (count,)) if isinstance(linear, np.ndarray) else \
-        D.reshape(linear, (count,))
-    merged = D.reshape(x, pre + (m,) + post) if not isinstance(x, np.ndarray) else \
-        np.reshape(x, pre + (m,) + post)
-    values = _broadcast_static(values, pre + b + post)
-    values = D.reshape(values, pre + (count,) + post) if not isinstance(values, np.ndarray) \
-        else np.reshape(values, pre + (count,) + post)
-    if not isinstance(values, np.ndarray) and values.dtype != x.dtype:
+        index = D.astype(_broadcast_static(indices[axis], b), np.int64)
+        index = D.where(D.less(index, 0), D.add(index, size), index)
+        linear = index if linear is None else D.add(D.multiply(linear, size), index)
+    merged = D.reshape(x, pre + (m,) + post)
+    values = D.reshape(_broadcast_static(values, pre + b + post), pre + (count,) + post)
+    if values.dtype != x.dtype:
         values = D.astype(values, x.dtype)
-    hits = D.equal(np.arange(m, dtype=np.int64).reshape(m, 1), D.reshape(linear, (1, count))) \
-        if not isinstance(linear, np.ndarray) else \
-        np.arange(m).reshape(m, 1) == linear.reshape(1, count)
+    hits = D.equal(np.arange(m, dtype=np.int64).reshape(m, 1), D.reshape(linear, (1, count)))
     tail = (1,) * len(post)
     if accumulate:
         if not np.issubdtype(np.dtype(x.dtype), np.floating) and x.dtype != dtypes.BFLOAT16:
             raise ModelImportError("index_put with accumulate=True on integers is not "
                                    "supported")
-        weights = D.astype(hits, x.dtype) if not isinstance(hits, np.ndarray) else \
-            hits.astype(x.dtype)
+        weights = D.astype(hits, x.dtype)
         flat = D.reshape(values, (int(np.prod(pre)), count, int(np.prod(post))))
         added = D.reshape(D.matmul(weights, flat), pre + (m,) + post)
         return D.reshape(D.add(merged, added), shape)

@@ -38,10 +38,6 @@ class Result:
     max_rel_error: float = None
     seconds: float = 0.0
 
-    @property
-    def passed(self):
-        return self.status == "ok"
-
 
 def _short(error, limit=600):
     text = f"{type(error).__name__}: {error}".strip()
