@@ -26,6 +26,41 @@ def test_mutated_inputs_never_abort_dl_opt(seed, tmp_path):
         f"dl-opt aborted or hung (reproducers in {tmp_path}): {dlc_findings}")
 
 
+def _declared_passes():
+    """Every pass the .td files declare."""
+    import re
+    names = set()
+    for folder, _, files in os.walk(os.path.join(ROOT, "dialects")):
+        for name in files:
+            if name.endswith(".td"):
+                text = open(os.path.join(folder, name)).read()
+                names.update(re.findall(r'Pass<\s*"([a-z0-9-]+)"', text))
+    return names
+
+
+@pytest.mark.skipif(not os.path.exists(dlopt_fuzz.DL_OPT), reason="dl-opt is not built")
+def test_the_fuzzer_finds_every_declared_pass():
+    # A new pass is fuzzed alone without anyone listing it: the list comes
+    # from dl-opt --help, and must hold every pass the .td files declare.
+    declared = _declared_passes()
+    assert len(declared) >= 30, declared
+    assert set(dlopt_fuzz.registered_passes()) == declared
+
+
+@pytest.mark.skipif(not os.path.exists(dlopt_fuzz.DL_OPT), reason="dl-opt is not built")
+def test_each_pass_alone_never_aborts_or_hangs(tmp_path):
+    # Every registered pass alone on mutated inputs, 8 each: the slice of
+    # `make fuzz`'s alone-runs that make test affords.
+    passes = dlopt_fuzz.registered_passes()
+    stats, findings = dlopt_fuzz.fuzz(8 * len(passes), 3, out=str(tmp_path), timeout=120,
+                                      progress=False, alone_fraction=1.0, passes=passes)
+    assert stats["inputs"] == 8 * len(passes)
+    dlc_findings = {key: value[0] for key, value in findings.items()
+                    if key[0] in ("dlc", "hang")}
+    assert not dlc_findings, (
+        f"a pass alone aborted or hung (reproducers in {tmp_path}): {dlc_findings}")
+
+
 def test_the_seeds_cover_every_lit_folder():
     names = {name.split("#")[0] for name, _, _ in dlopt_fuzz.seeds()}
     folders = {os.path.dirname(name) for name in names}

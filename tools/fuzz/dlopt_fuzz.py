@@ -22,6 +22,12 @@ command line and the first lines of the crash.
   python tools/fuzz/dlopt_fuzz.py --count 2000 --seed 1 --out fuzz-findings
   make fuzz FUZZ_COUNT=20000
 
+Every pass of dlc is fuzzed alone as well: the pass list is read from
+`dl-opt --help` (every registered pass whose name has `dl-` in it, so a new
+pass is fuzzed without anyone adding it here), and a third of the inputs
+(`--alone`) run one of them, chosen in turn, after dl-resolve-target (for
+a CPU drawn from CPUS).
+
 Exit status: 0 if dlc's code had no finding, 1 otherwise.
 """
 
@@ -46,6 +52,35 @@ INT_RE = re.compile(r"(?<![\w#%.])-?\d+(?![\w.])")
 TYPE_RE = re.compile(r"\b(f16|bf16|f32|f64|i1|i8|i16|i32|i64|index)\b")
 OP_RE = re.compile(r"\b(dl|linalg|affine|memref|tensor|arith|vector|scf)\.([a-z_0-9]+)\b")
 FULL_PIPELINE = ["--pass-pipeline=builtin.module(dl-cpu-pipeline)"]
+# Targets a pass run alone is given (AVX-512, AVX2, NEON): the target-driven
+# decisions differ between them.
+CPUS = ["znver4", "znver3", "haswell", "neoverse-v1"]
+
+
+def registered_passes(dl_opt=None):
+    """Names of dlc's passes (not pipelines) that `dl-opt --help` lists."""
+    text = subprocess.run([dl_opt or DL_OPT, "--help"], capture_output=True,
+                          text=True, check=True).stdout
+    names, section = set(), None
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped == "Passes:":
+            section = "passes"
+        elif stripped == "Pass Pipelines:":
+            section = "pipelines"
+        elif section == "passes":
+            match = re.match(r"\s{4,7}--((?:convert-)?dl-[a-z0-9-]+)\s+- ", line)
+            if match:
+                names.add(match.group(1))
+    return sorted(names)
+
+
+def alone(pass_name, cpu):
+    """dl-opt arguments running one pass alone (after the target, which the
+    pass may read), nested where the pass anchors (implicit nesting)."""
+    if pass_name == "dl-resolve-target":
+        return [f"--dl-resolve-target=cpu={cpu}"]
+    return [f"--dl-resolve-target=cpu={cpu}", f"--{pass_name}"]
 
 
 def seeds(root=ROOT):
@@ -162,16 +197,24 @@ def run_one(task):
 
 
 def fuzz(count, seed, out=None, jobs=None, timeout=60.0, mutations=(1, 3),
-         progress=True, root=ROOT):
-    """Runs `count` mutated inputs; returns a dict of counts and findings."""
+         progress=True, root=ROOT, alone_fraction=1 / 3, passes=None):
+    """Runs `count` mutated inputs; returns a dict of counts and findings.
+    A fraction `alone_fraction` of them runs one pass of `passes` (default:
+    every registered dl pass) alone, the passes taken in turn."""
     pool = seeds(root)
+    if passes is None:
+        passes = registered_passes() if alone_fraction else []
     rng = random.Random(seed)
-    tasks = []
+    tasks, turn = [], 0
     for index in range(count):
         name, text, commands = pool[rng.randrange(len(pool))]
         local = random.Random(f"{seed}:{index}")
         mutated = mutate(text, local, local.randint(*mutations))
-        args = commands[local.randrange(len(commands))]
+        if passes and local.random() < alone_fraction:
+            args = alone(passes[(seed + turn) % len(passes)], local.choice(CPUS))
+            turn += 1
+        else:
+            args = commands[local.randrange(len(commands))]
         tasks.append((f"{name}@{seed}:{index}", mutated, args, timeout))
     findings = {}
     stats = {"inputs": 0, "ok": 0, "diagnosed": 0, "dlc": 0, "upstream-parser": 0,
@@ -226,6 +269,10 @@ def main(argv=None):
     parser.add_argument("--out", default="fuzz-findings",
                         help="folder for reproducers (one per distinct finding)")
     parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument("--alone", type=float, default=1 / 3,
+                        help="fraction of the inputs run through one registered "
+                             "dl pass alone (the rest: their lit RUN lines or "
+                             "the whole CPU pipeline)")
     parser.add_argument("--timeout", type=float, default=60.0,
                         help="seconds before a run counts as a hang")
     parser.add_argument("--dl-opt", default=DL_OPT,
@@ -236,7 +283,7 @@ def main(argv=None):
     if not os.path.exists(DL_OPT):
         sys.exit(f"{DL_OPT} is missing: run `make build` first")
     stats, findings = fuzz(options.count, options.seed, options.out, options.jobs,
-                           options.timeout)
+                           options.timeout, alone_fraction=options.alone)
     print(f"inputs {stats['inputs']} (seed {options.seed}): diagnosed or succeeded "
           f"{stats['ok']}, dlc aborts {stats['dlc']}, hangs {stats['hang']}, upstream "
           f"parser aborts {stats['upstream-parser']} ({stats['seconds']} s)")

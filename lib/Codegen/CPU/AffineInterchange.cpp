@@ -21,6 +21,13 @@
 // Nests with non-affine memory effects (calls, memref.store, ...) or loop
 // bounds that depend on other loops of the nest are left alone.
 //
+// Assumes: every loop's step is positive and no loop with constant bounds
+// runs no iteration -- dl::normalizeAffineLoops (AffineUtils.h) establishes
+// this first (IR with a step of 0 or less is refused with an error at the
+// loop); nests with constants too large to analyze are left alone
+// (dl::hasAnalyzableConstants). test/Codegen/CPU/degenerate-loops*.mlir
+// feed it the degenerate cases.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dl/Support/TypeSize.h"
@@ -179,6 +186,8 @@ struct DLAffineInterchangePass
   using DLAffineInterchangeBase::DLAffineInterchangeBase;
 
   void runOnOperation() override {
+    if (failed(dl::normalizeAffineLoops(getOperation())))
+      return signalPassFailure();
     int64_t lineBytes = dl::TargetInfo::of(getOperation()).getCacheLineBytes();
     for (AffineForOp root : dl::outermostAffineLoops(getOperation()))
       interchange(root, lineBytes);

@@ -21,6 +21,13 @@
 // depend on each other. With `explain`, a remark names each loop chosen or
 // refused and why.
 //
+// Assumes: every loop's step is positive and no loop with constant bounds
+// runs no iteration -- dl::normalizeAffineLoops (AffineUtils.h) establishes
+// this first (IR with a step of 0 or less is refused with an error at the
+// loop); nests with constants too large to analyze are left alone
+// (dl::hasAnalyzableConstants). test/Codegen/CPU/degenerate-loops*.mlir
+// feed it the degenerate cases.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dl/Codegen/CPU/AffineUtils.h"
@@ -211,6 +218,8 @@ struct DLAffineParallelizePass
           << static_cast<int64_t>(minWork);
       return signalPassFailure();
     }
+    if (failed(dl::normalizeAffineLoops(getOperation())))
+      return signalPassFailure();
     for (AffineForOp root : dl::outermostAffineLoops(getOperation()))
       choose(root);
   }

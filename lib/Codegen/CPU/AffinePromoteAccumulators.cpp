@@ -42,8 +42,16 @@
 // iterations; linalg's hoistRedundantVectorTransfers works on vector
 // transfers in scf.for, after the vectorizer).
 //
+// Assumes: every loop's step is positive and no loop with constant bounds
+// runs no iteration -- dl::normalizeAffineLoops (AffineUtils.h) establishes
+// this first (IR with a step of 0 or less is refused with an error at the
+// loop); nests with constants too large to analyze are left alone
+// (dl::hasAnalyzableConstants). test/Codegen/CPU/degenerate-loops*.mlir
+// feed it the degenerate cases.
+//
 //===----------------------------------------------------------------------===//
 
+#include "dl/Codegen/CPU/AffineUtils.h"
 #include "dl/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -222,6 +230,8 @@ struct DLAffinePromoteAccumulatorsPass
   using DLAffinePromoteAccumulatorsBase::DLAffinePromoteAccumulatorsBase;
 
   void runOnOperation() override {
+    if (failed(dl::normalizeAffineLoops(getOperation())))
+      return signalPassFailure();
     // Post-order: inner loops first; promoting a loop replaces only that
     // loop, so the loops around it (later in the list) stay valid.
     SmallVector<affine::AffineForOp> loops;

@@ -17,6 +17,13 @@
 // L1 level from the cache sizes of the target (#dl.target), and with
 // `only-strided` only bands that need it are touched.
 //
+// Assumes: every loop's step is positive and no loop with constant bounds
+// runs no iteration -- dl::normalizeAffineLoops (AffineUtils.h) establishes
+// this first (IR with a step of 0 or less is refused with an error at the
+// loop); nests with constants too large to analyze are left alone
+// (dl::hasAnalyzableConstants). test/Codegen/CPU/degenerate-loops*.mlir
+// feed it the degenerate cases.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dl/Support/TypeSize.h"
@@ -174,6 +181,8 @@ struct DLAffineTilePass : public dl::impl::DLAffineTileBase<DLAffineTilePass> {
   using DLAffineTileBase::DLAffineTileBase;
 
   void runOnOperation() override {
+    if (failed(dl::normalizeAffineLoops(getOperation())))
+      return signalPassFailure();
     dl::TargetInfo target = dl::TargetInfo::of(getOperation());
     for (AffineForOp root : dl::outermostAffineLoops(getOperation()))
       tile(root, target);

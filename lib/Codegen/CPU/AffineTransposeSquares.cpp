@@ -32,6 +32,13 @@
 // affine loops on buffers, where upstream's super-vectorizer would gather
 // or scatter.
 //
+// Assumes: every loop's step is positive and no loop with constant bounds
+// runs no iteration -- dl::normalizeAffineLoops (AffineUtils.h) establishes
+// this first (IR with a step of 0 or less is refused with an error at the
+// loop); nests with constants too large to analyze are left alone
+// (dl::hasAnalyzableConstants). test/Codegen/CPU/degenerate-loops*.mlir
+// feed it the degenerate cases.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dl/Codegen/CPU/AffineUtils.h"
@@ -91,6 +98,8 @@ struct DLAffineTransposeSquaresPass
   using DLAffineTransposeSquaresBase::DLAffineTransposeSquaresBase;
 
   void runOnOperation() override {
+    if (failed(dl::normalizeAffineLoops(getOperation())))
+      return signalPassFailure();
     dl::TargetInfo target = dl::TargetInfo::of(getOperation());
     SmallVector<AffineForOp> roots;
     getOperation().walk([&](AffineForOp loop) {

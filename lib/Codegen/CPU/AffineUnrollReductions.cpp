@@ -15,8 +15,16 @@
 // does not depend on the loop (the accumulator pattern). Other loops are left
 // alone (upstream's affine-loop-unroll would unroll every short loop).
 //
+// Assumes: every loop's step is positive and no loop with constant bounds
+// runs no iteration -- dl::normalizeAffineLoops (AffineUtils.h) establishes
+// this first (IR with a step of 0 or less is refused with an error at the
+// loop); nests with constants too large to analyze are left alone
+// (dl::hasAnalyzableConstants). test/Codegen/CPU/degenerate-loops*.mlir
+// feed it the degenerate cases.
+//
 //===----------------------------------------------------------------------===//
 
+#include "dl/Codegen/CPU/AffineUtils.h"
 #include "dl/Codegen/CPU/Passes.h"
 
 #include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
@@ -69,6 +77,8 @@ struct DLAffineUnrollReductionsPass
   using DLAffineUnrollReductionsBase::DLAffineUnrollReductionsBase;
 
   void runOnOperation() override {
+    if (failed(dl::normalizeAffineLoops(getOperation())))
+      return signalPassFailure();
     SmallVector<affine::AffineForOp> loops;
     getOperation().walk([&](affine::AffineForOp loop) {
       bool innermost = true;

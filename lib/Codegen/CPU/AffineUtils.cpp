@@ -10,6 +10,41 @@
 using namespace mlir;
 using affine::AffineForOp;
 
+LogicalResult mlir::dl::normalizeAffineLoops(Operation *root) {
+  bool invalid = false;
+  root->walk([&](Operation *op) {
+    if (auto loop = dyn_cast<AffineForOp>(op)) {
+      if (loop.getStepAsInt() < 1) {
+        loop.emitError() << "affine.for has step " << loop.getStepAsInt()
+                         << "; a loop's step must be positive";
+        invalid = true;
+      }
+    } else if (auto parallel = dyn_cast<affine::AffineParallelOp>(op)) {
+      for (int64_t step : parallel.getSteps())
+        if (step < 1) {
+          parallel.emitError() << "affine.parallel has step " << step
+                               << "; a loop's step must be positive";
+          invalid = true;
+        }
+    }
+  });
+  if (invalid)
+    return failure();
+  // Post-order: an inner loop of no iteration goes first; a loop of no
+  // iteration around it then goes with everything inside.
+  SmallVector<AffineForOp> empty;
+  root->walk([&](AffineForOp loop) {
+    if (loop.hasConstantBounds() &&
+        loop.getConstantUpperBound() <= loop.getConstantLowerBound())
+      empty.push_back(loop);
+  });
+  for (AffineForOp loop : empty) {
+    loop.replaceAllUsesWith(loop.getInits());
+    loop.erase();
+  }
+  return success();
+}
+
 bool mlir::dl::hasAnalyzableConstants(Operation *nest) {
   constexpr int64_t kLimit = int64_t(1) << 32;
   auto small = [&](AffineMap map) {

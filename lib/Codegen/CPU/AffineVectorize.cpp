@@ -22,6 +22,13 @@
 // tail (so every lane was accessed by the scalar loop, in bounds) becomes an affine.vector_load / affine.vector_store: no mask at run time,
 // and dependence analysis (dl-affine-parallelize) sees the access.
 //
+// Assumes: every loop's step is positive and no loop with constant bounds
+// runs no iteration -- dl::normalizeAffineLoops (AffineUtils.h) establishes
+// this first (IR with a step of 0 or less is refused with an error at the
+// loop); nests with constants too large to analyze are left alone
+// (dl::hasAnalyzableConstants). test/Codegen/CPU/degenerate-loops*.mlir
+// feed it the degenerate cases.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dl/Codegen/CPU/AffineUtils.h"
@@ -255,6 +262,8 @@ struct DLAffineVectorizePass
           << static_cast<int64_t>(vectorWidth);
       return signalPassFailure();
     }
+    if (failed(dl::normalizeAffineLoops(getOperation())))
+      return signalPassFailure();
     dl::TargetInfo target = dl::TargetInfo::of(getOperation());
     // Candidates by their number of lanes.
     std::map<int64_t, DenseSet<Operation *>> candidates;

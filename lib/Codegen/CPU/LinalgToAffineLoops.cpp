@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dl/Codegen/CPU/AffineUtils.h"
 #include "dl/Codegen/CPU/Passes.h"
 #include "dl/IR/DLAttrs.h"
 
@@ -51,6 +52,10 @@ struct DLLinalgToAffineLoopsPass
         loops->front()->setAttr(dl::kStrategyAttrName, strategy);
       rewriter.eraseOp(op);
     }
+    // The entry of the affine level: the loop passes' contract holds from
+    // here (loops over a size-0 dimension deleted; see AffineUtils.h).
+    if (failed(dl::normalizeAffineLoops(getOperation())))
+      return signalPassFailure();
   }
 };
 

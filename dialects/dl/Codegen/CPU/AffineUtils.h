@@ -39,6 +39,21 @@ inline std::optional<int64_t> coefficientOf(affine::AffineValueMap &map,
   return coefficient;
 }
 
+/// The contract every dl-affine-* pass starts from, established in one place
+/// (each pass calls this first, so a pass run alone is held to it too):
+///  - every affine.for and affine.parallel step is positive. The parser
+///    accepts `step 0` and negative steps; trip counts divide by the step
+///    (upstream's getConstantTripCount asserts on 0) and a loop of step 0
+///    never ends, so such IR is diagnosed at the loop ("must be positive")
+///    and the pass fails;
+///  - no affine.for with constant bounds runs no iteration (upper bound at or
+///    below the lower one: `0 to 0`, `0 to -1`, the loops over a size-0
+///    dimension): such a loop is deleted (its results are its initial
+///    values), so no pass computes a trip count of 0 or less.
+/// Bounds that are not constants, and constants too large to analyze, are
+/// left for hasAnalyzableConstants to keep away from the nest passes.
+LogicalResult normalizeAffineLoops(Operation *root);
+
 /// Whether every constant of the affine maps in `nest` (loop bounds, access
 /// offsets and coefficients) and every step is under 2^32 in magnitude, and
 /// every step is positive (the parser accepts `step 0`; trip counts divide

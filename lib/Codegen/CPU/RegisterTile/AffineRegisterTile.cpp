@@ -7,6 +7,13 @@
 // (#dl.target). A nest whose strategy is `loops` is left alone. The pass
 // holds no state between functions.
 //
+// Assumes: every loop's step is positive and no loop with constant bounds
+// runs no iteration -- dl::normalizeAffineLoops (AffineUtils.h) establishes
+// this first (IR with a step of 0 or less is refused with an error at the
+// loop); nests with constants too large to analyze are left alone
+// (dl::hasAnalyzableConstants). test/Codegen/CPU/degenerate-loops*.mlir
+// feed it the degenerate cases.
+//
 //===----------------------------------------------------------------------===//
 
 #include "dl/Codegen/CPU/AffineUtils.h"
@@ -38,6 +45,8 @@ struct DLAffineRegisterTilePass
           << static_cast<int64_t>(vectors);
       return signalPassFailure();
     }
+    if (failed(dl::normalizeAffineLoops(getOperation())))
+      return signalPassFailure();
     if (columnBlock < 0 || reductionBlock < 0) {
       getOperation().emitError()
           << "dl-affine-register-tile: column-block and reduction-block must "
