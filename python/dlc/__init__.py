@@ -24,8 +24,8 @@ from . import cache, composite, ops, optim
 from .compiler import GPU_STAGES, STAGES, STAGE_DESCRIPTIONS
 from .dtypes import BFLOAT16 as bfloat16
 from dlcrt import load
-from .errors import (ArityError, ArtifactError, CompileError, CUDAUnavailableError, DLCError,
-                     DTypeError, DynamicDimensionError, ModelImportError, ShapeError,
+from .errors import (ArityError, ArtifactError, CompileError, CUDAUnavailableError,
+                     DataDependentShapeError, DLCError, DTypeError, DynamicDimensionError, ModelImportError, ShapeError,
                      TraceError,
                      UnsupportedOpError)
 from .autodiff import grad, value_and_grad
@@ -46,6 +46,7 @@ __all__ = [
     "CompileOptions", "CPUOptions", "GPUOptions", "CHIPS", "STAGES",
     "GPU_STAGES", "STAGE_DESCRIPTIONS", "DLCError", "DTypeError", "ShapeError",
     "ArityError", "TraceError", "CompileError", "CUDAUnavailableError", "bfloat16",
-    "UnsupportedOpError", "ModelImportError", "DynamicDimensionError", "from_onnx", "from_torch",
+    "UnsupportedOpError", "ModelImportError", "DynamicDimensionError",
+    "DataDependentShapeError", "from_onnx", "from_torch",
     "export", "load", "ArtifactError", "grad", "value_and_grad",
 ] + ops.__all__ + composite.__all__

@@ -25,7 +25,8 @@ from .ops import (_normalize_axis, _normalize_axes, _tensor, _where, abs, add, a
 
 __all__ = [
     "reciprocal", "softplus", "softsign", "elu", "selu", "celu", "hard_sigmoid", "mish",
-    "prelu", "flip", "tile", "cumsum", "take_along_axis", "gather_elements", "tril", "triu", "one_hot",
+    "prelu", "flip", "tile", "cumsum", "take_along_axis", "gather_elements",
+    "scatter_elements", "tril", "triu", "one_hot",
     "depth_to_space", "space_to_depth", "conv_transpose2d", "instance_norm", "group_norm",
     "rms_norm", "logsumexp", "prod", "cumprod", "top_k", "sort", "einsum",
 ]
@@ -253,6 +254,77 @@ def gather_elements(x, indices, axis):
     if any(k != slice(None) for k in key):
         x = x[tuple(key)]
     return take_along_axis(x, indices, axis)
+
+
+def scatter_elements(x, indices, updates, axis=0, reduction="none"):
+    """``torch.scatter`` / ``scatter_reduce`` / ONNX ``ScatterElements``:
+    `x` with ``result[indices[i][j]][j] = updates[i][j]`` along `axis` (or
+    combined with it: `reduction` "add", "mul", "max", "min"); `indices` and
+    `updates` have one shape, at most `x`'s outside `axis`. Where two
+    updates write one place without a reduction, their sum is written (the
+    order of such writes is undefined in torch and ONNX alike). Static
+    shapes; a one-hot selection of updates x elements (at most 2**26)."""
+    x = _tensor(x, "scatter_elements")
+    indices = _tensor(indices, "scatter_elements")
+    if indices.ndim != x.ndim:
+        raise ShapeError(f"{_where()}: dlc.scatter_elements: indices {indices!r} must "
+                         f"have the rank of {x!r}")
+    axis = _normalize_axis("scatter_elements", axis, x.ndim)
+    _static_dims("scatter_elements", x, range(x.ndim))
+    _static_dims("scatter_elements", indices, range(indices.ndim))
+    shape, ishape = tuple(x.shape), tuple(indices.shape)
+    updates = _tensor(updates, "scatter_elements")
+    if tuple(updates.shape) != ishape:
+        updates = broadcast_to(updates, ishape)
+    if updates.dtype != x.dtype:
+        updates = astype(updates, x.dtype)
+    indices = astype(indices, np.int64)
+    indices = where(less(indices, 0), add(indices, shape[axis]), indices)
+    strides = np.cumprod((shape[1:] + (1,))[::-1])[::-1].astype(np.int64)
+    positions = multiply(indices, int(strides[axis]))
+    offsets = np.zeros(ishape, np.int64)
+    grid = np.indices(ishape, dtype=np.int64)
+    for d in range(len(shape)):
+        if d != axis:
+            offsets = offsets + grid[d] * int(strides[d])
+    return _scatter_flat(x, add(positions, offsets), updates, reduction)
+
+
+def _scatter_flat(x, positions, updates, reduction="none"):
+    """x (flattened) with `updates` written at the flat `positions` (same
+    shape as updates): a [updates, elements] one-hot selection."""
+    from .ops import min as _min
+    shape = tuple(x.shape)
+    total = int(np.prod(shape, dtype=np.int64))
+    count = int(np.prod(positions.shape, dtype=np.int64))
+    if total * count > 1 << 26:
+        raise ValueError(f"{_where()}: scattering {count} updates into {total} elements "
+                         f"is beyond dlc's one-hot scatter (at most 2**26 pairs)")
+    flat = reshape(x, (-1,))
+    hit = equal(reshape(positions, (count, 1)), np.arange(total, dtype=np.int64))
+    values = reshape(updates, (count, 1))
+    dtype = x.dtype
+    written = reshape(max(astype(hit, np.int8), axis=0), (total,))
+    written = greater(written, np.zeros((), np.int8))
+    if reduction in ("none", "add"):
+        summed = sum(where(hit, values, np.zeros((), dtype)), axis=0)
+        result = where(written, summed, flat) if reduction == "none" else add(flat, summed)
+    elif reduction == "mul":
+        result = multiply(flat, prod(where(hit, values, np.ones((), dtype)), axis=0))
+    elif reduction in ("max", "min"):
+        if dtypes.is_float(dtype):
+            fill = np.array(-np.inf if reduction == "max" else np.inf, dtype)
+        else:
+            info = np.iinfo(dtype)
+            fill = np.array(info.min if reduction == "max" else info.max, dtype)
+        pick = max if reduction == "max" else _min
+        combine = maximum if reduction == "max" else minimum
+        best = pick(where(hit, values, fill), axis=0)
+        result = where(written, combine(flat, best), flat)
+    else:
+        raise ValueError(f"{_where()}: scatter reduction {reduction!r} is not none, add, "
+                         f"mul, max or min")
+    return reshape(result, shape)
 
 
 def _triangle(x, k, upper):

@@ -44,3 +44,9 @@ class DynamicDimensionError(ModelImportError):
     dimension, which is only known at run time. An imported function made
     with ``dynamic_batch=True`` then compiles one version per batch size
     instead (with a warning)."""
+
+
+class DataDependentShapeError(ModelImportError):
+    """An imported model makes a tensor whose shape depends on the values of
+    the data (``x[mask]``, ``nonzero``, ``masked_select``): dlc compiles
+    static (or symbolic) shapes and refuses it, naming the op and line."""

@@ -432,6 +432,17 @@ class Writes(torch.nn.Module):
         return y, z, acc, u, w.float()
 
 
+class Scatters(torch.nn.Module):
+    def forward(self, x, y, perm):
+        return (torch.zeros_like(x).scatter(1, perm, y),           # scatter.src
+                x.scatter_add(0, torch.tensor([[0, 1, 0, 2]]), y[:1]),
+                x.scatter(1, torch.tensor([[0], [2], [1]]), 5.0),  # scatter.value
+                x.scatter_reduce(0, torch.tensor([[0, 1, 0, 2], [2, 2, 1, 0]]), y[:2],
+                                 reduce="amax"),
+                x.scatter_reduce(1, perm % 3, y, reduce="prod"),
+                x.scatter_reduce(1, perm[:, :2], y[:, :2], reduce="sum"))
+
+
 class Sorting(torch.nn.Module):
     def forward(self, x, e):
         values, indices = torch.sort(x, dim=0, descending=True)
@@ -448,7 +459,10 @@ class Sorting(torch.nn.Module):
     (Writes, lambda: (torch.randn(6, 4), torch.tensor([0, -1, 3, 0]),
                       torch.randn(4, 4))),
     (Sorting, lambda: (torch.randn(5, 6), torch.tensor([3, 1, 1, 0, 2, 3, 1]))),
-], ids=["indexing", "writes", "sorting"])
+    # found by the importer fuzzer: aten.scatter.src was not supported
+    (Scatters, lambda: (torch.randn(3, 4), torch.randn(3, 4),
+                        torch.tensor([[3, 1, 0, 2], [0, 1, 2, 3], [2, 3, 1, 0]]))),
+], ids=["indexing", "writes", "sorting", "scatters"])
 def test_torch_indexing_writes_and_sorting(make, inputs):
     module, args = make().eval(), inputs()
     with torch.no_grad():

@@ -1342,56 +1342,25 @@ def _einsum(node):
 
 def _scatter(node, data, positions, updates, reduction):
     """data (flattened) with `updates` written at the flat `positions`
-    (same shape as updates): a [updates, elements] one-hot selection."""
+    (same shape as updates): dlc.composite's one-hot scatter."""
     data = _t(data)
-    shape = _static_shape(node, data)
-    total = int(np.prod(shape, dtype=np.int64))
-    count = int(np.prod(_shape(positions), dtype=np.int64))
-    if total * count > 1 << 26:
-        node.fail(f"scattering {count} updates into {total} elements is beyond dlc's "
-                  f"one-hot scatter (at most 2**26 pairs)")
-    flat = D.reshape(data, (-1,))
-    hit = D.equal(D.reshape(positions, (count, 1)), np.arange(total, dtype=np.int64))
-    values = D.reshape(_t(updates), (count, 1))
-    dtype = data.dtype
-    written = D.reshape(D.max(D.astype(hit, np.int8), axis=0), (total,))
-    written = D.greater(written, np.zeros((), np.int8))
-    if reduction in ("none", "add"):
-        summed = D.sum(D.where(hit, values, np.zeros((), dtype)), axis=0)
-        result = D.where(written, summed, flat) if reduction == "none" else D.add(flat, summed)
-    elif reduction == "mul":
-        result = D.multiply(flat, C.prod(D.where(hit, values, np.ones((), dtype)), axis=0))
-    elif reduction in ("max", "min"):
-        if dtypes.is_float(dtype):
-            fill = np.array(-np.inf if reduction == "max" else np.inf, dtype)
-        else:
-            info = np.iinfo(dtype)
-            fill = np.array(info.min if reduction == "max" else info.max, dtype)
-        pick = D.max if reduction == "max" else D.min
-        combine = D.maximum if reduction == "max" else D.minimum
-        best = pick(D.where(hit, values, fill), axis=0)
-        result = D.where(written, combine(flat, best), flat)
-    else:
-        node.fail(f"reduction {reduction!r} is not none, add, mul, max or min")
-    return D.reshape(result, shape)
+    _static_shape(node, data)
+    try:
+        return C._scatter_flat(data, positions, _t(updates), reduction)
+    except ValueError as error:
+        node.fail(str(error).split(": ", 1)[-1])
 
 
 @converter("ScatterElements", "Scatter")
 def _scatter_elements(node):
     data, indices, updates = _t(node.input(0)), _t(node.input(1)), node.input(2)
-    axis = node.attr("axis", 0) % _ndim(data)
-    shape = _static_shape(node, data)
-    ishape = _static_shape(node, indices, "indices")
-    indices = D.astype(indices, np.int64)
-    indices = D.where(D.less(indices, 0), D.add(indices, shape[axis]), indices)
-    strides = np.cumprod((shape[1:] + (1,))[::-1])[::-1].astype(np.int64)
-    positions = D.multiply(indices, int(strides[axis]))
-    offsets = np.zeros(ishape, np.int64)
-    for d in range(len(shape)):
-        if d != axis:
-            offsets = offsets + np.indices(ishape, dtype=np.int64)[d] * int(strides[d])
-    positions = D.add(positions, offsets)
-    return _scatter(node, data, positions, updates, node.attr("reduction", "none"))
+    _static_shape(node, data)
+    _static_shape(node, indices, "indices")
+    try:
+        return C.scatter_elements(data, indices, _t(updates), node.attr("axis", 0),
+                                  node.attr("reduction", "none"))
+    except ValueError as error:
+        node.fail(str(error).split(": ", 1)[-1])
 
 
 @converter("ScatterND")

@@ -15,7 +15,7 @@ import os
 import numpy as np
 
 from .. import dtypes
-from ..errors import DLCError, ModelImportError
+from ..errors import DataDependentShapeError, DLCError, ModelImportError
 from ..tracing import Tensor, located
 from . import torch_ops
 from .common import ImportedFunction, count_uses, raise_unsupported
@@ -167,7 +167,7 @@ def _refuse_data_dependent_shapes(graph):
         if node.op != "call_function" or not hasattr(value, "shape"):
             continue
         if free_unbacked_symbols(value):
-            raise ModelImportError(
+            raise DataDependentShapeError(
                 f"dlc.from_torch: {_key(node)} at {_describe(source_location(node))} "
                 f"makes a tensor of shape {tuple(value.shape)} whose size depends on the "
                 f"values of the data (a boolean mask, nonzero, masked_select); dlc "

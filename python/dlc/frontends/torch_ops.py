@@ -782,6 +782,30 @@ def _copy(node, x, src, non_blocking=False):
     return _broadcast_static(src, _shape(x))
 
 
+@converter("aten.scatter.src", "aten.scatter.value", "aten.scatter_add.default",
+           "aten.scatter.reduce", "aten.scatter.value_reduce", "aten.scatter_reduce.two")
+def _scatter(node, x, dim, index, src, reduce=None, include_self=True):
+    """torch.scatter / scatter_add / scatter_reduce: dlc.composite's
+    scatter_elements (the part of `src` the index covers is read)."""
+    name = str(node.target)
+    reduction = {None: "none", "add": "add", "sum": "add", "multiply": "mul", "prod": "mul",
+                 "amax": "max", "amin": "min"}.get(reduce, reduce)
+    if name == "aten.scatter_add.default":
+        reduction = "add"
+    if reduction not in ("none", "add", "mul", "max", "min"):
+        raise ModelImportError(f"scatter with reduce={reduce!r} is not supported "
+                               f"(sum, prod, amax and amin are)")
+    if not include_self:
+        raise ModelImportError("scatter_reduce with include_self=False is not supported")
+    ishape = _shape(index)
+    if _is_value(src):
+        if _shape(src) != ishape:
+            src = src[tuple(slice(0, n) for n in ishape)]
+    else:
+        src = np.full(ishape, src, dtype=x.dtype)
+    return C.scatter_elements(x, index, src, dim, reduction)
+
+
 @converter("aten.index_put.default")
 def _index_put(node, x, indices, values, accumulate=False):
     """``x[indices] = values`` (or ``+=`` with `accumulate`) out of place.

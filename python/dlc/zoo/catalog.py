@@ -27,6 +27,10 @@ class ZooModel:
     name: str               # architecture: "BertModel", "resnet18", ...
     family: str             # "encoder", "decoder", "encoder-decoder", "vision", "cnn", ...
     builder: object = dataclasses.field(repr=False, compare=False)
+    # a mismatch is checked against the module run in float64: dlc's error
+    # within a few times eager float32's own is precision, not a bug (the
+    # importer fuzzer's random programs; zoo models are held to RTOL alone)
+    reference64: bool = False
 
     @property
     def key(self):
@@ -361,7 +365,16 @@ def all_models():
 
 
 def find(key):
-    """The zoo model named `key` ("transformers/BertModel", "timm/resnet18")."""
+    """The zoo model named `key` ("transformers/BertModel", "timm/resnet18"),
+    or the importer fuzzer's random program "random/<seed>/<index>[/<steps>]"
+    (:mod:`dlc.zoo.random_models`)."""
+    if key.startswith("random/"):
+        parts = key.split("/")[1:]
+        seed, index = int(parts[0]), int(parts[1])
+        steps = int(parts[2]) if len(parts) > 2 else None
+        from . import random_models
+        return ZooModel("random", "/".join(parts), "program",
+                        lambda: random_models.build(seed, index, steps), reference64=True)
     for model in all_models():
         if model.key == key:
             return model

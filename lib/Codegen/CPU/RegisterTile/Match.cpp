@@ -118,8 +118,9 @@ mlir::dl::register_tile::matchAccumulation(AffineForOp root,
   if (!acc.store)
     return std::nullopt;
   Value output = acc.store.getMemRef();
-  if (!rootMemRef(output).getDefiningOp<memref::AllocOp>())
-    return std::nullopt;
+  if (!rootMemRef(output).getDefiningOp<memref::AllocOp>() ||
+      !cast<MemRefType>(output.getType()).isLastDimUnitStride())
+    return std::nullopt; // the accumulators are vector loads and stores
   Type element = acc.store.getValueToStore().getType();
   if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() > 64)
     return std::nullopt;
@@ -178,8 +179,14 @@ mlir::dl::register_tile::matchAccumulation(AffineForOp root,
       if (dl::coefficientOf(map, r, columnIv) != 1 ||
           entry.second != Along::Invariant)
         return std::nullopt;
-      if (r == last)
+      if (r == last) {
+        // read by vector loads: its columns must be adjacent in memory (a
+        // view of every 8th element is not; found by the importer fuzzer:
+        // `x[..., -1]` of a transposed matmul operand)
+        if (!cast<MemRefType>(access.memref.getType()).isLastDimUnitStride())
+          return std::nullopt;
         entry.second = Along::Contiguous;
+      }
       else if (r + 1 == last && last > 0)
         entry.second = Along::Transposed;
       else
