@@ -66,15 +66,19 @@ test: build
 demo: build
 	$(PY) examples/mlp.py
 
-# The dl-opt mutation fuzzer (tools/fuzz/dlopt_fuzz.py) and random programs
-# against numpy (tools/fuzz/program_fuzz.py); make test runs a seeded slice
-# of each. Reproducers of what dl-opt's fuzzer finds go to fuzz-findings/.
+# The dl-opt mutation fuzzer (tools/fuzz/dlopt_fuzz.py: lit inputs mutated,
+# through their RUN lines, the CPU pipeline and every dl pass alone), random
+# dlc programs against numpy (tools/fuzz/program_fuzz.py) and random PyTorch
+# modules through both importers against eager (tools/fuzz/model_fuzz.py);
+# make test runs a seeded slice of each. Reproducers go to fuzz-findings/.
 FUZZ_COUNT ?= 20000
 FUZZ_SEED ?= 1
 FUZZ_PROGRAMS ?= 2000
+FUZZ_MODELS ?= 300
 fuzz: build
 	$(PY) tools/fuzz/dlopt_fuzz.py --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) --out fuzz-findings
 	$(PY) tools/fuzz/program_fuzz.py --count $(FUZZ_PROGRAMS) --seed $(FUZZ_SEED)
+	$(PY) tools/fuzz/model_fuzz.py --count $(FUZZ_MODELS) --seed $(FUZZ_SEED) --out fuzz-findings
 
 # The whole zoo (python/dlc/zoo): every transformers and timm architecture
 # through every frontend, each model in its own process; writes docs/zoo.md

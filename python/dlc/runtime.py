@@ -30,14 +30,6 @@ _libc.free.restype = None
 _descriptor_types = {}
 
 
-def runtime_libraries():
-    """Runtime support libraries of MLIR that JIT-compiled code may call
-    (memrefCopy, for example)."""
-    lib_dir = _build_config.MLIR_RUNTIME_LIB_DIR
-    libs = [os.path.join(lib_dir, "libmlir_c_runner_utils.so")]
-    return [lib for lib in libs if os.path.exists(lib)]
-
-
 def cuda_driver_path():
     """The CUDA driver library: libcuda.so.1, or $DLC_LIBCUDA (which dlc's
     CUDA shim reads too; tests point it at a stand-in)."""
@@ -78,7 +70,13 @@ _parallel_runtime = None
 def _load_parallel_runtime():
     """Loads dlc's thread pool (libdlc_runtime, built from lib/Runtime) once
     per process, with global symbol visibility, so that every JIT module
-    resolves its ``dlc_parallel_for`` calls to the same pool.
+    resolves its ``dlc_parallel_for`` calls to the same pool (and its
+    allocations and ``memrefCopy`` calls to dlc's runtime).
+
+    No library that links LLVM is ever loaded with global visibility (MLIR's
+    runtime libraries do: the ExecutionEngine is given none of them): LLVM's
+    symbols in the global scope crashed the next library with an LLVM of its
+    own (``import triton`` after a compile).
 
     ``dlc_parallel_for`` returns only once every chunk of a loop has run, so
     no worker is left in a module's code when its call returns: an engine
@@ -282,7 +280,7 @@ class JITCode:
     def __init__(self, module, opt_level=3, shared_libs=(), pic=False, initialize=False):
         _load_parallel_runtime()
         self.engine = ExecutionEngine(module, opt_level=opt_level,
-                                      shared_libs=runtime_libraries() + list(shared_libs),
+                                      shared_libs=list(shared_libs),
                                       enable_object_dump=pic, enable_pic=pic)
         if initialize:
             # Global constructors: the GPU host code loads its kernels' modules
@@ -304,19 +302,13 @@ class JITCode:
         self.engine.dump_to_object_file(path)
 
 
-_global_runtime_libraries = []
-
-
 class LibraryCode:
     """Machine code in a shared library (an entry of dlc's disk cache): the
-    same symbols as the JIT module it was linked from. The runtime
-    libraries it calls into are loaded first with global visibility."""
+    same symbols as the JIT module it was linked from. dlc's runtime, which
+    it calls into, is loaded first with global visibility."""
 
     def __init__(self, path):
         _load_parallel_runtime()
-        if not _global_runtime_libraries:
-            _global_runtime_libraries.extend(
-                ctypes.CDLL(lib, mode=ctypes.RTLD_GLOBAL) for lib in runtime_libraries())
         self.path = path
         self.library = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL)
 

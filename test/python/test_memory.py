@@ -158,3 +158,59 @@ def test_resident_memory_stays_flat_over_100k_calls():
         f(x, y)
     grown = _resident_bytes() - before
     assert grown <= 1 << 20, f"resident memory grew by {grown / 2**20:.2f} MiB over 100k calls"
+
+
+# -- memrefCopy (lib/Runtime/Copy.cpp) and what no longer gets loaded ---------
+
+class _Unranked(ctypes.Structure):
+    _fields_ = [("rank", ctypes.c_int64), ("descriptor", ctypes.c_void_p)]
+
+
+def _descriptor(array):
+    """MLIR's ranked descriptor of a numpy view: {allocated, aligned, offset,
+    sizes, strides} (in elements, offset from the view's base)."""
+    rank = array.ndim
+    fields = (ctypes.c_int64 * (3 + 2 * rank))()
+    base = array.base if array.base is not None else array
+    fields[0] = fields[1] = base.ctypes.data
+    fields[2] = (array.ctypes.data - base.ctypes.data) // array.itemsize
+    for d in range(rank):
+        fields[3 + d] = array.shape[d]
+        fields[3 + rank + d] = array.strides[d] // array.itemsize
+    return fields, _Unranked(rank, ctypes.addressof(fields))
+
+
+@pytest.mark.parametrize("make", [
+    lambda a, b: (a[1:5, 1::2, 1], b[:, :, 0]),         # strided source and destination
+    lambda a, b: (a[:4, :3, :], b[:, :, :]),           # contiguous inner runs
+    lambda a, b: (a[2:3, 1, 3], b[1, 1:2, 0]),         # one element
+    lambda a, b: (a[:0, :3, 0], b[:0, :3, 0]),         # empty
+], ids=["strided", "runs", "one", "empty"])
+def test_memref_copy_copies_strided_views(make):
+    lib = runtime._load_parallel_runtime()
+    source_base = np.arange(6 * 7 * 5, dtype=np.float32).reshape(6, 7, 5)
+    destination_base = np.full((4, 3, 5), -1.0, np.float32)
+    source, destination = make(source_base, destination_base)
+    want = destination_base.copy()
+    make(source_base, want)[1][...] = source        # numpy's copy into the same view
+    keep = [_descriptor(source), _descriptor(destination)]
+    lib.memrefCopy(ctypes.c_int64(4), ctypes.byref(keep[0][1]), ctypes.byref(keep[1][1]))
+    np.testing.assert_array_equal(destination_base, want)  # nothing else written
+
+
+def test_a_library_with_its_own_llvm_loads_after_a_compile():
+    # MLIR's runtime libraries link libLLVM.so; loaded with global visibility
+    # (the ExecutionEngine did so), they put LLVM's symbols in the global
+    # scope, and `import triton` (torch.compile, torch.onnx's dynamo
+    # exporter) then segfaulted in libtriton's static initializers.
+    pytest.importorskip("triton")
+    script = textwrap.dedent("""
+        import numpy as np, dlc
+        f = dlc.jit(lambda x: x * 2 + 1)
+        assert np.allclose(f(np.ones(4, np.float32)), 3)
+        import triton
+        print("imported")
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=300, env=dict(os.environ, DLC_CACHE_DIR="off"))
+    assert result.returncode == 0 and "imported" in result.stdout, result.stderr[-2000:]
