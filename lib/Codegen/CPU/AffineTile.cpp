@@ -17,10 +17,10 @@
 // L1 level from the cache sizes of the target (#dl.target), and with
 // `only-strided` only bands that need it are touched.
 //
-// Assumes: every loop's step is positive and no loop with constant bounds
-// runs no iteration -- dl::normalizeAffineLoops (AffineUtils.h) establishes
-// this first (IR with a step of 0 or less is refused with an error at the
-// loop); nests with constants too large to analyze are left alone
+// Assumes: no type whose size overflows 64 bits, every loop's step positive,
+// and no loop with constant bounds that runs no iteration --
+// dl::normalizeAffineLoops (AffineUtils.h) establishes this first (IR with
+// an oversized type or a step of 0 or less is refused with an error); nests with constants too large to analyze are left alone
 // (dl::hasAnalyzableConstants). test/Codegen/CPU/degenerate-loops*.mlir
 // feed it the degenerate cases.
 //

@@ -1,6 +1,7 @@
 //===- AffineUtils.cpp - helpers shared by the dl-affine-* passes ---------===//
 
 #include "dl/Codegen/CPU/AffineUtils.h"
+#include "dl/Support/TypeSize.h"
 
 #include "mlir/Dialect/Affine/Analysis/Utils.h"
 
@@ -12,6 +13,30 @@ using affine::AffineForOp;
 
 LogicalResult mlir::dl::normalizeAffineLoops(Operation *root) {
   bool invalid = false;
+  // Types whose size overflows 64 bits (dl-check-sizes refuses them in the
+  // pipelines; a pass run alone meets them too): upstream's strided-layout
+  // helpers assert on them.
+  auto refuseOversized = [&](Operation *op, Type type, const Twine &where) {
+    if (dl::sizeFits(type))
+      return;
+    op->emitError() << where << " has type " << type
+                    << ", whose size in elements or bytes does not fit in 64 "
+                       "bits";
+    invalid = true;
+  };
+  root->walk([&](Operation *op) {
+    for (auto [index, type] : llvm::enumerate(op->getResultTypes()))
+      refuseOversized(op, type,
+                      "'" + op->getName().getStringRef() + "' result #" +
+                          Twine(index));
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        for (BlockArgument argument : block.getArguments())
+          refuseOversized(op, argument.getType(),
+                          "block argument #" + Twine(argument.getArgNumber()));
+  });
+  if (invalid)
+    return failure();
   root->walk([&](Operation *op) {
     if (auto loop = dyn_cast<AffineForOp>(op)) {
       if (loop.getStepAsInt() < 1) {

@@ -51,3 +51,17 @@ func.func @parallel_step_zero(%a: memref<8xf32>) {
   }
   return
 }
+
+// -----
+
+// A type whose size overflows 64 bits (dl-check-sizes refuses it in the
+// pipeline; dl-affine-transpose-squares alone asserted in upstream's
+// strided-layout helper on it).
+// expected-error @below {{whose size in elements or bytes does not fit in 64 bits}}
+func.func @oversized(%a: memref<4294967296x4294967296xf32>, %b: memref<8xf32>) {
+  affine.for %i = 0 to 8 {
+    %v = affine.load %a[%i, %i] : memref<4294967296x4294967296xf32>
+    affine.store %v, %b[%i] : memref<8xf32>
+  }
+  return
+}

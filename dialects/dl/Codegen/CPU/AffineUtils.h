@@ -41,6 +41,9 @@ inline std::optional<int64_t> coefficientOf(affine::AffineValueMap &map,
 
 /// The contract every dl-affine-* pass starts from, established in one place
 /// (each pass calls this first, so a pass run alone is held to it too):
+///  - no type in it has a size that overflows 64 bits (upstream's
+///    strided-layout helpers assert on them; dl-check-sizes refuses them in
+///    the pipelines, this refuses them for a pass run alone);
 ///  - every affine.for and affine.parallel step is positive. The parser
 ///    accepts `step 0` and negative steps; trip counts divide by the step
 ///    (upstream's getConstantTripCount asserts on 0) and a loop of step 0
