@@ -231,20 +231,27 @@ def take_along_axis(x, indices, axis):
     return take(reshape(x, (-1,)), linear)
 
 
+def _indexed_along(op_name, x, indices, axis):
+    """(x, indices, axis) of gather_elements/scatter_elements: tensors of one
+    rank and static shapes, the axis normalized."""
+    x = _tensor(x, op_name)
+    indices = _tensor(indices, op_name)
+    if indices.ndim != x.ndim:
+        raise ShapeError(f"{_where()}: dlc.{op_name}: indices {indices!r} must "
+                         f"have the rank of {x!r}")
+    axis = _normalize_axis(op_name, axis, x.ndim)
+    _static_dims(op_name, x, range(x.ndim))
+    _static_dims(op_name, indices, range(indices.ndim))
+    return x, indices, axis
+
+
 def gather_elements(x, indices, axis):
     """``torch.gather`` / ONNX ``GatherElements``: ``result[i][j] =
     x[indices[i][j]][j]`` along `axis`; the result has the indices' shape,
     which may be smaller than `x`'s outside `axis` (only the leading part of
     those dimensions is read; no broadcasting, unlike numpy's
     take_along_axis)."""
-    x = _tensor(x, "gather_elements")
-    indices = _tensor(indices, "gather_elements")
-    if indices.ndim != x.ndim:
-        raise ShapeError(f"{_where()}: dlc.gather_elements: indices {indices!r} must "
-                         f"have the rank of {x!r}")
-    axis = _normalize_axis("gather_elements", axis, x.ndim)
-    _static_dims("gather_elements", x, range(x.ndim))
-    _static_dims("gather_elements", indices, range(indices.ndim))
+    x, indices, axis = _indexed_along("gather_elements", x, indices, axis)
     key = []
     for d, (a, b) in enumerate(zip(x.shape, indices.shape)):
         if d != axis and b > a:
@@ -264,14 +271,7 @@ def scatter_elements(x, indices, updates, axis=0, reduction="none"):
     updates write one place without a reduction, their sum is written (the
     order of such writes is undefined in torch and ONNX alike). Static
     shapes; a one-hot selection of updates x elements (at most 2**26)."""
-    x = _tensor(x, "scatter_elements")
-    indices = _tensor(indices, "scatter_elements")
-    if indices.ndim != x.ndim:
-        raise ShapeError(f"{_where()}: dlc.scatter_elements: indices {indices!r} must "
-                         f"have the rank of {x!r}")
-    axis = _normalize_axis("scatter_elements", axis, x.ndim)
-    _static_dims("scatter_elements", x, range(x.ndim))
-    _static_dims("scatter_elements", indices, range(indices.ndim))
+    x, indices, axis = _indexed_along("scatter_elements", x, indices, axis)
     shape, ishape = tuple(x.shape), tuple(indices.shape)
     updates = _tensor(updates, "scatter_elements")
     if tuple(updates.shape) != ishape:

@@ -27,9 +27,7 @@ Exit status: 0 if no finding, 1 otherwise.
 
 import argparse
 import collections
-import concurrent.futures
 import os
-import queue
 import sys
 import time
 
@@ -46,32 +44,18 @@ def _dlc():
 
 
 def run(keys, frontends, jobs=None, timeout=300.0, progress=True):
-    """Records (dicts of dlc.zoo.check.Result) of every key x frontend."""
+    """Records (dicts of dlc.zoo.check.Result) of every key x frontend, from
+    the zoo's worker processes."""
     _dlc()
-    from dlc.zoo.__main__ import Worker
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(keys)))
-    workers = queue.Queue()
-    for _ in range(jobs):
-        workers.put(Worker(list(frontends)))
+    from dlc.zoo.__main__ import run_all
+    started, bad = time.monotonic(), [0]
 
-    def one(key):
-        worker = workers.get()
-        try:
-            return worker.run(key, timeout)
-        finally:
-            workers.put(worker)
-
-    records, started = [], time.monotonic()
-    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        for done, result in enumerate(pool.map(one, keys), 1):
-            records.extend(result)
-            if progress and (done % max(1, len(keys) // 20) == 0 or done == len(keys)):
-                bad = sum(r["status"] in FINDINGS for r in records)
-                print(f"[{done}/{len(keys)}] programs, {len(records)} runs, findings {bad}, "
-                      f"{time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
-    while not workers.empty():
-        workers.get().stop()
-    return records
+    def report(done, total, result):
+        bad[0] += sum(r["status"] in FINDINGS for r in result)
+        if progress and (done % max(1, total // 20) == 0 or done == total):
+            print(f"[{done}/{total}] programs, findings {bad[0]}, "
+                  f"{time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+    return run_all(keys, frontends, jobs, timeout, report)
 
 
 def shrink(record, timeout=300.0):
@@ -104,11 +88,15 @@ def write_reproducer(out, key, record):
 
 
 def fuzz(count, seed, frontends, out=None, jobs=None, timeout=300.0, progress=True,
-         shrink_findings=True):
+         shrink_findings=True, json_path=None):
     """Runs programs (seed, 0..count-1); returns (counts by status, findings
     as [(key, record)])."""
     keys = [f"random/{seed}/{index}" for index in range(count)]
     records = run(keys, frontends, jobs, timeout, progress)
+    if json_path:
+        import json
+        with open(json_path, "w") as f:
+            json.dump(records, f, indent=1)
     counts = collections.Counter(r["status"] for r in records)
     findings = []
     for record in records:
@@ -125,6 +113,7 @@ def fuzz(count, seed, frontends, out=None, jobs=None, timeout=300.0, progress=Tr
 
 def main(argv=None):
     _dlc()
+    from dlc.zoo.__main__ import parse_frontends
     from dlc.zoo.check import FRONTENDS
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -136,14 +125,13 @@ def main(argv=None):
     parser.add_argument("--timeout", type=float, default=300.0,
                         help="seconds per program (all its frontends) before a hang")
     parser.add_argument("--no-shrink", action="store_true")
+    parser.add_argument("--json", default=None,
+                        help="write every run's record (status, detail) to this file")
     parser.add_argument("--reproduce", metavar="KEY",
                         help="run one program (random/<seed>/<index>[/<steps>]) and "
                              "print it with its results")
     options = parser.parse_args(argv)
-    frontends = [f for f in options.frontends.split(",") if f]
-    for f in frontends:
-        if f not in FRONTENDS:
-            parser.error(f"unknown frontend {f!r}; known: {', '.join(FRONTENDS)}")
+    frontends = parse_frontends(parser, options.frontends)
     if options.reproduce:
         from dlc.zoo import random_models
         parts = options.reproduce.split("/")[1:]
@@ -155,7 +143,8 @@ def main(argv=None):
             bad |= r["status"] in FINDINGS
         return 1 if bad else 0
     counts, findings = fuzz(options.count, options.seed, frontends, options.out,
-                            options.jobs, options.timeout, shrink_findings=not options.no_shrink)
+                            options.jobs, options.timeout, shrink_findings=not options.no_shrink,
+                            json_path=options.json)
     total = sum(counts.values())
     print(f"programs {options.count} (seed {options.seed}), runs {total}: " +
           ", ".join(f"{status} {counts[status]}" for status in PASSING + FINDINGS

@@ -129,6 +129,46 @@ class Worker:
         return [results[f] for f in self.frontends]
 
 
+def parse_frontends(parser, text):
+    """The frontends of a comma-separated list, or the parser's error."""
+    frontends = [f for f in text.split(",") if f]
+    for f in frontends:
+        if f not in FRONTENDS:
+            parser.error(f"unknown frontend {f!r}; known: {', '.join(FRONTENDS)}")
+    return frontends
+
+
+def run_all(keys, frontends, jobs, timeout, report=None):
+    """Records of every key through every frontend, on `jobs` workers (each
+    key in one worker: a crash or a hang is its record); `report(done,
+    total, records_of_one_key)` as each key finishes."""
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(keys)))
+    workers = queue.Queue()
+    for _ in range(jobs):
+        workers.put(Worker(list(frontends)))
+
+    def run(key):
+        worker = workers.get()
+        try:
+            return worker.run(key, timeout)
+        finally:
+            workers.put(worker)
+
+    records = []
+    try:
+        with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+            futures = [pool.submit(run, k) for k in keys]
+            for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
+                result = future.result()
+                records.extend(result)
+                if report:
+                    report(done, len(keys), result)
+    finally:
+        while not workers.empty():
+            workers.get().stop()
+    return records
+
+
 def _versions():
     import importlib.metadata as md
     out = {}
@@ -239,10 +279,7 @@ def main(argv=None):
                         help="run nothing: write --markdown/--json from the records of "
                              "earlier runs (a later file's record of a pair wins)")
     args = parser.parse_args(argv)
-    frontends = [f for f in args.frontends.split(",") if f]
-    for f in frontends:
-        if f not in FRONTENDS:
-            parser.error(f"unknown frontend {f!r}; known: {', '.join(FRONTENDS)}")
+    frontends = parse_frontends(parser, args.frontends)
     if args.serve:
         _serve(frontends)
         return 0
@@ -252,29 +289,13 @@ def main(argv=None):
             if not args.only or any(s.lower() in m.key.lower() for s in args.only)]
     if not keys:
         parser.error("no zoo model matches --only")
-    records = []
-    jobs = max(1, min(args.jobs, len(keys)))
-    workers = queue.Queue()
-    for _ in range(jobs):
-        workers.put(Worker(frontends))
+    def report(done, total, result):
+        for r in result:
+            mark = "ok" if r["status"] == "ok" else r["status"].upper()
+            print(f"[{done}/{total}] {r['model']:48s} {r['frontend']:17s} "
+                  f"{mark:13s} {r['seconds']:6.1f}s  {r['detail'][:100]}", flush=True)
 
-    def run(key):
-        worker = workers.get()
-        try:
-            return worker.run(key, args.timeout)
-        finally:
-            workers.put(worker)
-
-    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-        futures = {pool.submit(run, k): k for k in keys}
-        for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
-            for r in future.result():
-                records.append(r)
-                mark = "ok" if r["status"] == "ok" else r["status"].upper()
-                print(f"[{done}/{len(keys)}] {r['model']:48s} {r['frontend']:17s} "
-                      f"{mark:13s} {r['seconds']:6.1f}s  {r['detail'][:100]}", flush=True)
-    while not workers.empty():
-        workers.get().stop()
+    records = run_all(keys, frontends, args.jobs, args.timeout, report)
     records.sort(key=lambda r: (r["model"], frontends.index(r["frontend"])))
     meta = dict(date=time.strftime("%Y-%m-%d"), cpu=describe_host(), versions=_versions(),
                 frontends=frontends)

@@ -234,10 +234,7 @@ def _candidates():
 
     @op("slice", 4)
     def _slice(rng, ctx):
-        i = ctx.pick()
-        shape = ctx.shape(i)
-        d = rng.randrange(len(shape))
-        n = shape[d]
+        i, shape, d, n = ctx.pick_dim()
         kind = rng.choice(["range", "step", "select", "flip", "narrow", "negative", "roll"])
         prefix = "".join(":, " for _ in range(d))
         if kind == "range" and n > 1:
@@ -268,9 +265,7 @@ def _candidates():
 
     @op("combine", 3)
     def _combine(rng, ctx):
-        i = ctx.pick()
-        shape = ctx.shape(i)
-        d = rng.randrange(len(shape))
+        i, shape, d, _ = ctx.pick_dim()
         kind = rng.choice(["cat", "stack", "expand", "repeat", "chunk"])
         same = [j for j in ctx.indices() if ctx.shape(j) == shape]
         if kind == "cat":
@@ -294,10 +289,7 @@ def _candidates():
 
     @op("index", 4)
     def _index(rng, ctx):
-        i = ctx.pick()
-        shape = ctx.shape(i)
-        d = rng.randrange(len(shape))
-        n = shape[d]
+        i, shape, d, n = ctx.pick_dim()
         kind = rng.choice(["index_select", "gather", "advanced", "advanced2", "take_last",
                            "bool_mask"])
         idx = [rng.randrange(-n if kind == "advanced" else 0, n)
@@ -333,10 +325,7 @@ def _candidates():
 
     @op("inplace", 3)
     def _inplace(rng, ctx):
-        i = ctx.pick()
-        shape = ctx.shape(i)
-        d = rng.randrange(len(shape))
-        n = shape[d]
+        i, shape, d, n = ctx.pick_dim()
         kind = rng.choice(["index_put", "slice_set", "add_", "masked_fill_", "index_add",
                            "scatter"])
         key = (slice(None),) * d
@@ -489,6 +478,54 @@ def _candidates():
                     lambda v, L: F.pad(v[i], pads, mode=mode), ctx.exact(i))
         return None
 
+    @op("transformer", 3)
+    def _transformer(rng, ctx):
+        """The patterns transformers' models are made of."""
+        i = ctx.pick()
+        shape = ctx.shape(i)
+        last = shape[-1]
+        kind = rng.choice(["rms_norm", "rotate_half", "glu", "causal_mask", "padding_mask",
+                           "normalize", "finfo_fill", "embedding"])
+        if kind == "rms_norm":
+            return (f"{{}} = v{i} * rsqrt(v{i}.pow(2).mean(-1, keepdim=True) + 1e-6)",
+                    lambda v, L: v[i] * torch.rsqrt(v[i].pow(2).mean(-1, keepdim=True) + 1e-6),
+                    False)
+        if kind == "rotate_half" and last % 2 == 0:
+            half = last // 2
+            return (f"{{}} = cat([-v{i}[..., {half}:], v{i}[..., :{half}]], -1)",
+                    lambda v, L: torch.cat([-v[i][..., half:], v[i][..., :half]], -1),
+                    ctx.exact(i))
+        if kind == "glu" and last % 2 == 0:
+            return (f"{{}} = silu(v{i}.chunk(2, -1)[0]) * v{i}.chunk(2, -1)[1]",
+                    lambda v, L: F.silu(v[i].chunk(2, -1)[0]) * v[i].chunk(2, -1)[1], False)
+        if kind == "causal_mask" and len(shape) >= 2 and shape[-1] == shape[-2]:
+            n = last
+            return (f"{{}} = softmax(v{i}.masked_fill(triu(ones({n}, {n}), 1).bool(), "
+                    f"-inf), -1)",
+                    lambda v, L: F.softmax(v[i].masked_fill(
+                        torch.triu(torch.ones(n, n), 1).bool(), float("-inf")), -1), False)
+        if kind == "padding_mask" and len(shape) >= 2:
+            keep = torch.ones(last)
+            keep[rng.randrange(1, last + 1):] = 0
+            k = ctx.constant(keep)
+            return (f"{{}} = softmax(v{i} + (1 - c{k}) * finfo.min, -1)",
+                    lambda v, L: F.softmax(v[i] + (1.0 - L.constants[k]) *
+                                           torch.finfo(v[i].dtype).min, -1), False)
+        if kind == "normalize":
+            return (f"{{}} = normalize(v{i}, dim=-1)",
+                    lambda v, L: F.normalize(v[i], dim=-1), False)
+        if kind == "finfo_fill" and ctx.exact(i):
+            return (f"{{}} = v{i}.masked_fill(v{i} > 0.5, finfo.min).amax(-1)",
+                    lambda v, L: v[i].masked_fill(v[i] > 0.5, torch.finfo(v[i].dtype).min)
+                    .amax(-1), True)
+        if kind == "embedding":
+            rows = rng.choice([4, 9])
+            k = ctx.layer(torch.nn.Embedding(rows, last))
+            ids = [rng.randrange(rows) for _ in range(rng.randint(1, 5))]
+            return (f"{{}} = v{i} [..., :1] + Embedding({rows}, {last})(tensor({ids}))",
+                    lambda v, L: v[i][..., :1] + L[k](torch.tensor(ids)), False)
+        return None
+
     @op("sort", 1)
     def _sort(rng, ctx):
         # on inputs only: values with ties have no one sorted order
@@ -558,6 +595,13 @@ class _Context:
             return None
         weights = [1 + 2 * (j >= len(self.values) - 2) for j in choices]
         return self.rng.choices(choices, weights)[0]
+
+    def pick_dim(self):
+        """(value, its shape, one of its dimensions, that dimension's size)."""
+        i = self.pick()
+        shape = self.shape(i)
+        d = self.rng.randrange(len(shape))
+        return i, shape, d, shape[d]
 
     def layer(self, module):
         self.layers.modules.append(module)
