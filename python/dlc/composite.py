@@ -497,7 +497,12 @@ def group_norm(x, num_groups, scale=None, bias=None, eps=1e-5):
                          f"divide into {num_groups} groups")
     g = int(num_groups)
     shape = tuple(-1 if d is None else d for d in x.shape)
-    grouped = reshape(x, (shape[0], g, -1))
+    rest = x.shape[1:]
+    if shape[0] == -1 and None not in rest:
+        # a dynamic batch is the one -1: the group's size is static
+        grouped = reshape(x, (-1, g, int(np.prod(rest, dtype=np.int64)) // g))
+    else:
+        grouped = reshape(x, (shape[0], g, -1))
     y = reshape(_normalize(grouped, (2,), eps), shape)
     return _channel_affine(y, scale, bias, x.ndim)
 

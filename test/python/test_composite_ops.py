@@ -169,6 +169,17 @@ def test_normalizations():
         _run(dlc.group_norm, x, 4)
 
 
+def test_group_norm_with_a_dynamic_batch():
+    # [N, G, -1] held two -1s when N was dynamic (found by the importer
+    # fuzzer's torch-dynamic frontend): one compiled version, two batch sizes
+    f = dlc.jit(lambda x: dlc.group_norm(x, 3), dynamic_batch=True)
+    for batch in (2, 5):
+        x = RNG.standard_normal((batch, 6, 4, 5)).astype(np.float32)
+        ref = torch.nn.functional.group_norm(_t(x), 3).numpy()
+        np.testing.assert_allclose(f(x), ref, atol=1e-5)
+    assert f.cache_size() == 1
+
+
 @pytest.mark.parametrize("mode", ["edge", "reflect", "wrap"])
 @pytest.mark.parametrize("dtype", [np.float32, np.int64])
 def test_pad_modes(mode, dtype):

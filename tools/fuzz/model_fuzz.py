@@ -21,6 +21,7 @@ hang is recorded and the run goes on.
 
   python tools/fuzz/model_fuzz.py --count 200 --seed 1 --out fuzz-findings
   python tools/fuzz/model_fuzz.py --reproduce random/1/11/2 --frontends onnx-dynamo
+  python tools/fuzz/model_fuzz.py --count 200 --frontends torch-dynamic   # dynamic batch
 
 Exit status: 0 if no finding, 1 otherwise.
 """
@@ -114,12 +115,14 @@ def fuzz(count, seed, frontends, out=None, jobs=None, timeout=300.0, progress=Tr
 def main(argv=None):
     _dlc()
     from dlc.zoo.__main__ import parse_frontends
-    from dlc.zoo.check import FRONTENDS
+    from dlc.zoo.check import DEFAULT_FRONTENDS, FRONTENDS
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--count", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--frontends", default=",".join(FRONTENDS))
+    parser.add_argument("--frontends", default=",".join(DEFAULT_FRONTENDS),
+                        help=f"comma-separated, of {', '.join(FRONTENDS)} (torch-dynamic: "
+                             f"from_torch with dynamic_batch=True, at two batch sizes)")
     parser.add_argument("--out", default="fuzz-findings")
     parser.add_argument("--jobs", type=int, default=None)
     parser.add_argument("--timeout", type=float, default=300.0,

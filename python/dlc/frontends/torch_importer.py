@@ -114,8 +114,7 @@ def from_torch(module, *example_args, dynamic_batch=False, params="constants",
                             f"{type(a).__name__}; example arguments are tensors")
     dynamic_shapes = None
     if dynamic_batch:
-        batch = torch.export.Dim("batch")
-        dynamic_shapes = tuple({0: batch} if a.dim() else None for a in args)
+        dynamic_shapes = _batch_shapes(module, args, torch.export.Dim("batch"))
     try:
         program = torch.export.export(module, args, dynamic_shapes=dynamic_shapes)
     except Exception as error:  # noqa: BLE001 - torch's own message, with context
@@ -124,6 +123,30 @@ def from_torch(module, *example_args, dynamic_batch=False, params="constants",
                                f"{error}") from None
     program = _decompose(program, type(module).__name__)
     return _import_program(program, module, args, params, dynamic_batch, jit_kwargs)
+
+
+def _batch_shapes(module, args, batch):
+    """torch.export's dynamic_shapes making dimension 0 of every tensor
+    argument `batch`, in the structure of forward's signature (a `*args`
+    parameter takes a tuple of them)."""
+    import inspect
+    spec = [{0: batch} if a.dim() else None for a in args]
+    try:
+        parameters = list(inspect.signature(module.forward).parameters.values())
+    except (TypeError, ValueError):
+        return tuple(spec)
+    shapes, position = {}, 0
+    for parameter in parameters:
+        if position >= len(spec):
+            break
+        if parameter.kind == inspect.Parameter.VAR_POSITIONAL:
+            shapes[parameter.name] = tuple(spec[position:])
+            position = len(spec)
+        elif parameter.kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                inspect.Parameter.POSITIONAL_OR_KEYWORD):
+            shapes[parameter.name] = spec[position]
+            position += 1
+    return shapes if position == len(spec) else tuple(spec)
 
 
 def _decompose(program, name):

@@ -21,7 +21,7 @@ import time
 
 from . import catalog
 from ..target import describe_host
-from .check import FRONTENDS, RTOL
+from .check import DEFAULT_FRONTENDS, FRONTENDS, RTOL
 
 STATUSES = ("ok", "mismatch", "unsupported", "error", "crash", "timeout", "export-wrong",
             "export-failed", "model-failed")
@@ -270,7 +270,8 @@ def main(argv=None):
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--only", nargs="*", default=None,
                         help="run the models whose key contains one of these")
-    parser.add_argument("--frontends", default=",".join(FRONTENDS))
+    parser.add_argument("--frontends", default=",".join(DEFAULT_FRONTENDS),
+                        help=f"comma-separated, of {', '.join(FRONTENDS)}")
     parser.add_argument("--timeout", type=float, default=600.0,
                         help="seconds per model (all its frontends)")
     parser.add_argument("--json", default=None)
