@@ -119,13 +119,10 @@ def check(model, frontend):
             got2 = _outputs(compiled(*[a.numpy() for a in args2]))
     except (dlc.UnsupportedOpError, dlc.DataDependentShapeError) as error:
         return result("unsupported", str(error))
-    except dlc.ModelImportError as error:
-        if "torch.export could not capture" in str(error):
-            return result("export-failed", _short(error))  # torch.export's own failure
-        frame = traceback.extract_tb(error.__traceback__)[-1]
-        return result("error", f"{_short(error)} [{frame.filename.split('/')[-1]}:"
-                               f"{frame.lineno}]")
     except Exception as error:  # noqa: BLE001 - reported, with the frame
+        if isinstance(error, dlc.ModelImportError) and \
+                "torch.export could not capture" in str(error):
+            return result("export-failed", _short(error))  # torch.export's own failure
         frame = traceback.extract_tb(error.__traceback__)[-1]
         return result("error", f"{_short(error)} [{frame.filename.split('/')[-1]}:"
                                f"{frame.lineno}]")
