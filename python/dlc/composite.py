@@ -210,8 +210,9 @@ def take_along_axis(x, indices, axis):
         raise ShapeError(f"{_where()}: dlc.take_along_axis: indices {indices!r} must "
                          f"have the rank of {x!r}")
     axis = _normalize_axis("take_along_axis", axis, x.ndim)
-    _static_dims("take_along_axis", x, range(x.ndim))
-    _static_dims("take_along_axis", indices, range(indices.ndim))
+    _static_dims("take_along_axis", x, [axis])
+    if None in x.shape or None in indices.shape:
+        return _take_along_axis_selecting(x, indices, axis)
     for d, (a, b) in enumerate(zip(x.shape, indices.shape)):
         if d != axis and b not in (a, 1) and a != 1:
             raise ShapeError(f"{_where()}: dlc.take_along_axis: indices {indices!r} do "
@@ -231,17 +232,37 @@ def take_along_axis(x, indices, axis):
     return take(reshape(x, (-1,)), linear)
 
 
-def _indexed_along(op_name, x, indices, axis):
+def _take_along_axis_selecting(x, indices, axis):
+    """take_along_axis where a dimension other than `axis` is dynamic (the
+    batch: the flat gather's offsets would depend on it): each index selects
+    its element from a one-hot comparison with positions 0..n-1 along a new
+    dimension after `axis`, summed away (one term is the element, the others
+    exact zeros). O(indices x n) work: for the short axes of sort and top_k."""
+    n = x.shape[axis]
+    index = astype(indices, np.int64)
+    index = where(less(index, 0), add(index, n), index)
+    positions = np.arange(n, dtype=np.int64).reshape((n,) + (1,) * (x.ndim - 1 - axis))
+    hits = equal(expand_dims(index, axis + 1), positions)      # [..., m, n, ...]
+    values = x if x.dtype != np.bool_ else astype(x, np.int8)
+    picked = where(hits, expand_dims(values, axis), np.zeros((), values.dtype))
+    result = sum(picked, axis=axis + 1)
+    return result if x.dtype != np.bool_ else astype(result, np.bool_)
+
+
+def _indexed_along(op_name, x, indices, axis, batch=False):
     """(x, indices, axis) of gather_elements/scatter_elements: tensors of one
-    rank and static shapes, the axis normalized."""
+    rank and static shapes (with `batch`, but for a dynamic leading dimension
+    both have and `axis` is not), the axis normalized."""
     x = _tensor(x, op_name)
     indices = _tensor(indices, op_name)
     if indices.ndim != x.ndim:
         raise ShapeError(f"{_where()}: dlc.{op_name}: indices {indices!r} must "
                          f"have the rank of {x!r}")
     axis = _normalize_axis(op_name, axis, x.ndim)
-    _static_dims(op_name, x, range(x.ndim))
-    _static_dims(op_name, indices, range(indices.ndim))
+    first = 1 if batch and axis != 0 and x.shape[0] is None and indices.shape[0] is None \
+        else 0
+    _static_dims(op_name, x, range(first, x.ndim))
+    _static_dims(op_name, indices, range(first, indices.ndim))
     return x, indices, axis
 
 
@@ -251,10 +272,10 @@ def gather_elements(x, indices, axis):
     which may be smaller than `x`'s outside `axis` (only the leading part of
     those dimensions is read; no broadcasting, unlike numpy's
     take_along_axis)."""
-    x, indices, axis = _indexed_along("gather_elements", x, indices, axis)
+    x, indices, axis = _indexed_along("gather_elements", x, indices, axis, batch=True)
     key = []
     for d, (a, b) in enumerate(zip(x.shape, indices.shape)):
-        if d != axis and b > a:
+        if d != axis and a is not None and b > a:   # a None is the shared batch
             raise ShapeError(f"{_where()}: dlc.gather_elements: indices {indices!r} are "
                              f"larger than {x!r} in dimension {d}")
         key.append(slice(None) if d == axis or a == b else slice(0, b))

@@ -195,3 +195,32 @@ def test_pad_mode_errors():
         _run(dlc.pad, x, pad_width=2, mode="reflect")
     with pytest.raises(ValueError, match="mode must be"):
         _run(dlc.pad, x, pad_width=1, mode="symmetric")
+
+
+def test_gathers_sort_and_top_k_with_a_dynamic_batch():
+    # take_along_axis's flat gather needs every dimension static; with a
+    # dynamic batch it selects by a one-hot comparison instead (found by the
+    # importer fuzzer's torch-dynamic frontend: topk, sort and gather of a
+    # batched tensor were refused). One compiled version per function.
+    take = dlc.jit(lambda x, i: dlc.take_along_axis(x, i, 1), dynamic_batch=True)
+    gather = dlc.jit(lambda x, i: dlc.gather_elements(x, i, 2), dynamic_batch=True)
+    top = dlc.jit(lambda x: dlc.top_k(x, 3, axis=-1), dynamic_batch=True)
+    order = dlc.jit(lambda x: dlc.sort(x, axis=1), dynamic_batch=True)
+    for batch in (2, 5):
+        x = RNG.standard_normal((batch, 5, 4)).astype(np.float32)
+        i = RNG.integers(-5, 5, (batch, 3, 4))
+        np.testing.assert_array_equal(take(x, i), np.take_along_axis(x, i % 5, 1))
+        j = RNG.integers(0, 4, (batch, 2, 3))
+        np.testing.assert_array_equal(gather(x, j), torch.gather(_t(x), 2, _t(j)).numpy())
+        values, indices = top(x)
+        want = torch.topk(_t(x), 3)
+        np.testing.assert_array_equal(values, want.values.numpy())
+        np.testing.assert_array_equal(indices, want.indices.numpy())
+        values, indices = order(x)
+        np.testing.assert_array_equal(values, np.sort(x, 1))
+        np.testing.assert_array_equal(indices, np.argsort(x, 1, kind="stable"))
+    for f in (take, gather, top, order):
+        assert f.cache_size() == 1
+    # the selected axis itself cannot be the dynamic one
+    with pytest.raises(dlc.ShapeError, match="dimension 0 .* static"):
+        dlc.jit(lambda x: dlc.top_k(x, 1, axis=0), dynamic_batch=True)(x)
