@@ -102,6 +102,36 @@ def test_torch_dynamic_batch_with_a_varargs_forward():
     assert f._jit.cache_size() == 1
 
 
+def test_torch_index_put_with_a_dynamic_batch():
+    # y[:, idx] = value with a dynamic batch: an index_put into the rows and
+    # a slice_scatter of the whole batch (found by the importer fuzzer's
+    # torch-dynamic frontend; both were refused)
+    class Writes(torch.nn.Module):
+        def forward(self, x):
+            y = x.clone()
+            y[:, torch.tensor([0, 2])] = 0.5
+            z = x.clone()
+            z[:, :, torch.tensor([1, 3])] = torch.tensor([3.0, 4.0])
+            return y, z
+    module = Writes().eval()
+    f = dlc.from_torch(module, torch.randn(2, 3, 4), dynamic_batch=True)
+    for batch in (2, 5):
+        x = torch.randn(batch, 3, 4)
+        for got, want in zip(f(x.numpy()), module(x)):
+            np.testing.assert_array_equal(got, want.numpy())
+    assert f._jit.cache_size() == 1
+
+    class PerRow(torch.nn.Module):
+        def forward(self, x, v):
+            y = x.clone()
+            y[:, torch.tensor([0])] = v
+            return y
+    with pytest.raises(dlc.ModelImportError, match="the same for every row"):
+        dlc.from_torch(PerRow().eval(), torch.randn(2, 3), torch.randn(2, 1),
+                       dynamic_batch=True)(np.ones((2, 3), np.float32),
+                                           np.ones((2, 1), np.float32))
+
+
 def test_onnx_dynamic_batch_from_symbolic_dims():
     module = _cnn()
     model = _onnx_bytes(module, (torch.randn(2, 3, 8, 8),), dynamic_batch=True)

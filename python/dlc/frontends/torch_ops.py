@@ -747,6 +747,10 @@ def _slice_scatter(node, x, src, dim=0, start=None, end=None, step=1):
     """``x[..., start:end:step, ...] = src`` out of place."""
     dim = dim % _ndim(x)
     n = _shape(x)[dim]
+    whole = start in (None, 0) and (end is None or end >= 2**62) and step == 1
+    if n is None and whole:  # all of a dynamic dimension: src is the result
+        src = _broadcast_static(src, _shape(x))
+        return _cast(src, x.dtype)
     if n is None:
         raise ModelImportError("writing into a slice of a dynamic dimension is not supported")
     positions = list(range(n))[slice(start, None if end is not None and end >= 2**62 else end,
@@ -827,11 +831,13 @@ def _index_put(node, x, indices, values, accumulate=False):
         raise ModelImportError("index_put with index tensors on dimensions that are not "
                                "adjacent is not supported")
     shape = _shape(x)
-    if any(s is None for s in shape):
-        raise ModelImportError("index_put into a tensor with a dynamic dimension is not "
-                               "supported")
     first, last = present[0], present[-1]
     pre, post = shape[:first], shape[last + 1:]
+    dynamic = None in shape
+    if dynamic and (accumulate or None in shape[first:]):
+        raise ModelImportError("index_put into a tensor with a dynamic dimension is "
+                               "supported only for a dynamic batch before the indexed "
+                               "dimensions, without accumulate")
     sizes = [shape[a] for a in present]
     index_shapes = [tuple(indices[a].shape) for a in present]
     b = tuple(np.broadcast_shapes(*index_shapes))
@@ -852,7 +858,17 @@ def _index_put(node, x, indices, values, accumulate=False):
         index = D.where(D.less(index, 0), D.add(index, size), index)
         linear = index if linear is None else D.add(D.multiply(linear, size), index)
     merged = D.reshape(x, pre + (m,) + post)
-    values = D.reshape(_broadcast_static(values, pre + b + post), pre + (count,) + post)
+    if dynamic:
+        # values the same for every batch row (the batch dimensions 1 or
+        # absent) broadcast against the rows in the select below
+        vshape = (1,) * (len(pre + b + post) - len(_shape(values))) + _shape(values)
+        if builtins.any(d != 1 for d in vshape[:len(pre)]):
+            raise ModelImportError("index_put into a tensor with a dynamic batch needs "
+                                   "values that are the same for every row")
+        ones = (1,) * len(pre)
+        values = D.reshape(_broadcast_static(values, ones + b + post), ones + (count,) + post)
+    else:
+        values = D.reshape(_broadcast_static(values, pre + b + post), pre + (count,) + post)
     if values.dtype != x.dtype:
         values = D.astype(values, x.dtype)
     hits = D.equal(np.arange(m, dtype=np.int64).reshape(m, 1), D.reshape(linear, (1, count)))
