@@ -214,3 +214,37 @@ def test_a_library_with_its_own_llvm_loads_after_a_compile():
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                             timeout=300, env=dict(os.environ, DLC_CACHE_DIR="off"))
     assert result.returncode == 0 and "imported" in result.stdout, result.stderr[-2000:]
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the x86-64 bf16 return ABI")
+def test_bf16_truncations_round_to_nearest_even():
+    # lib/Runtime/BFloat16.cpp: what LLVM calls for fptrunc to bf16 on CPUs
+    # without the instruction (MLIR's copy, in a library linking libLLVM, is
+    # no longer loaded); compared with ml_dtypes' conversion
+    from dlc.dtypes import BFLOAT16
+    lib = runtime._load_parallel_runtime()
+    for name, ctype, dtype in (("__truncsfbf2", ctypes.c_float, np.float32),
+                               ("__truncdfbf2", ctypes.c_double, np.float64)):
+        function = getattr(lib, name)
+        function.argtypes, function.restype = [ctype], ctypes.c_float
+        rng = np.random.default_rng(0)
+        values = np.concatenate([
+            rng.standard_normal(2000).astype(dtype) * dtype(1e3),
+            np.array([0.0, -0.0, 1.0, 1.00390625, 1.01171875, 3.3895314e38, 3.4e38,
+                      1e-40, -1e-45, np.inf, -np.inf], dtype),
+            # halfway and just-off-halfway cases of the last bf16 bit
+            (np.float32(1) + np.float32(2 ** -8) * np.arange(1, 16, 2, dtype=np.float32)
+             ).astype(dtype)])
+
+        def bits(v):
+            return int(np.float32(function(v)).view(np.uint32)) & 0xFFFF
+        got = np.array([bits(v) for v in values], np.uint16)
+        want = values.astype(BFLOAT16).view(np.uint16)
+        np.testing.assert_array_equal(got, want, err_msg=name)
+        nan = bits(dtype("nan"))
+        assert (nan & 0x7F80) == 0x7F80 and (nan & 0x0040), hex(nan)
+    # just off the halfway point between 1 and 1 + 2^-7 in double: rounded
+    # once, correctly (rounding through float first, as MLIR's copy and
+    # ml_dtypes do, makes it a tie and rounds the first one down)
+    assert bits(1 + 2 ** -8 + 2 ** -40) == 0x3F81
+    assert bits(1 + 2 ** -8 - 2 ** -40) == 0x3F80
