@@ -22,10 +22,15 @@
 // PTX: gpu.binary @matmul_f16_kernel_0 {{.*}}.target sm_80{{.*}}mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // PTX: gpu.binary @matmul_bf16_kernel_2 {{.*}}.target sm_80{{.*}}mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 
-// Without tensor cores (sm_75 has no m16n8k16 for bf16; or turned off),
-// the matmuls are plain parallel loops.
+// Without tensor cores (sm_75 has no m16n8k16 for bf16; or turned off):
+// the f16 matmul (M = 96, N = 72) is register-tiled in float32, the bf16
+// one (M = 33, N = 20: too small for its tiles) plain parallel loops.
 // NOTC-NOT: nvgpu.mma.sync
+// NOTC: gpu.func @matmul_f16_kernel{{.*}} workgroup(%{{.*}} : memref<8x132xf32, #gpu.address_space<workgroup>>
+// NOTC-NOT: nvgpu.mma.sync
+// NOTC: gpu.module @matmul_bf16
 // NOTC-NOT: workgroup(
+// NOTC-NOT: nvgpu.mma.sync
 
 // Emulated on the CPU, with no nvgpu op left.
 // CPU-NOT: nvgpu.

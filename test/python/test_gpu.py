@@ -456,6 +456,25 @@ def test_tensor_cores_off_or_missing(options, rng):
     _check_half_matmul(lowered.compile()(a, b), a, b, np.float16)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, dlc.bfloat16], ids=["f16", "bf16"])
+@pytest.mark.parametrize("shapes,misaligned", [(((130, 72), (72, 200)), False),
+                                               (((64, 600), (600, 64)), True),
+                                               (((2, 64, 40), (2, 40, 80)), False)])
+def test_half_matmuls_without_tensor_cores_are_register_tiled(shapes, misaligned, dtype, rng):
+    """Without tensor cores (off, or a chip before sm_80) large float16 and
+    bfloat16 matmuls run as the register-tiled kernel, widened to float32
+    while staged and rounded once into C (the one-element kernel they had
+    ran at 1.6 TFLOP/s on an H100): emulated, K split or not, misaligned
+    (element-by-element staging) or not."""
+    a, b = (random_placed(rng, shape, dtype, misaligned) for shape in shapes)
+    f = dlc.jit(lambda x, y: x @ y, target="cuda", emulate=True, tensor_cores=False)
+    lowered = f.lower(a, b)
+    gpu = lowered.as_text("gpu")
+    assert "nvgpu.mma.sync" not in gpu
+    assert "memref<8x132xf32, #gpu.address_space<workgroup>>" in gpu
+    _check_half_matmul(lowered.compile()(a, b), a, b, dtype)
+
+
 def test_float32_matmuls_stay_off_tensor_cores(rng):
     a = rng.standard_normal((64, 64)).astype(np.float32)
     gpu = dlc.jit(lambda x, y: x @ y, target="cuda").lower(a, a).as_text("gpu")

@@ -1,8 +1,10 @@
 //===- RegisterTiledMatmul.cpp - dl-gpu-shared-matmul's large kernel ------===//
 //
 // The register-tiled matmul kernel of dl-gpu-shared-matmul (C += A * B on
-// memrefs of one float type, batched or not), for matrices large enough to
-// fill its tiles. Each block of 256 threads computes a 128 x 128 tile of C;
+// memrefs, batched or not: A and B float32, or float16/bfloat16 widened to
+// float32 as they are staged, C of their type or float32, accumulated in
+// float32 and rounded once into C, as cuBLAS computes half matmuls without
+// tensor cores), for matrices large enough to fill its tiles. Each block of 256 threads computes a 128 x 128 tile of C;
 // each thread 8 x 8 of its elements, held in registers (16 vector<4>
 // accumulators), so that every value read from shared memory feeds 8 FMAs
 // instead of one (the one-output-per-thread kernel reached 8 of the 52
@@ -80,7 +82,14 @@ bool mlir::dl::fillsRegisterTiles(linalg::LinalgOp op, bool batched) {
   auto large = [](int64_t size) {
     return ShapedType::isDynamic(size) || size >= kTile / 2;
   };
-  return large(m) && large(n) && a.getElementType().isF32();
+  // A and B of one type, float32 or half; C of theirs or float32 (dlc's
+  // half matmuls accumulate into float32 and round after).
+  auto c = cast<MemRefType>(op.getDpsInits()[0].getType());
+  Type element = a.getElementType(), out = c.getElementType();
+  bool types = b.getElementType() == element &&
+               (element.isF32() || element.isF16() || element.isBF16()) &&
+               (out == element || out.isF32());
+  return types && large(m) && large(n);
 }
 
 void mlir::dl::buildRegisterTiledMatmul(linalg::LinalgOp op, bool batched,
@@ -91,7 +100,8 @@ void mlir::dl::buildRegisterTiledMatmul(linalg::LinalgOp op, bool batched,
   dl::MatmulOperands operands(b, loc, op, batched);
   Value a = operands.a, bMat = operands.b, c = operands.c;
   Value m = operands.m, k = operands.k, n = operands.n, batch = operands.batch;
-  Type element = cast<MemRefType>(c.getType()).getElementType();
+  Type element = cast<MemRefType>(a.getType()).getElementType();
+  Type out = cast<MemRefType>(c.getType()).getElementType();
   auto index = [&](OpBuilder &bb, int64_t value) -> Value {
     return arith::ConstantIndexOp::create(bb, loc, value);
   };
@@ -115,16 +125,20 @@ void mlir::dl::buildRegisterTiledMatmul(linalg::LinalgOp op, bool batched,
       index(b, kDepth));
   Value gridZ = arith::MulIOp::create(b, loc, batch, splits);
   Value slices = arith::MulIOp::create(b, loc, batch, splits);
+  // Half-precision operands are widened as they are staged: shared memory,
+  // the accumulators and the workspace are float32 whatever the element
+  // type, and C is rounded once, when the slices are added into it.
+  Type f32 = b.getF32Type();
   auto workspaceType = MemRefType::get(
-      {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic}, element);
+      {ShapedType::kDynamic, ShapedType::kDynamic, ShapedType::kDynamic}, f32);
   Value workspace = memref::AllocOp::create(b, loc, workspaceType,
                                             ValueRange{slices, m, n});
   Value threads = index(b, kThreads);
   Value vectorized = dl::wholeAlignedVectorRows(b, loc, a, bMat, k, n, kLanes);
   auto workgroup = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
-  auto sharedA = MemRefType::get({kDepth, kTile + kPad}, element,
+  auto sharedA = MemRefType::get({kDepth, kTile + kPad}, f32,
                                  MemRefLayoutAttrInterface(), workgroup);
-  auto sharedB = MemRefType::get({kDepth, kTile}, element,
+  auto sharedB = MemRefType::get({kDepth, kTile}, f32,
                                  MemRefLayoutAttrInterface(), workgroup);
   auto launch = gpu::LaunchOp::create(
       b, loc, gridX, gridY, gridZ, threads, threads, one,
@@ -136,10 +150,13 @@ void mlir::dl::buildRegisterTiledMatmul(linalg::LinalgOp op, bool batched,
   Value as = launch.getWorkgroupAttributions()[0];
   Value bs = launch.getWorkgroupAttributions()[1];
   auto vectorType = VectorType::get({kLanes}, element);
+  auto wideType = VectorType::get({kLanes}, f32);
   uint64_t vectorBytes = kLanes * element.getIntOrFloatBitWidth() / 8;
   Value fzero = arith::ConstantOp::create(kb, loc, kb.getZeroAttr(element));
   Value vzero = arith::ConstantOp::create(
       kb, loc, DenseElementsAttr::get(vectorType, kb.getZeroAttr(element)));
+  Value wideZero = arith::ConstantOp::create(
+      kb, loc, DenseElementsAttr::get(wideType, kb.getZeroAttr(f32)));
   auto add = [&](OpBuilder &bb, Value x, Value y) -> Value {
     return arith::AddIOp::create(bb, loc, x, y);
   };
@@ -195,7 +212,10 @@ void mlir::dl::buildRegisterTiledMatmul(linalg::LinalgOp op, bool batched,
                                          ArrayRef<int64_t>{q});
     }
     scf::YieldOp::create(eb, loc, partial);
-    return ifWhole.getResult(0);
+    Value values = ifWhole.getResult(0);
+    if (element != f32)
+      values = arith::ExtFOp::create(bb, loc, wideType, values);
+    return values;
   };
 
   // The main loop over K, the 16 accumulators (2 x 2 groups of 4 x 4) as
@@ -203,7 +223,7 @@ void mlir::dl::buildRegisterTiledMatmul(linalg::LinalgOp op, bool batched,
   // columnGroup] holds row rowGroup*64 + 4ty + i, columns columnGroup*64 +
   // 4tx .. +4.
   constexpr int64_t kAccumulators = kGroups * kLanes * kGroups;
-  SmallVector<Value> initial(kAccumulators, vzero);
+  SmallVector<Value> initial(kAccumulators, wideZero);
   auto loop = scf::ForOp::create(kb, loc, kBegin, kEnd, index(kb, kDepth),
                                  initial);
   {
@@ -237,14 +257,14 @@ void mlir::dl::buildRegisterTiledMatmul(linalg::LinalgOp op, bool batched,
       for (int64_t g = 0; g < kGroups; ++g) {
         Value group = index(lb, g * kGroupStride);
         rows.push_back(vector::LoadOp::create(
-            lb, loc, vectorType, as, ValueRange{depth, add(lb, group, rowOffset)}));
+            lb, loc, wideType, as, ValueRange{depth, add(lb, group, rowOffset)}));
         columns.push_back(vector::LoadOp::create(
-            lb, loc, vectorType, bs, ValueRange{depth, add(lb, group, columnOffset)}));
+            lb, loc, wideType, bs, ValueRange{depth, add(lb, group, columnOffset)}));
       }
       for (int64_t g = 0; g < kGroups; ++g)
         for (int64_t i = 0; i < kLanes; ++i) {
           Value x = vector::ExtractOp::create(lb, loc, rows[g], ArrayRef<int64_t>{i});
-          Value splat = vector::BroadcastOp::create(lb, loc, vectorType, x);
+          Value splat = vector::BroadcastOp::create(lb, loc, wideType, x);
           for (int64_t h = 0; h < kGroups; ++h) {
             Value &acc = accumulators[(g * kLanes + i) * kGroups + h];
             acc = vector::FMAOp::create(lb, loc, splat, columns[h], acc);
@@ -298,7 +318,7 @@ void mlir::dl::buildRegisterTiledMatmul(linalg::LinalgOp op, bool batched,
     Value i = arith::DivUIOp::create(ib, loc, linear, n);
     Value j = arith::RemUIOp::create(ib, loc, linear, n);
     Value first = mul(ib, rbid.y, splits);
-    Value zero = arith::ConstantOp::create(ib, loc, ib.getZeroAttr(element));
+    Value zero = arith::ConstantOp::create(ib, loc, ib.getZeroAttr(f32));
     auto sum = scf::ForOp::create(ib, loc, index(ib, 0), splits, index(ib, 1),
                                   ValueRange{zero});
     {
@@ -312,8 +332,12 @@ void mlir::dl::buildRegisterTiledMatmul(linalg::LinalgOp op, bool batched,
     SmallVector<Value> at =
         dl::matmulIndices(batched ? rbid.y : Value(), i, j);
     Value old = memref::LoadOp::create(ib, loc, c, at);
-    memref::StoreOp::create(ib, loc, arith::AddFOp::create(ib, loc, old, sum.getResult(0)),
-                            c, at);
+    if (out != f32)
+      old = arith::ExtFOp::create(ib, loc, f32, old);
+    Value total = arith::AddFOp::create(ib, loc, old, sum.getResult(0));
+    if (out != f32)
+      total = arith::TruncFOp::create(ib, loc, out, total);
+    memref::StoreOp::create(ib, loc, total, c, at);
     gpu::TerminatorOp::create(rb, loc);
   }
   memref::DeallocOp::create(b, loc, workspace);

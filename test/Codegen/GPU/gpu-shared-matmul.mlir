@@ -138,7 +138,7 @@ func.func @strided_b(%a: memref<8x8xf32>, %b: memref<8x8xf32, strided<[16, 1]>>,
 // CHECK: memref.dealloc %[[W]]
 // NOREG-LABEL: func.func @large
 // NOREG: workgroup(%{{.*}} : memref<16x16xf32, #gpu.address_space<workgroup>>
-// Too narrow (N = 32), or not float32: the classic kernel.
+// Too narrow (N = 32), or float64: the classic kernel.
 // CHECK-LABEL: func.func @narrow
 // CHECK: memref<16x16xf32, #gpu.address_space<workgroup>>
 // CHECK-LABEL: func.func @large_f64
@@ -156,5 +156,55 @@ func.func @narrow(%a: memref<300x96xf32>, %b: memref<96x32xf32>, %c: memref<300x
 func.func @large_f64(%a: memref<300x96xf64>, %b: memref<96x200xf64>, %c: memref<300x200xf64>) {
   linalg.matmul ins(%a, %b : memref<300x96xf64>, memref<96x200xf64>)
                 outs(%c : memref<300x200xf64>)
+  return
+}
+
+// -----
+
+// float16 and bfloat16 (tensor cores off, or a chip before sm_80): the same
+// register-tiled kernel, A and B widened to float32 as they are staged
+// (8-byte vector loads of 4 halves), float32 tiles, accumulators and
+// workspace; C read, added to and rounded once.
+// CHECK-LABEL: func.func @large_f16
+// CHECK: memref.alloc(%{{.*}}, %{{.*}}, %{{.*}}) : memref<?x?x?xf32>
+// CHECK: workgroup(%[[AS:.*]] : memref<8x132xf32, #gpu.address_space<workgroup>>, %[[BS:.*]] : memref<8x128xf32, #gpu.address_space<workgroup>>)
+// CHECK: vector.load %arg0[{{.*}}] {alignment = 8 : i64} : memref<256x96xf16>, vector<4xf16>
+// CHECK: arith.extf %{{.*}} : vector<4xf16> to vector<4xf32>
+// CHECK-COUNT-4: memref.store %{{.*}}, %[[AS]]
+// CHECK: vector.load %arg1[{{.*}}] {alignment = 8 : i64} : memref<96x200xf16>, vector<4xf16>
+// CHECK: arith.extf %{{.*}} : vector<4xf16> to vector<4xf32>
+// CHECK: vector.store %{{.*}}, %[[BS]]
+// CHECK-COUNT-32: vector.fma {{.*}} : vector<4xf32>
+// CHECK: gpu.launch
+// CHECK: %[[OLD:.*]] = memref.load %arg2
+// CHECK: %[[WIDE:.*]] = arith.extf %[[OLD]] : f16 to f32
+// CHECK: %[[SUM:.*]] = arith.addf %[[WIDE]]
+// CHECK: %[[ROUND:.*]] = arith.truncf %[[SUM]] : f32 to f16
+// CHECK: memref.store %[[ROUND]], %arg2
+// CHECK-LABEL: func.func @large_bf16
+// CHECK: memref<8x132xf32, #gpu.address_space<workgroup>>
+// CHECK: arith.extf %{{.*}} : vector<4xbf16> to vector<4xf32>
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// Halves into float32 (dlc's half matmuls): nothing to round.
+// CHECK-LABEL: func.func @large_f16_into_f32
+// CHECK: memref<8x132xf32, #gpu.address_space<workgroup>>
+// CHECK: arith.extf %{{.*}} : vector<4xf16> to vector<4xf32>
+// CHECK: gpu.launch
+// CHECK-NOT: arith.truncf
+// CHECK: memref.store %{{.*}}, %arg2
+// CHECK: return
+func.func @large_f16(%a: memref<256x96xf16>, %b: memref<96x200xf16>, %c: memref<256x200xf16>) {
+  linalg.matmul ins(%a, %b : memref<256x96xf16>, memref<96x200xf16>)
+                outs(%c : memref<256x200xf16>)
+  return
+}
+func.func @large_bf16(%a: memref<2x128x64xbf16>, %b: memref<2x64x128xbf16>, %c: memref<2x128x128xbf16>) {
+  linalg.batch_matmul ins(%a, %b : memref<2x128x64xbf16>, memref<2x64x128xbf16>)
+                      outs(%c : memref<2x128x128xbf16>)
+  return
+}
+func.func @large_f16_into_f32(%a: memref<64x64xf16>, %b: memref<64x64xf16>, %c: memref<64x64xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x64xf16>, memref<64x64xf16>)
+                outs(%c : memref<64x64xf32>)
   return
 }
