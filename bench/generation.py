@@ -9,6 +9,10 @@ identical.
     make bench                                # runs this too
     .venv/bin/python bench/generation.py [--threads 2] [--prompt 32] [--new 64]
                                          [--layers 12] [--json FILE]
+                                         [--systems torch dlc] [--disable PASS ...]
+
+--disable turns dlc optimizations off by name (dlc.jit's `disable`), to
+measure what one of them is worth: `--systems dlc --disable dl-pack-weights`.
 """
 
 import argparse
@@ -63,7 +67,8 @@ def _worker(system, args):
         os.environ["DLC_CACHE_DIR"] = "off"
         from dlc.generation import CausalLM
         start = time.perf_counter()
-        lm = CausalLM(model, max_length=args.prompt + args.new)
+        lm = CausalLM(model, max_length=args.prompt + args.new,
+                      **({"disable": tuple(args.disable)} if args.disable else {}))
         tokens = lm.generate(prompt, args.new)      # compiles the prefill and the step
         result["compile_s"] = time.perf_counter() - start
         prefill, decode = [], []
@@ -143,6 +148,10 @@ def main(argv=None):
     parser.add_argument("--layers", type=int, default=12)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", default=None)
+    parser.add_argument("--systems", nargs="+", default=["torch", "onnxruntime", "dlc"],
+                        choices=["torch", "onnxruntime", "dlc"])
+    parser.add_argument("--disable", nargs="*", default=[],
+                        help="dlc optimization passes to turn off (dlc.jit's disable)")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.new < 2:
@@ -152,18 +161,21 @@ def main(argv=None):
         return 0
     from dlc.target import describe_host
     results = {}
-    systems = ["torch", "dlc"]
-    try:
-        import onnxruntime  # noqa: F401 - a bench peer (requirements-bench.txt)
-        systems.insert(1, "onnxruntime")
-    except ImportError:
-        print("onnxruntime is not installed (make bench installs it): skipped",
-              file=sys.stderr)
+    systems = [s for s in ("torch", "onnxruntime", "dlc") if s in args.systems]
+    if "onnxruntime" in systems:
+        try:
+            import onnxruntime  # noqa: F401 - a bench peer (requirements-bench.txt)
+        except ImportError:
+            print("onnxruntime is not installed (make bench installs it): skipped",
+                  file=sys.stderr)
+            systems.remove("onnxruntime")
     for system in systems:                # each alone in its own process
         command = [sys.executable, os.path.abspath(__file__), "--worker", system,
                    "--threads", str(args.threads), "--prompt", str(args.prompt),
                    "--new", str(args.new), "--layers", str(args.layers),
                    "--repeats", str(args.repeats)]
+        if args.disable:
+            command += ["--disable", *args.disable]
         env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
                    DLC_NUM_THREADS=str(args.threads))
         done = subprocess.run(command, capture_output=True, text=True, env=env)
@@ -173,27 +185,31 @@ def main(argv=None):
             print(f"{system} failed (exit {done.returncode})", file=sys.stderr)
             return 1
         results[system] = json.loads(line[len("RESULT "):])
-    same = all(r["tokens"] == results["torch"]["tokens"] for r in results.values())
+    first = next(iter(results.values()))
+    same = all(r["tokens"] == first["tokens"] for r in results.values())
     print(f"GPT-2 small ({args.layers} layers, random weights), batch 1, prompt "
           f"{args.prompt}, {args.new} greedy tokens, {args.threads} threads, CPU: "
           f"{describe_host()}; each system alone in its own process, medians of "
           f"{args.repeats} runs")
     print(f"{'':12s} {'prefill ms':>11s} {'decode ms/token':>16s} {'tokens/s':>9s} "
           f"{'dlc x (prefill, decode)':>24s}")
-    dlc_result = results["dlc"]
+    dlc_result = results.get("dlc")
     for system in systems:
         r = results[system]
-        ratio = "" if system == "dlc" else \
+        ratio = "" if system == "dlc" or dlc_result is None else \
             f"{r['prefill_s'] / dlc_result['prefill_s']:.2f}, " \
             f"{r['decode_s'] / dlc_result['decode_s']:.2f}"
         print(f"{system:12s} {1e3 * r['prefill_s']:11.1f} {1e3 * r['decode_s']:16.2f} "
               f"{1.0 / r['decode_s']:9.1f} {ratio:>24s}")
-    print(f"(dlc x: the peer's time / dlc's, > 1: dlc faster); dlc compile "
-          f"{dlc_result['compile_s']:.1f} s; tokens identical: {same}")
+    compile_s = f"dlc compile {dlc_result['compile_s']:.1f} s; " if dlc_result else ""
+    disabled = f"dlc with {', '.join(args.disable)} off; " if args.disable else ""
+    print(f"(dlc x: the peer's time / dlc's, > 1: dlc faster); {disabled}{compile_s}"
+          f"tokens identical: {same}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(dict(cpu=describe_host(), threads=args.threads, prompt=args.prompt,
                            new=args.new, layers=args.layers, results=results,
+                           disable=args.disable,
                            tokens_identical=same), f, indent=1)
     return 0 if same else 2
 

@@ -44,7 +44,8 @@ void addCleanups(OpPassManager &pm) {
 
 /// dl -> dl: graph-level simplification (folding, dead code, CSE), batch
 /// norms folded into their convolutions, convolutions and poolings in NHWC
-/// (dl-layout), then the code-generation strategy of each op
+/// (dl-layout), constant weights of matrix-vector-like products packed
+/// (dl-pack-weights), then the code-generation strategy of each op
 /// (dl-select-strategies).
 void addGraphStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   addCleanups(pm);
@@ -58,6 +59,8 @@ void addGraphStage(OpPassManager &pm, const CPUPipelineOptions &options) {
     pm.addNestedPass<func::FuncOp>(createDLLayout(layout));
     addCleanups(pm);
   }
+  if (options.packWeights)
+    pm.addPass(createDLPackWeights());
   DLSelectStrategiesOptions strategies;
   strategies.maxDirectFilterBytes = options.maxDirectFilterBytes;
   pm.addPass(createDLSelectStrategies(strategies));

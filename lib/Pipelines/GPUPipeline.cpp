@@ -120,6 +120,8 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
     front.fuse = options.fuse;
     front.layout = options.layout;
     front.planMemory = options.planMemory;
+    // Panels are a CPU micro-kernel's layout; the GPU kernels stage tiles.
+    front.packWeights = false;
     // Dense convolutions as im2col + GEMM, which dl-gpu-shared-matmul stages
     // through shared memory; a direct convolution would be plain loops.
     front.maxDirectFilterBytes = -1;

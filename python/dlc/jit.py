@@ -488,6 +488,8 @@ def jit(fn=None, *, target="cpu", options=None, dynamic_batch=False,
       disable: optimizations to turn off, by pass name: ``"dl-simplify"``
         (algebraic simplification, a Python pass), ``"dl-fold-batchnorm"``,
         ``"dl-layout"`` (NCHW convolutions and poolings run in NHWC),
+        ``"dl-pack-weights"`` (constant weights of products with few rows
+        packed into column panels at compile time; CPU only),
         ``"dl-linalg-fuse"`` (elementwise fusion), ``"dl-fuse-epilogue"``
         (the elementwise op after a matmul or convolution computed in its
         register tiles; CPU only), ``"dl-plan-memory"`` (temporaries

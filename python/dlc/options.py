@@ -24,9 +24,9 @@ KERNEL_FORMATS = (None, "ptx", "cubin", "fatbin")
 _PIPELINE_FORMATS = {"cubin": "bin", "fatbin": "fatbin"}
 
 #: Optimization passes that ``dlc.jit(disable=...)`` can turn off.
-GRAPH_PASSES = ("dl-simplify", "dl-fold-batchnorm", "dl-layout", "dl-linalg-fuse",
-                "dl-fuse-epilogue", "dl-plan-memory", "dl-affine-transpose-squares",
-                "dl-affine-promote-accumulators")
+GRAPH_PASSES = ("dl-simplify", "dl-fold-batchnorm", "dl-layout", "dl-pack-weights",
+                "dl-linalg-fuse", "dl-fuse-epilogue", "dl-plan-memory",
+                "dl-affine-transpose-squares", "dl-affine-promote-accumulators")
 
 
 def _check_int(name, value, low, high=None, allow_none=False):
@@ -201,11 +201,13 @@ class CompileOptions:
         # GPU: the graph stage is shared; dense convolutions as im2col + GEMM
         # for the matmul kernels, and every convolution in NHWC.
         direct = -1 if self.is_cuda else 0
+        # Weight panels are the CPU micro-kernel's layout.
+        pack = "false" if "dl-pack-weights" in self.disable or self.is_cuda else "true"
         return (f"{vector}tile-size={cpu.tile_size} "
                 f"parallel={'true' if cpu.parallel else 'false'} {min_work}{split}"
                 f"epilogue={epilogue} max-direct-filter-bytes={direct} "
                 f"promote-accumulators={promote} transpose-squares={squares} "
-                f"nchw-min-filter-bytes={direct} "
+                f"nchw-min-filter-bytes={direct} pack-weights={pack} "
                 f"{self._common_pipeline_options()}")
 
 

@@ -509,3 +509,44 @@ def test_long_elementwise_chains_fuse_in_bounded_pieces():
     for _ in range(1000):  # float32 steps, as compiled (FMA contraction aside)
         expected = expected * np.float32(1.0001) + np.float32(0.0001)
     np.testing.assert_allclose(lowered.compile()(x), expected, rtol=1e-4, atol=1e-5)
+
+
+# -- dl-pack-weights -------------------------------------------------------------
+
+PACK_W = RNG.standard_normal((64, 100)).astype(F32)
+PACK_B = RNG.standard_normal(100).astype(F32)
+PACKED = re.compile(r"dl\.matmul .*: \(tensor<1x\d+x64xf32>, tensor<(\d+)x64x(\d+)xf32>\)")
+
+
+@pytest.mark.parametrize("shape", [(1, 64), (5, 64), (2, 3, 64), (32, 64)])
+def test_pack_weights_packs_few_row_products_with_a_constant(shape):
+    """x @ W with W constant and at most 32 rows of x reads W as column
+    panels packed at compile time (the target's register-tile width; 100
+    columns are no whole number of panels): same values as numpy, bias
+    and activation after it included."""
+    x = RNG.standard_normal(shape).astype(F32)
+    f = dlc.jit(lambda a: dlc.gelu(a @ PACK_W + PACK_B))
+    graph = f.lower(x).as_text("graph")
+    panels, width = map(int, PACKED.search(graph).groups())
+    assert panels * width >= 100 > (panels - 1) * width and panels >= 2
+    assert ("dl.transpose" in graph) == (int(np.prod(shape[:-1])) > 1)
+    expected = x.astype(np.float64) @ PACK_W + PACK_B
+    expected = 0.5 * expected * (1 + np.vectorize(__import__("math").erf)(expected / np.sqrt(2)))
+    close(f(x), expected, rtol=1e-4)
+
+
+@pytest.mark.parametrize("case", ["rows", "argument", "disabled", "dynamic"])
+def test_pack_weights_leaves_other_products_alone(case):
+    """More than 32 rows, a weight that is an argument, the pass disabled, or
+    a dynamic batch: the matmul as it was, same values."""
+    rows = 33 if case == "rows" else 4
+    x = RNG.standard_normal((rows, 64)).astype(F32)
+    if case == "argument":
+        f, args = dlc.jit(lambda a, w: a @ w), (x, PACK_W)
+    else:
+        kwargs = dict(disable=("dl-pack-weights",)) if case == "disabled" else \
+            dict(dynamic_batch=True) if case == "dynamic" else {}
+        f, args = dlc.jit(lambda a: a @ PACK_W, **kwargs), (x,)
+    graph = f.lower(*args).as_text("graph")
+    assert not PACKED.search(graph) and not re.search(r"<\d+x64x\d+xf32>", graph)
+    close(f(*args), x.astype(np.float64) @ PACK_W)

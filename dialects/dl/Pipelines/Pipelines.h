@@ -98,6 +98,11 @@ struct CPUPipelineOptions : public CommonPipelineOptions<CPUPipelineOptions> {
   Option<std::string> to{*this, "to",
                          llvm::cl::desc("Stage to stop at (inclusive)"),
                          llvm::cl::init("llvm")};
+  Option<bool> packWeights{
+      *this, "pack-weights",
+      llvm::cl::desc("Pack the constant weights of matrix-vector-like "
+                     "products into column panels (dl-pack-weights)"),
+      llvm::cl::init(true)};
   Option<int64_t> maxDirectFilterBytes{
       *this, "max-direct-filter-bytes",
       llvm::cl::desc("Largest filter (bytes) of an NHWC f32 convolution run "

@@ -72,6 +72,30 @@ def DLLayout : Pass<"dl-layout", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::dl::DLDialect"];
 }
 
+def DLPackWeights : Pass<"dl-pack-weights"> {
+  let summary = "Pack the constant weights of matrix-vector-like products into column panels";
+  let description = [{
+    `x @ W` with `W` an f32 constant `[K, N]` and at most `max-rows` rows in
+    `x` (static) becomes a batched product over `W`'s column panels, packed
+    at compile time as a constant `[J, K, p]` (`p` columns each, the
+    target's register-tile width unless `panel` says), then transposed,
+    reshaped and sliced back to `x @ W`'s shape: each panel's rows are
+    contiguous for the micro-kernel, instead of `p` columns of every row of
+    a wide `W`. Weights that are not dense f32 constants, dynamic or many
+    rows, fewer than two panels, and matmuls with a recorded strategy are
+    left alone (`report` says why in remarks).
+  }];
+  let options = [
+    Option<"maxRows", "max-rows", "int64_t", /*default=*/"32",
+           "Most rows of x (its dimensions but the last, multiplied) packed for">,
+    Option<"panel", "panel", "int64_t", /*default=*/"0",
+           "Columns per panel (0: the target's register tile: vectors x lanes)">,
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark for each matmul: packed, or why not">,
+  ];
+  let dependentDialects = ["::mlir::dl::DLDialect"];
+}
+
 def DLSelectStrategies : Pass<"dl-select-strategies"> {
   let summary = "Choose and record the code-generation strategy of each dl op";
   let description = [{

@@ -1,0 +1,92 @@
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=znver3},dl-pack-weights{panel=2})' | FileCheck %s
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=znver3},dl-pack-weights{panel=2 max-rows=4 report=true})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=znver3},dl-pack-weights)' | FileCheck %s --check-prefix=ZEN3
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=znver4},dl-pack-weights)' | FileCheck %s --check-prefix=ZEN4
+// RUN: not dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-pack-weights{max-rows=0})' 2>&1 | FileCheck %s --check-prefix=BADROWS
+// RUN: not dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-pack-weights{panel=-3})' 2>&1 | FileCheck %s --check-prefix=BADPANEL
+
+// One row times a constant [2, 5] in panels of 2 columns: W padded to 6
+// columns and laid out as [3, 2, 2] (panel j holds columns 2j, 2j+1 of
+// every row, zeros past the last column); the product is batched over the
+// panels, reshaped to [1, 6] and sliced to its 5 columns.
+// CHECK-LABEL: func.func @one_row
+// CHECK-DAG: %[[P:.*]] = dl.constant dense<{{\[\[\[}}0.000000e+00, 1.000000e+00], [5.000000e+00, 6.000000e+00]], {{\[\[}}2.000000e+00, 3.000000e+00], [7.000000e+00, 8.000000e+00]], {{\[\[}}4.000000e+00, 0.000000e+00], [9.000000e+00, 0.000000e+00]]]> : tensor<3x2x2xf32>
+// CHECK: %[[X:.*]] = dl.reshape %arg0 shape = [1, 1, 2] : tensor<1x2xf32> -> tensor<1x1x2xf32>
+// CHECK: %[[Y:.*]] = dl.matmul %[[X]], %[[P]] : (tensor<1x1x2xf32>, tensor<3x2x2xf32>) -> tensor<3x1x2xf32>
+// CHECK-NOT: dl.transpose
+// CHECK: %[[R:.*]] = dl.reshape %[[Y]] shape = [1, 6] : tensor<3x1x2xf32> -> tensor<1x6xf32>
+// CHECK: %[[S:.*]] = dl.slice %[[R]] starts = [0, 0] sizes = [1, 5] strides = [1, 1] : tensor<1x6xf32> -> tensor<1x5xf32>
+// CHECK: %[[O:.*]] = dl.reshape %[[S]] shape = [1, 5] : tensor<1x5xf32> -> tensor<1x5xf32>
+// CHECK: return %[[O]]
+// REPORT: remark: dl-pack-weights: weight packed in panels of 2 columns
+func.func @one_row(%x: tensor<1x2xf32>) -> tensor<1x5xf32> {
+  %w = dl.constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0, 9.0]]> : tensor<2x5xf32>
+  %y = dl.matmul %x, %w : (tensor<1x2xf32>, tensor<2x5xf32>) -> tensor<1x5xf32>
+  return %y : tensor<1x5xf32>
+}
+
+// -----
+
+// Several rows, in a batch of x: rows = 2 * 3; the panels' results are
+// transposed to [rows, panels, 2] before the reshape, and the result gets
+// x @ W's shape back. A whole number of panels needs no slice.
+// CHECK-LABEL: func.func @rows_in_a_batch
+// CHECK: dl.reshape %arg0 shape = [1, 6, 2] : tensor<2x3x2xf32> -> tensor<1x6x2xf32>
+// CHECK: dl.matmul {{.*}} -> tensor<2x6x2xf32>
+// CHECK: dl.transpose %{{.*}} perm = [1, 0, 2] : tensor<2x6x2xf32> -> tensor<6x2x2xf32>
+// CHECK: dl.reshape %{{.*}} shape = [6, 4] : tensor<6x2x2xf32> -> tensor<6x4xf32>
+// CHECK-NOT: dl.slice
+// CHECK: dl.reshape %{{.*}} shape = [2, 3, 4] : tensor<6x4xf32> -> tensor<2x3x4xf32>
+// REPORT: remark: dl-pack-weights: left alone: too many rows
+func.func @rows_in_a_batch(%x: tensor<2x3x2xf32>) -> tensor<2x3x4xf32> {
+  %w = dl.constant dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]> : tensor<2x4xf32>
+  %y = dl.matmul %x, %w : (tensor<2x3x2xf32>, tensor<2x4xf32>) -> tensor<2x3x4xf32>
+  return %y : tensor<2x3x4xf32>
+}
+
+// -----
+
+// Left alone, each for its reason.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-COUNT-6: dl.matmul {{.*}} : (tensor<{{[?0-9]+}}x2xf{{16|32}}>
+// CHECK-NEXT: return
+// REPORT: remark: dl-pack-weights: left alone: dynamic rows
+// REPORT: remark: dl-pack-weights: left alone: not f32
+// REPORT: remark: dl-pack-weights: left alone: the weight is not a dense constant
+// REPORT: remark: dl-pack-weights: left alone: the weight is not a dense constant
+// REPORT: remark: dl-pack-weights: left alone: fewer than two panels
+// REPORT: remark: dl-pack-weights: left alone: its strategy is recorded
+func.func @left_alone(%x: tensor<?x2xf32>, %h: tensor<1x2xf16>, %v: tensor<2x4xf32>)
+    -> (tensor<?x4xf32>, tensor<1x4xf16>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x3xf32>, tensor<1x4xf32>) {
+  %w = dl.constant dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]> : tensor<2x4xf32>
+  %w16 = dl.constant dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]> : tensor<2x4xf16>
+  %splat = dl.constant dense<2.0> : tensor<2x4xf32>
+  %narrow = dl.constant dense<[[1.0, 2.0, 3.0], [5.0, 6.0, 7.0]]> : tensor<2x3xf32>
+  %x1 = dl.reshape %h shape = [1, 2] : tensor<1x2xf16> -> tensor<1x2xf16>
+  %xf = dl.cast %x1 : tensor<1x2xf16> -> tensor<1x2xf32>
+  %a = dl.matmul %x, %w : (tensor<?x2xf32>, tensor<2x4xf32>) -> tensor<?x4xf32>
+  %b = dl.matmul %h, %w16 : (tensor<1x2xf16>, tensor<2x4xf16>) -> tensor<1x4xf16>
+  %c = dl.matmul %xf, %v : (tensor<1x2xf32>, tensor<2x4xf32>) -> tensor<1x4xf32>
+  %d = dl.matmul %xf, %splat : (tensor<1x2xf32>, tensor<2x4xf32>) -> tensor<1x4xf32>
+  %e = dl.matmul %xf, %narrow : (tensor<1x2xf32>, tensor<2x3xf32>) -> tensor<1x3xf32>
+  %f = dl.matmul %xf, %w {dl.strategy = #dl.strategy<kind = loops>} : (tensor<1x2xf32>, tensor<2x4xf32>) -> tensor<1x4xf32>
+  return %a, %b, %c, %d, %e, %f : tensor<?x4xf32>, tensor<1x4xf16>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x3xf32>, tensor<1x4xf32>
+}
+
+// -----
+
+// The panel width comes from the target's register tile: 3 vectors of 8
+// floats on Zen 3 (AVX2), 4 vectors of 16 on Zen 4 (AVX-512).
+// ZEN3-LABEL: func.func @target_panels
+// ZEN3: dl.matmul {{.*}} : (tensor<1x1x4xf32>, tensor<6x4x24xf32>) -> tensor<6x1x24xf32>
+// ZEN3: dl.slice %{{.*}} sizes = [1, 130]
+// ZEN4-LABEL: func.func @target_panels
+// ZEN4: dl.matmul {{.*}} : (tensor<1x1x4xf32>, tensor<3x4x64xf32>) -> tensor<3x1x64xf32>
+// ZEN4: dl.slice %{{.*}} sizes = [1, 130]
+// BADROWS: dl-pack-weights: max-rows must be at least 1, but got 0
+// BADPANEL: dl-pack-weights: panel must be 0 (the target's) or positive, but got -3
+func.func @target_panels(%x: tensor<1x4xf32>) -> tensor<1x130xf32> {
+  %w = dl.constant dense<[[-0.52, 0.09, -0.26, 0.21, 0.25, -0.87, -0.97, 0.67, -0.48, -0.53, 0.99, -0.06, 0.67, -0.05, 0.28, -0.70, 0.27, 0.74, 0.05, 0.48, 0.34, -0.87, 0.52, 0.18, -0.40, -0.94, 0.73, -0.05, 0.44, 0.76, 0.43, 0.84, -0.21, 0.60, -0.11, 0.87, 0.76, -0.81, -0.73, -0.57, 0.93, -0.13, 0.25, -0.40, 0.01, -0.23, -0.30, 0.17, 0.17, 0.81, 0.36, 0.86, 0.71, 0.98, 0.34, -0.67, 0.72, 0.93, 0.81, 0.14, 0.43, -0.58, 0.66, 0.15, -0.43, -0.87, 0.71, 0.98, -0.82, 0.60, -0.18, -0.70, -0.41, 0.54, 0.75, -0.91, 0.23, -0.91, 0.44, -0.34, 0.76, 0.96, 0.01, 1.00, -0.38, -0.85, 0.20, -0.94, -0.61, -0.18, 0.22, -0.69, -0.92, 0.74, -0.37, 0.92, 0.79, -0.24, -0.08, 0.04, 0.29, 0.19, 0.12, 0.24, 0.88, 0.01, -0.14, 0.44, -0.52, -0.40, 0.96, 0.04, 0.10, -0.98, -0.17, 0.16, -0.96, 0.23, 0.26, -0.88, 0.25, -0.07, 0.36, -0.29, 0.41, 0.48, -0.96, -0.88, 0.35, 0.93], [-0.50, -0.09, 0.19, -0.36, -0.27, -0.37, -0.26, 0.19, -0.40, -0.25, 0.54, -0.95, 0.14, 0.47, -0.38, -0.55, 0.61, -0.52, -0.63, -0.13, 0.40, -0.80, -0.36, -0.33, 0.67, -0.12, 0.71, -0.66, -0.33, 0.30, 0.77, -0.10, -0.55, -0.76, 0.06, -0.62, 0.61, 0.68, -0.63, -0.44, 0.61, 0.28, 0.61, -0.31, -0.74, -0.42, 0.59, -0.46, -0.31, -0.17, -0.16, -0.18, 0.84, -0.69, -0.99, 0.89, 0.76, 0.97, -0.13, 0.90, 0.85, -0.56, 0.49, 0.67, 0.33, 0.04, -0.42, -0.32, -0.55, -0.86, 0.18, -0.43, 0.62, -0.91, 0.81, 0.39, 0.85, 0.79, 0.80, 0.15, -0.97, 0.49, -0.66, -0.40, 0.33, 0.05, -0.17, 0.88, 0.22, -0.32, -0.50, 0.72, -0.05, 0.56, -0.30, -0.61, 0.07, 0.63, -0.66, 0.58, 0.84, 0.61, 0.65, -0.98, 0.26, 0.73, -0.90, -0.46, -0.46, 0.05, -0.15, -0.05, 0.55, -1.00, -0.89, -0.75, -0.75, -0.86, 0.95, 0.71, -0.83, 0.00, -0.37, -0.37, -0.30, 0.29, 0.17, -0.28, -0.62, -0.34], [-0.75, 0.11, 0.43, -0.24, -0.84, -0.64, -0.25, 0.21, 0.57, -0.24, 0.60, 0.25, -0.14, -0.26, -0.01, 0.41, -0.16, 0.39, -0.08, -0.51, 0.07, 0.39, -0.86, -0.15, -0.15, 0.76, 0.87, -0.25, 0.80, 0.58, -0.48, -0.07, -0.75, 0.63, 0.32, 0.77, 0.58, 0.34, 0.47, 0.13, -0.79, 0.18, -0.99, -0.71, 0.55, -0.91, -0.82, -0.80, 0.76, -0.64, -0.95, 0.68, -0.76, 0.69, 0.35, 0.67, 0.90, 0.16, 0.60, -0.93, 0.53, 0.02, 0.43, -0.79, 0.50, 0.87, -0.88, -0.35, 0.13, 0.66, -0.52, -0.64, -0.50, 0.23, 0.51, -0.21, -0.27, -0.21, -0.30, -0.16, -0.83, 0.00, 0.95, -0.17, 0.49, -0.68, 0.38, 0.51, 0.35, 0.03, -0.03, 0.29, 0.79, -0.70, -0.81, 0.50, 0.83, 0.03, -0.11, 0.44, -0.63, -0.47, -0.60, 0.17, -0.37, -0.54, 0.38, 0.91, -0.41, 0.41, -0.17, 0.71, 0.17, -0.47, -0.56, -0.95, -0.04, -0.23, -0.66, -0.28, -0.36, 0.55, -0.71, 0.98, -0.04, 0.20, -0.06, 0.67, 0.64, 0.11], [-0.04, 0.44, 0.71, -0.20, 0.47, 0.92, -0.07, -0.54, -0.53, 0.44, 0.35, 0.92, 0.71, -0.52, -0.62, -0.48, -0.63, 0.41, 0.72, 0.80, -0.49, 0.73, -0.37, -0.15, 0.46, -0.83, -0.81, 0.67, -0.42, -0.29, 0.16, 0.35, -0.99, -0.33, -0.13, -0.03, -0.58, 0.17, 0.91, -0.22, 0.09, -0.76, -0.45, 0.33, -0.77, 0.77, 0.82, -0.81, 0.88, -0.25, 0.54, 0.51, -0.41, 0.35, 0.31, 0.61, -0.47, 0.51, 0.92, 0.35, 0.07, -0.77, -0.01, -0.30, 0.44, 0.36, 0.13, -0.64, 0.29, 0.26, -0.64, 0.78, 0.31, -0.75, 0.86, -0.72, -0.34, 0.44, 0.19, 0.11, 0.29, -0.08, -0.38, -0.65, -0.86, 0.43, 0.51, 0.09, 0.48, -0.28, -0.47, -0.23, 0.75, -0.92, 0.01, -0.51, 0.54, -0.29, -0.33, -0.19, 0.08, 0.54, -0.29, 0.69, -0.78, -0.46, -0.80, -0.77, 0.56, 0.45, -0.63, -0.62, -0.17, 0.49, 0.63, 0.50, 0.18, -0.71, -0.20, -0.61, 0.06, 0.14, -0.60, -0.50, 0.56, -0.94, 0.61, 0.78, 0.90, -0.23]]> : tensor<4x130xf32>
+  %y = dl.matmul %x, %w : (tensor<1x4xf32>, tensor<4x130xf32>) -> tensor<1x130xf32>
+  return %y : tensor<1x130xf32>
+}
