@@ -588,3 +588,16 @@ def test_host_code_with_temporaries_translates(name):
     host = lowered.as_text("binary")
     assert "gpu.dealloc" not in host and "unrealized_conversion_cast" not in host
     runtime.JITCode(lowered._module_at("binary"), opt_level=0)
+
+
+def test_gpu_keeps_constant_weights_unpacked(rng):
+    """dl-pack-weights lays weights out for the CPU micro-kernel; the GPU
+    pipeline (and its shared graph stage) leaves a one-row product with a
+    constant weight as it is."""
+    w = rng.standard_normal((64, 100)).astype(np.float32)
+    x = rng.standard_normal((1, 64)).astype(np.float32)
+    f = dlc.jit(lambda a: a @ w, target="cuda", emulate=True)
+    lowered = f.lower(x)
+    assert "x64x" not in lowered.as_text("graph").replace("1x64xf32", "")
+    np.testing.assert_allclose(lowered.compile()(x), x.astype(np.float64) @ w,
+                               rtol=1e-4, atol=1e-4)
