@@ -212,7 +212,9 @@ def _gen_matmul(rng, shapes):
     if a is None:
         return None
     k = shapes[a][1]
-    n = int(rng.integers(1, 9))
+    # Mostly narrow; sometimes wide enough for dl-pack-weights' panels (two
+    # or more of 24 or 64 columns, the last one partial).
+    n = int(rng.integers(1, 9)) if rng.random() < 0.8 else int(rng.integers(40, 140))
     return {"src": a, "w": rng.uniform(-1, 1, size=(k, n))}
 
 
