@@ -23,12 +23,16 @@
 // [8, 768] @ [768, 3072] 0.42 -> 0.26 ms, [32, 768] @ [768, 3072] 1.09 ->
 // 0.84 ms; the gain fades by R = 128 (3.9 -> 3.6 ms).
 //
-// Left alone: a weight that is not a constant of rank 2, element types other
-// than f32 in x, W or the result, a dynamic or large row count (more than
-// max-rows: x's dimensions but the last multiplied), a W of fewer than two
-// panels, and a matmul whose strategy is already recorded (forced in the
-// IR). The packed constant is a new constant; W stays while it has other
-// users. Upstream MLIR's linalg.pack/mmt4d pack at run time, on tensors
+// W may also be the transpose of a constant [N, K] (a linear layer's
+// weight; GPT-2's embedding tied to its output layer, 154 MB, which the
+// folders leave as a transpose run at every call): packed from it directly.
+//
+// Left alone: a weight that is not a constant of rank 2 or its transpose,
+// element types other than f32 in x, W or the result, a dynamic or large
+// row count (more than max-rows: x's dimensions but the last multiplied), a
+// W of fewer than two panels, and a matmul whose strategy is already
+// recorded (forced in the IR). The packed constant is a new constant; W
+// (and its transpose) stay while they have other users. Upstream MLIR's linalg.pack/mmt4d pack at run time, on tensors
 // with no weight known; IREE's data tiling does this with its encodings,
 // not in upstream: hence ours.
 //
@@ -51,9 +55,9 @@ using namespace mlir::dl;
 
 namespace {
 
-/// The f32 values of a dense, non-splat constant [K, N], or an empty range.
-ArrayRef<float> weightValues(Value weight) {
-  auto constant = weight.getDefiningOp<ConstantOp>();
+/// The f32 values of a dense, non-splat constant, or an empty range.
+ArrayRef<float> constantValues(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
   if (!constant)
     return {};
   auto dense = dyn_cast<DenseIntOrFPElementsAttr>(constant.getValue());
@@ -64,6 +68,26 @@ ArrayRef<float> weightValues(Value weight) {
     return {};
   return ArrayRef<float>(reinterpret_cast<const float *>(raw.data()),
                          dense.getNumElements());
+}
+
+/// W [K, N] as a constant's values: W itself, or the transpose of a
+/// constant [N, K] (a linear layer's weight, or an embedding tied to the
+/// output layer: the folders leave a large transpose of a constant alone,
+/// and it would run at every call).
+struct Weight {
+  ArrayRef<float> values;
+  bool transposed = false;
+};
+
+Weight weightOf(Value rhs) {
+  if (ArrayRef<float> values = constantValues(rhs); !values.empty())
+    return {values, false};
+  auto transpose = rhs.getDefiningOp<TransposeOp>();
+  if (transpose && transpose.getPermutation() == ArrayRef<int64_t>{1, 0})
+    if (ArrayRef<float> values = constantValues(transpose.getInput());
+        !values.empty())
+      return {values, true};
+  return {};
 }
 
 /// Why `matmul` is left alone, or "" when it is packed with panels of
@@ -86,8 +110,8 @@ std::string refusal(MatmulOp matmul, int64_t panel, int64_t maxRows) {
     return "too many rows";
   if (rhs.getDimSize(1) < 2 * panel)
     return "fewer than two panels";
-  if (weightValues(matmul.getRhs()).empty())
-    return "the weight is not a dense constant";
+  if (weightOf(matmul.getRhs()).values.empty())
+    return "the weight is not a dense constant or its transpose";
   return "";
 }
 
@@ -100,13 +124,20 @@ void pack(MatmulOp matmul, int64_t panel) {
   int64_t panels = (n + panel - 1) / panel;
   int64_t rows = lhs.getNumElements() / k;
 
-  ArrayRef<float> weight = weightValues(matmul.getRhs());
+  Weight weight = weightOf(matmul.getRhs());
   std::vector<float> packed(static_cast<size_t>(panels * k * panel), 0.0f);
   for (int64_t j = 0; j < panels; ++j) {
     int64_t width = std::min(panel, n - j * panel);
-    for (int64_t row = 0; row < k; ++row)
-      std::copy_n(weight.begin() + row * n + j * panel, width,
-                  packed.begin() + (j * k + row) * panel);
+    for (int64_t row = 0; row < k; ++row) {
+      float *to = packed.data() + (j * k + row) * panel;
+      if (!weight.transposed) {
+        std::copy_n(weight.values.begin() + row * n + j * panel, width, to);
+        continue;
+      }
+      // W[row][j*panel + q] = Wt[j*panel + q][row]
+      for (int64_t q = 0; q < width; ++q)
+        to[q] = weight.values[(j * panel + q) * k + row];
+    }
   }
   auto packedType = RankedTensorType::get({panels, k, panel}, b.getF32Type());
   Value panelsValue = ConstantOp::create(
@@ -123,8 +154,20 @@ void pack(MatmulOp matmul, int64_t panel) {
                         ArrayRef<int64_t>{rows, n}, ArrayRef<int64_t>{1, 1});
   auto result = cast<RankedTensorType>(matmul.getResult().getType());
   y = ReshapeOp::create(b, loc, y, result.getShape());
+  Value rhsValue = matmul.getRhs();
   matmul.getResult().replaceAllUsesWith(y);
   matmul->erase();
+  // The weight's transpose (154 MB for GPT-2's tied embedding) and the
+  // weight itself go where nothing else reads them.
+  if (auto transpose = rhsValue.getDefiningOp<TransposeOp>();
+      transpose && transpose->use_empty()) {
+    Value input = transpose.getInput();
+    transpose->erase();
+    rhsValue = input;
+  }
+  if (Operation *constant = rhsValue.getDefiningOp<ConstantOp>();
+      constant && constant->use_empty())
+    constant->erase();
 }
 
 struct DLPackWeightsPass

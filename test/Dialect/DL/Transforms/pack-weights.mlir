@@ -27,6 +27,36 @@ func.func @one_row(%x: tensor<1x2xf32>) -> tensor<1x5xf32> {
 
 // -----
 
+// W as the transpose of a constant [N, K] (a linear layer's weight, a tied
+// embedding too large for the folders): packed from it, the same panels as
+// above; the transpose and the constant go with their last user.
+// CHECK-LABEL: func.func @transposed_weight
+// CHECK-NOT: tensor<5x2xf32>
+// CHECK-DAG: %[[P:.*]] = dl.constant dense<{{\[\[\[}}0.000000e+00, 1.000000e+00], [5.000000e+00, 6.000000e+00]], {{\[\[}}2.000000e+00, 3.000000e+00], [7.000000e+00, 8.000000e+00]], {{\[\[}}4.000000e+00, 0.000000e+00], [9.000000e+00, 0.000000e+00]]]> : tensor<3x2x2xf32>
+// CHECK-NOT: dl.transpose
+// CHECK: dl.matmul %{{.*}}, %[[P]]
+// CHECK-NOT: dl.transpose
+// CHECK: return
+// Another user keeps the transpose (and the constant) where it is.
+// CHECK-LABEL: func.func @transposed_weight_used_twice
+// CHECK: dl.constant {{.*}} : tensor<5x2xf32>
+// CHECK: dl.transpose
+// CHECK: dl.matmul {{.*}} tensor<3x2x2xf32>
+func.func @transposed_weight(%x: tensor<1x2xf32>) -> tensor<1x5xf32> {
+  %wt = dl.constant dense<[[0.0, 5.0], [1.0, 6.0], [2.0, 7.0], [3.0, 8.0], [4.0, 9.0]]> : tensor<5x2xf32>
+  %w = dl.transpose %wt perm = [1, 0] : tensor<5x2xf32> -> tensor<2x5xf32>
+  %y = dl.matmul %x, %w : (tensor<1x2xf32>, tensor<2x5xf32>) -> tensor<1x5xf32>
+  return %y : tensor<1x5xf32>
+}
+func.func @transposed_weight_used_twice(%x: tensor<1x2xf32>) -> (tensor<1x5xf32>, tensor<2x5xf32>) {
+  %wt = dl.constant dense<[[0.0, 5.0], [1.0, 6.0], [2.0, 7.0], [3.0, 8.0], [4.0, 9.0]]> : tensor<5x2xf32>
+  %w = dl.transpose %wt perm = [1, 0] : tensor<5x2xf32> -> tensor<2x5xf32>
+  %y = dl.matmul %x, %w : (tensor<1x2xf32>, tensor<2x5xf32>) -> tensor<1x5xf32>
+  return %y, %w : tensor<1x5xf32>, tensor<2x5xf32>
+}
+
+// -----
+
 // Several rows, in a batch of x: rows = 2 * 3; the panels' results are
 // transposed to [rows, panels, 2] before the reshape, and the result gets
 // x @ W's shape back. A whole number of panels needs no slice.
@@ -52,8 +82,8 @@ func.func @rows_in_a_batch(%x: tensor<2x3x2xf32>) -> tensor<2x3x4xf32> {
 // CHECK-NEXT: return
 // REPORT: remark: dl-pack-weights: left alone: dynamic rows
 // REPORT: remark: dl-pack-weights: left alone: not f32
-// REPORT: remark: dl-pack-weights: left alone: the weight is not a dense constant
-// REPORT: remark: dl-pack-weights: left alone: the weight is not a dense constant
+// REPORT: remark: dl-pack-weights: left alone: the weight is not a dense constant or its transpose
+// REPORT: remark: dl-pack-weights: left alone: the weight is not a dense constant or its transpose
 // REPORT: remark: dl-pack-weights: left alone: fewer than two panels
 // REPORT: remark: dl-pack-weights: left alone: its strategy is recorded
 func.func @left_alone(%x: tensor<?x2xf32>, %h: tensor<1x2xf16>, %v: tensor<2x4xf32>)
