@@ -26,6 +26,9 @@
 // W may also be the transpose of a constant [N, K] (a linear layer's
 // weight; GPT-2's embedding tied to its output layer, 154 MB, which the
 // folders leave as a transpose run at every call): packed from it directly.
+// A matmul left unpacked (more rows, a dynamic batch) whose W is such a
+// transpose gets W computed here instead, as a constant: the folders stop
+// at 2^24 elements, where a transpose costs as much to fold as to run once.
 //
 // Left alone: a weight that is not a constant of rank 2 or its transpose,
 // element types other than f32 in x, W or the result, a dynamic or large
@@ -170,6 +173,36 @@ void pack(MatmulOp matmul, int64_t panel) {
     constant->erase();
 }
 
+/// For a matmul left unpacked whose weight is the transpose of a constant:
+/// the transposed constant, computed here (the folders stop at 2^24
+/// elements, and the transpose would run at every call). False if there is
+/// none.
+bool layOutTransposedWeight(MatmulOp matmul) {
+  if (matmul->hasAttr(kStrategyAttrName))
+    return false;
+  Weight weight = weightOf(matmul.getRhs());
+  if (!weight.transposed)
+    return false;
+  auto transpose = matmul.getRhs().getDefiningOp<TransposeOp>();
+  auto type = cast<RankedTensorType>(transpose.getType());
+  int64_t k = type.getDimSize(0), n = type.getDimSize(1);
+  std::vector<float> values(static_cast<size_t>(k * n));
+  for (int64_t row = 0; row < k; ++row)
+    for (int64_t column = 0; column < n; ++column)
+      values[row * n + column] = weight.values[column * k + row];
+  OpBuilder b(transpose);
+  Value constant = ConstantOp::create(
+      b, transpose.getLoc(), DenseElementsAttr::get(type, ArrayRef<float>(values)));
+  matmul.getRhsMutable().set(constant);
+  if (transpose->use_empty()) {
+    Operation *input = transpose.getInput().getDefiningOp();
+    transpose->erase();
+    if (input->use_empty())
+      input->erase();
+  }
+  return true;
+}
+
 struct DLPackWeightsPass
     : public dl::impl::DLPackWeightsBase<DLPackWeightsPass> {
   using DLPackWeightsBase::DLPackWeightsBase;
@@ -192,14 +225,21 @@ struct DLPackWeightsPass
     int64_t columns = panel > 0 ? static_cast<int64_t>(panel)
                                 : chooseRegisterTile(target).vectors *
                                       target.getLanes(f32);
-    SmallVector<MatmulOp> matmuls;
+    SmallVector<MatmulOp> matmuls, unpacked;
     getOperation()->walk([&](MatmulOp matmul) {
       std::string why = refusal(matmul, columns, maxRows);
       if (why.empty())
         matmuls.push_back(matmul);
-      else if (report)
-        matmul->emitRemark("dl-pack-weights: left alone: ") << why;
+      else {
+        unpacked.push_back(matmul);
+        if (report)
+          matmul->emitRemark("dl-pack-weights: left alone: ") << why;
+      }
     });
+    for (MatmulOp matmul : unpacked)
+      if (layOutTransposedWeight(matmul) && report)
+        matmul->emitRemark("dl-pack-weights: the transpose of its constant "
+                           "weight computed at compile time");
     for (MatmulOp matmul : matmuls) {
       if (report)
         matmul->emitRemark("dl-pack-weights: weight packed in panels of ")

@@ -42,6 +42,14 @@ func.func @one_row(%x: tensor<1x2xf32>) -> tensor<1x5xf32> {
 // CHECK: dl.constant {{.*}} : tensor<5x2xf32>
 // CHECK: dl.transpose
 // CHECK: dl.matmul {{.*}} tensor<3x2x2xf32>
+// Too many rows to pack (dynamic here): the transposed weight is computed
+// as a constant instead, and the matmul reads it.
+// CHECK-LABEL: func.func @transposed_weight_many_rows
+// CHECK: %[[W:.*]] = dl.constant dense<{{\[\[}}0.000000e+00, 1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00], [5.000000e+00, 6.000000e+00, 7.000000e+00, 8.000000e+00, 9.000000e+00]]> : tensor<2x5xf32>
+// CHECK-NOT: dl.transpose
+// CHECK: dl.matmul %arg0, %[[W]] : (tensor<?x2xf32>, tensor<2x5xf32>) -> tensor<?x5xf32>
+// REPORT: remark: dl-pack-weights: left alone: dynamic rows
+// REPORT: remark: dl-pack-weights: the transpose of its constant weight computed at compile time
 func.func @transposed_weight(%x: tensor<1x2xf32>) -> tensor<1x5xf32> {
   %wt = dl.constant dense<[[0.0, 5.0], [1.0, 6.0], [2.0, 7.0], [3.0, 8.0], [4.0, 9.0]]> : tensor<5x2xf32>
   %w = dl.transpose %wt perm = [1, 0] : tensor<5x2xf32> -> tensor<2x5xf32>
@@ -53,6 +61,12 @@ func.func @transposed_weight_used_twice(%x: tensor<1x2xf32>) -> (tensor<1x5xf32>
   %w = dl.transpose %wt perm = [1, 0] : tensor<5x2xf32> -> tensor<2x5xf32>
   %y = dl.matmul %x, %w : (tensor<1x2xf32>, tensor<2x5xf32>) -> tensor<1x5xf32>
   return %y, %w : tensor<1x5xf32>, tensor<2x5xf32>
+}
+func.func @transposed_weight_many_rows(%x: tensor<?x2xf32>) -> tensor<?x5xf32> {
+  %wt = dl.constant dense<[[0.0, 5.0], [1.0, 6.0], [2.0, 7.0], [3.0, 8.0], [4.0, 9.0]]> : tensor<5x2xf32>
+  %w = dl.transpose %wt perm = [1, 0] : tensor<5x2xf32> -> tensor<2x5xf32>
+  %y = dl.matmul %x, %w : (tensor<?x2xf32>, tensor<2x5xf32>) -> tensor<?x5xf32>
+  return %y : tensor<?x5xf32>
 }
 
 // -----
