@@ -42,11 +42,13 @@ import tempfile
 import time
 import warnings
 
+import numpy as np
+
 from . import _build_config
 from .version import __version__
 
 #: bumped when the layout of an entry changes
-FORMAT = 1
+FORMAT = 2
 
 _LIBRARY = "code.so"
 _META = "entry.json"
@@ -197,7 +199,9 @@ def _sha256_of(path):
 
 
 def lookup(entry_key):
-    """The path of the library stored under `entry_key`, checked, or None."""
+    """The library stored under `entry_key` and its weights, checked:
+    (path, {pointer symbol: read-only array mapped from its file}), or
+    None."""
     root = directory()
     if root is None or not _usable(root, writing=False):
         return None
@@ -208,6 +212,12 @@ def lookup(entry_key):
             record = json.load(data)
         if record.get("format") != FORMAT or _sha256_of(library) != record.get("sha256"):
             raise ValueError("corrupt entry")
+        weights = {}
+        for name, digest in record.get("weights", {}).items():
+            path = os.path.join(folder, name + ".npy")
+            if not name.isidentifier() or _sha256_of(path) != digest:
+                raise ValueError("corrupt entry")
+            weights[name] = np.load(path, mmap_mode="r", allow_pickle=False)
     except FileNotFoundError:
         return None
     except (OSError, ValueError):
@@ -217,7 +227,7 @@ def lookup(entry_key):
         os.utime(folder)  # most recently used
     except OSError:
         pass
-    return library
+    return library, weights
 
 
 def remove(entry_key):
@@ -260,10 +270,19 @@ def store(entry_key, code):
             return None
         os.remove(obj)
         os.chmod(library, 0o600)  # the linker's mode follows the umask
+        # The externalized constants (runtime.externalize_constants) beside
+        # the library, one .npy each, read back mapped.
+        weights = {}
+        for name, array in getattr(code, "weights", {}).items():
+            path = os.path.join(private, name + ".npy")
+            handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(handle, "wb") as data:
+                np.save(data, array)
+            weights[name] = _sha256_of(path)
         meta = os.open(os.path.join(private, _META), os.O_WRONLY | os.O_CREAT | os.O_EXCL,
                        0o600)
         with os.fdopen(meta, "w") as data:
-            json.dump({"format": FORMAT, "sha256": _sha256_of(library),
+            json.dump({"format": FORMAT, "sha256": _sha256_of(library), "weights": weights,
                        "created": time.time(), "dlc": __version__}, data)
         os.chmod(os.path.join(private, _META), 0o600)
         try:

@@ -226,16 +226,22 @@ class Lowered:
                                   compiler.pipeline_text("dl", stage, self.options)
                                   + f" llvm -O{opt_level}",
                                   self.symbol, self._compiled_result_specs)
-            library = cache.lookup(entry_key)
-            if library is not None:
+            entry = cache.lookup(entry_key)
+            if entry is not None:
                 try:
-                    return CompiledFunction(LibraryCode(library), self.symbol,
+                    return CompiledFunction(LibraryCode(*entry), self.symbol,
                                             self._compiled_result_specs)
                 except (OSError, RuntimeError):
                     cache.remove(entry_key)  # unloadable: compile it again
         start = time.perf_counter()
-        code = JITCode(self._module_at(stage), opt_level=opt_level,
-                       pic=entry_key is not None)
+        # Large constants (weights) stay numpy arrays the code reads through
+        # pointers: LLVM compiles no megabytes of data (runtime's
+        # externalize_constants; a copy, so that as_text("llvm") shows the
+        # module as the pipeline made it).
+        module = compiler.clone(self._module_at(stage))
+        weights = runtime.externalize_constants(module)
+        code = JITCode(module, opt_level=opt_level, pic=entry_key is not None,
+                       weights=weights)
         function = CompiledFunction(code, self.symbol, self._compiled_result_specs)
         if entry_key is not None and time.perf_counter() - start >= cache.min_seconds():
             cache.store(entry_key, code)

@@ -277,3 +277,40 @@ def test_export_builds_in_private_folders(tmp_path, monkeypatch):
         os.umask(previous)
     exports = [mode for path, mode in made if "dlc-export-" in path]
     assert exports == [0o700]
+
+
+# A function with a weight over runtime.EXTERNAL_CONSTANT_BYTES (1 MiB): its
+# code reads the weight through a pointer, and the cache keeps it in a file.
+WEIGHTS_PROGRAM = textwrap.dedent("""
+    import numpy as np, dlc
+    w = np.random.default_rng(0).standard_normal((600, 700)).astype(np.float32)
+    x = np.random.default_rng(1).standard_normal((40, 600)).astype(np.float32)
+    compiled = dlc.jit(lambda a: dlc.relu(a) @ w).lower(x).compile()
+    error = np.abs(compiled(x) - np.maximum(x, 0).astype(np.float64) @ w).max()
+    print(type(compiled._function.code).__name__, error)
+""")
+
+
+def run_weights():
+    process = subprocess.run([sys.executable, "-c", WEIGHTS_PROGRAM], capture_output=True,
+                             text=True, timeout=300)
+    assert process.returncode == 0, process.stderr
+    kind, error = process.stdout.split()
+    return kind, float(error)
+
+
+def test_weights_are_stored_beside_the_library_and_mapped_back(cache_dir):
+    assert run_weights()[0] == "JITCode"
+    (entry,) = entry_folders(cache_dir)
+    record = json.loads((entry / "entry.json").read_text())
+    assert list(record["weights"]) == ["__dlc_weight_0"]
+    weight = entry / "__dlc_weight_0.npy"
+    assert np.load(weight).shape == (600, 700) and weight.stat().st_mode & 0o777 == 0o600
+    kind, error = run_weights()
+    assert kind == "LibraryCode" and error < 1e-3
+    # A weight file that does not match its digest: the entry is compiled again.
+    data = bytearray(weight.read_bytes())
+    data[-1] ^= 0xFF
+    weight.write_bytes(bytes(data))
+    kind, error = run_weights()
+    assert kind == "JITCode" and error < 1e-3

@@ -637,3 +637,29 @@ def test_bad_donate_argnums_are_named():
         dlc.jit(lambda a: a + 1.0, donate_argnums=0, dynamic_batch=True)(x)
     with pytest.raises(ValueError, match="export it without donate_argnums"):
         dlc.export(dlc.jit(lambda a: a + 1.0, donate_argnums=0), x, path="/tmp/never.so")
+
+
+def test_large_constants_stay_out_of_the_compiled_code(monkeypatch):
+    """Constants of 1 MiB or more are not compiled by LLVM: the code reads
+    them through pointers to aligned numpy arrays (runtime's
+    externalize_constants). The llvm stage still shows them; results, and
+    constants returned as they are, unchanged."""
+    monkeypatch.setenv("DLC_CACHE_DIR", "off")
+    from dlc import runtime
+    w = np.random.default_rng(3).standard_normal((600, 700)).astype(np.float32)
+    small = np.arange(6, dtype=np.float32)
+    f = dlc.jit(lambda a: (dlc.relu(a) @ w + small[:1], w))
+    x = np.random.default_rng(4).standard_normal((40, 600)).astype(np.float32)
+    lowered = f.lower(x)
+    compiled = lowered.compile()
+    weights = compiled._function.code.weights
+    assert list(weights) == ["__dlc_weight_0"]
+    (array,) = weights.values()
+    assert array.nbytes >= runtime.EXTERNAL_CONSTANT_BYTES and array.ctypes.data % 64 == 0
+    assert "__dlc_weight" not in lowered.as_text("llvm")
+    product, same = compiled(x)
+    np.testing.assert_allclose(product, np.maximum(x, 0).astype(np.float64) @ w + small[0],
+                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_array_equal(same, w)
+    same[...] = 0  # a copy: the weight the code reads is not changed
+    np.testing.assert_array_equal(compiled(x)[1], w)
