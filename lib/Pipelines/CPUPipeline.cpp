@@ -151,7 +151,8 @@ void addAffineStage(OpPassManager &pm, const CPUPipelineOptions &options) {
 /// super-vectorizer on the loops dependence analysis proves parallel, and
 /// on reductions carried in iter_args); short
 /// scalar reductions unrolled (dl-affine-unroll-reductions) and their
-/// accumulators kept in registers (upstream's affine-scalrep).
+/// accumulators kept in registers (upstream's scalar replacement, which
+/// that pass runs).
 /// Then the outermost parallel loop of each nest with enough work becomes an
 /// affine.parallel (dl-affine-parallelize).
 void addVectorStage(OpPassManager &pm, const CPUPipelineOptions &options) {
@@ -166,9 +167,9 @@ void addVectorStage(OpPassManager &pm, const CPUPipelineOptions &options) {
     addCleanups(pm);
   }
   // Short reductions left scalar (an argmax over a pooling window): unrolled,
-  // their accumulators forwarded in registers by upstream's affine-scalrep.
+  // their accumulators forwarded in registers (upstream's scalar
+  // replacement, run by the pass where it unrolled something).
   pm.addNestedPass<func::FuncOp>(createDLAffineUnrollReductions());
-  pm.addNestedPass<func::FuncOp>(affine::createAffineScalarReplacementPass());
   if (options.parallel) {
     DLAffineParallelizeOptions parallelize;
     parallelize.minWork = options.parallelMinWork;

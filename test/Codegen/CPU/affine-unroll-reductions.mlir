@@ -1,10 +1,11 @@
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-unroll-reductions))' | FileCheck %s
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-unroll-reductions{max-trip-count=2}))' | FileCheck %s --check-prefix=TWO
-// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-unroll-reductions,affine-scalrep))' | FileCheck %s --check-prefix=SCALREP
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-unroll-reductions))' | FileCheck %s --check-prefix=SCALREP
 
 // An argmax over windows of 4: the reduction loop reads and writes its two
-// accumulators at an address it does not vary. Unrolled; affine-scalrep then
-// keeps them in registers: one load and one store of each per window.
+// accumulators at an address it does not vary. Unrolled; the pass's scalar
+// replacement (upstream's) then keeps them in registers: one load and one
+// store of each per window.
 // CHECK-LABEL: func.func @argmax_window
 // CHECK: affine.for %{{.*}} = 0 to 8 {
 // CHECK-NOT: affine.for
@@ -59,6 +60,25 @@ func.func @left_alone(%x: memref<64xf32>, %s: memref<f32>, %y: memref<4xf32>, %n
     %v = affine.load %s[] : memref<f32>
     %t = arith.addf %a, %v : f32
     affine.store %t, %s[] : memref<f32>
+  }
+  return
+}
+
+// -----
+
+// Nothing unrolled: no scalar replacement either (over a whole function it
+// costs time growing with the square of its accesses), so a store and a
+// load of the same element stay as they are.
+// CHECK-LABEL: func.func @nothing_unrolled
+// CHECK: affine.store
+// CHECK: affine.load %arg1[%{{.*}}] : memref<64xf32>
+func.func @nothing_unrolled(%x: memref<64xf32>, %y: memref<64xf32>, %z: memref<64xf32>) {
+  affine.for %k = 0 to 64 {
+    %a = affine.load %x[%k] : memref<64xf32>
+    affine.store %a, %y[%k] : memref<64xf32>
+    %b = affine.load %y[%k] : memref<64xf32>
+    %c = arith.addf %b, %b : f32
+    affine.store %c, %z[%k] : memref<64xf32>
   }
   return
 }
