@@ -85,6 +85,15 @@ struct DLGPUTileForBlocksPass
                                   RewritePatternSet(&getContext()));
     SmallVector<scf::ParallelOp> loops;
     getOperation().walk([&](scf::ParallelOp loop) { loops.push_back(loop); });
+    // Upstream's tiling erases a loop whose results are still used: a
+    // parallel reduction (dlc's lowering makes none; hand-written IR can).
+    for (scf::ParallelOp loop : loops)
+      if (!loop.getInitVals().empty()) {
+        loop.emitError("dl-gpu-tile-for-blocks: a parallel loop with "
+                       "reductions (init values) cannot be mapped to GPU "
+                       "blocks; reduce in an scf.for inside the loop instead");
+        return signalPassFailure();
+      }
     for (scf::ParallelOp loop : loops)
       tileAndMap(loop);
   }
