@@ -467,3 +467,16 @@ def test_float_remainders_of_special_values(dtype):
         wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
         _same_as_numpy(got_remainder, np.remainder(wide_a, wide_b), dtype)
         _same_as_numpy(got_fmod, np.fmod(wide_a, wide_b), dtype)
+
+
+def test_layer_norm_of_equal_values_is_exact():
+    """A row of equal values normalizes to exactly 0 (then beta), as in
+    PyTorch (Welford's mean): the corrected two-pass mean. sum / n alone was
+    off by a rounding, 1e-4 relative after division by sqrt(eps) (found by
+    the importer fuzzer, random/91358/291)."""
+    rng = np.random.default_rng(11)
+    x = np.repeat(rng.standard_normal((30, 1)).astype(np.float32), 3, axis=1)
+    gamma = rng.uniform(-1, 1, 3).astype(np.float32)
+    beta = rng.uniform(-1, 1, 3).astype(np.float32)
+    y = dlc.jit(lambda a: dlc.layer_norm(a, gamma, beta, axis=-1))(x)
+    np.testing.assert_array_equal(y, np.broadcast_to(beta, y.shape))

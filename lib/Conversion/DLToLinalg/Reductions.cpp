@@ -290,7 +290,12 @@ struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
     SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(axis, rank));
     Value count = reducedCount(rewriter, loc, input, axes, accType);
 
-    // Pass 1: mean. Pass 2: biased variance around it.
+    // Pass 1: mean. Pass 2: the deviations from it, summed and squared
+    // (the corrected two-pass algorithm): the mean is corrected by their
+    // average, and the variance is sum(d^2) - sum(d)^2 / n over n. A row
+    // of equal values then normalizes to exactly 0, as PyTorch's Welford
+    // mean gives, where sum / n alone is off by a rounding (x - mean ~ 1e-7
+    // x, divided by sqrt(eps): 1e-4 relative; found by the importer fuzzer).
     Value sum = buildReduce(rewriter, loc, input, axes,
                             constantScalar(rewriter, loc, accType, 0), addScalars);
     auto statsType = cast<RankedTensorType>(sum.getType());
@@ -312,43 +317,50 @@ struct LayerNormLowering : OpConversionPattern<LayerNormOp> {
     for (int64_t dim = axis; dim < rank; ++dim)
       reduction[dim] = utils::IteratorType::reduction;
 
-    Value varianceInit = filledTensor(rewriter, loc, statsType,
-                                      dynamicSizesOf(rewriter, loc, sum),
-                                      constantScalar(rewriter, loc, accType, 0));
-    Value squares =
-        linalg::GenericOp::create(
-            rewriter, loc, statsType, ValueRange{input, mean},
-            ValueRange{varianceInit},
-            ArrayRef<AffineMap>{identity, statsMap, statsMap}, reduction,
-            [&](OpBuilder &b, Location l, ValueRange args) {
-              Value d = arith::SubFOp::create(
-                  b, l, convertFloat(b, l, args[0], accType), args[1]);
-              linalg::YieldOp::create(
-                  b, l,
-                  arith::AddFOp::create(b, l, args[2],
-                                        arith::MulFOp::create(b, l, d, d))
-                      .getResult());
-            })
-            .getResult(0);
+    auto zeros = [&]() {
+      return filledTensor(rewriter, loc, statsType,
+                          dynamicSizesOf(rewriter, loc, sum),
+                          constantScalar(rewriter, loc, accType, 0));
+    };
+    auto deviations = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{statsType, statsType}, ValueRange{input, mean},
+        ValueRange{zeros(), zeros()},
+        ArrayRef<AffineMap>{identity, statsMap, statsMap, statsMap}, reduction,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value d = arith::SubFOp::create(
+              b, l, convertFloat(b, l, args[0], accType), args[1]);
+          linalg::YieldOp::create(
+              b, l,
+              ValueRange{arith::AddFOp::create(b, l, args[2], d),
+                         arith::AddFOp::create(b, l, args[3],
+                                               arith::MulFOp::create(b, l, d, d))});
+        });
+    Value deviationSum = deviations.getResult(0);
+    Value squares = deviations.getResult(1);
 
     Value init = emptyTensor(rewriter, loc, type, dynamicSizesOf(rewriter, loc, input));
     auto generic = linalg::GenericOp::create(
         rewriter, loc, type,
-        ValueRange{input, mean, squares, adaptor.getGamma(), adaptor.getBeta()},
+        ValueRange{input, mean, deviationSum, squares, adaptor.getGamma(),
+                   adaptor.getBeta()},
         ValueRange{init},
-        ArrayRef<AffineMap>{identity, statsMap, statsMap, paramMap, paramMap,
-                            identity},
+        ArrayRef<AffineMap>{identity, statsMap, statsMap, statsMap, paramMap,
+                            paramMap, identity},
         iterators, [&](OpBuilder &b, Location l, ValueRange args) {
           auto widen = [&](Value v) { return convertFloat(b, l, v, accType); };
+          Value correction = arith::DivFOp::create(b, l, args[2], count);
+          Value corrected = arith::AddFOp::create(b, l, args[1], correction);
+          Value spread = arith::SubFOp::create(
+              b, l, args[3], arith::MulFOp::create(b, l, args[2], correction));
           Value variance = arith::AddFOp::create(
-              b, l, arith::DivFOp::create(b, l, args[2], count),
+              b, l, arith::DivFOp::create(b, l, spread, count),
               constantScalar(b, l, accType, epsilon));
           Value normalized = arith::MulFOp::create(
-              b, l, arith::SubFOp::create(b, l, widen(args[0]), args[1]),
+              b, l, arith::SubFOp::create(b, l, widen(args[0]), corrected),
               math::RsqrtOp::create(b, l, variance));
           Value y = arith::AddFOp::create(
-              b, l, arith::MulFOp::create(b, l, normalized, widen(args[3])),
-              widen(args[4]));
+              b, l, arith::MulFOp::create(b, l, normalized, widen(args[4])),
+              widen(args[5]));
           linalg::YieldOp::create(b, l, convertFloat(b, l, y, elementType));
         });
     rewriter.replaceOp(op, generic.getResult(0));
