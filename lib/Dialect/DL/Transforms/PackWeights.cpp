@@ -106,12 +106,14 @@ std::string refusal(MatmulOp matmul, int64_t panel, int64_t maxRows) {
   if (!lhs.getElementType().isF32() || !rhs.getElementType().isF32() ||
       !result.getElementType().isF32())
     return "not f32";
-  if (lhs.getRank() < 2 || !lhs.hasStaticShape())
+  if (!lhs.hasStaticShape())
     return "dynamic rows";
-  int64_t rows = lhs.getNumElements() / lhs.getShape().back();
-  if (lhs.getShape().back() == 0 || rows == 0 || rows > maxRows)
+  int64_t k = lhs.getShape().back();
+  if (k == 0 || lhs.getNumElements() == 0)
+    return "no elements";
+  if (lhs.getNumElements() / k > maxRows)
     return "too many rows";
-  if (rhs.getDimSize(1) < 2 * panel)
+  if (rhs.getDimSize(1) / 2 < panel)
     return "fewer than two panels";
   if (weightOf(matmul.getRhs()).values.empty())
     return "the weight is not a dense constant or its transpose";

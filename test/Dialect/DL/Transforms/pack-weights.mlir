@@ -100,6 +100,7 @@ func.func @rows_in_a_batch(%x: tensor<2x3x2xf32>) -> tensor<2x3x4xf32> {
 // REPORT: remark: dl-pack-weights: left alone: the weight is not a dense constant or its transpose
 // REPORT: remark: dl-pack-weights: left alone: fewer than two panels
 // REPORT: remark: dl-pack-weights: left alone: its strategy is recorded
+// REPORT: remark: dl-pack-weights: left alone: no elements
 func.func @left_alone(%x: tensor<?x2xf32>, %h: tensor<1x2xf16>, %v: tensor<2x4xf32>)
     -> (tensor<?x4xf32>, tensor<1x4xf16>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x3xf32>, tensor<1x4xf32>) {
   %w = dl.constant dense<[[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]> : tensor<2x4xf32>
@@ -115,6 +116,13 @@ func.func @left_alone(%x: tensor<?x2xf32>, %h: tensor<1x2xf16>, %v: tensor<2x4xf
   %e = dl.matmul %xf, %narrow : (tensor<1x2xf32>, tensor<2x3xf32>) -> tensor<1x3xf32>
   %f = dl.matmul %xf, %w {dl.strategy = #dl.strategy<kind = loops>} : (tensor<1x2xf32>, tensor<2x4xf32>) -> tensor<1x4xf32>
   return %a, %b, %c, %d, %e, %f : tensor<?x4xf32>, tensor<1x4xf16>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x3xf32>, tensor<1x4xf32>
+}
+// CHECK-LABEL: func.func @empty
+// CHECK: dl.matmul %arg0, %{{.*}} : (tensor<1x0xf32>, tensor<0x60xf32>)
+func.func @empty(%x: tensor<1x0xf32>) -> tensor<1x60xf32> {
+  %w0 = dl.constant dense<> : tensor<0x60xf32>
+  %a = dl.matmul %x, %w0 : (tensor<1x0xf32>, tensor<0x60xf32>) -> tensor<1x60xf32>
+  return %a : tensor<1x60xf32>
 }
 
 // -----
