@@ -84,16 +84,27 @@ def pipeline_text(start, stop, options):
     return f"builtin.module({_step_text(start, stop, options)})"
 
 
-def run_stages(module, start, stop, options, name="dlc"):
-    """Lowers `module` (at stage `start`) in place to stage `stop`, which
-    must come after `start` (see stage_path). On failure, raises a
-    CompileError that says what failed, where, and the command that
-    reproduces it from an IR file it writes (named after `name`)."""
+def run_stages(source, start, stop, options, name="dlc"):
+    """A copy of `source` (a module at stage `start`, left as it is) lowered
+    to stage `stop`, which must come after `start` (see stage_path). On
+    failure, raises a CompileError that says what failed, where, and the
+    command that reproduces it from an IR file it writes (named after
+    `name`) of `source`."""
     check_stage(start, stages_for(options))
     check_stage(stop, stages_for(options))
+    module = clone(source)
     path = stage_path(stop)
     if start == stop or start not in path:
         return module
+    with module.context:
+        pm = _pass_manager(start, stop, options)
+        try:
+            pm.run(module.operation)
+        except ir.MLIRError as error:
+            text = source.operation.get_asm(enable_debug_info=True)
+            raise CompileError(_describe_failure(start, stop, error) + "\n" +
+                               reproducer(text, start, stop, options, name)) from None
+    return module
     # The IR before, printed only if the lowering fails (a copy: the
     # lowering changes `module` in place).
     before = clone(module)

@@ -317,32 +317,40 @@ def _aligned_copy(array):
     return out
 
 
-def externalize_constants(module, min_bytes=None):
-    """Moves the large constants of `module` (at the llvm stage; changed in
-    place) out of its code: each ``llvm.mlir.global`` constant of at least
-    `min_bytes` whose data numpy can read becomes a pointer global
-    ``__dlc_weight_<i>`` (null), and each ``llvm.mlir.addressof`` of it a
-    load of that pointer. Returns {pointer symbol: the data, a 64-byte
-    aligned array}: bind_weights points the compiled code at them. The data
-    are only ever read, as the constants were."""
-    from .mlir import ir
+def large_constants(module, min_bytes=None):
+    """[(llvm.mlir.global op, its data as a numpy view)] of the constants of
+    `module` (at the llvm stage) that externalize_constants moves out: at
+    least `min_bytes` (external_constant_bytes()), of a type numpy reads."""
     if min_bytes is None:
         min_bytes = external_constant_bytes()
+    found = []
+    for op in module.body.operations:
+        op = op.operation
+        if op.name != "llvm.mlir.global" or "constant" not in op.attributes or \
+                "value" not in op.attributes:
+            continue
+        try:
+            data = np.asarray(op.attributes["value"])
+        except (TypeError, ValueError, RuntimeError):
+            continue
+        if data.dtype.kind in "fiu" and data.dtype.itemsize in (1, 2, 4, 8) and \
+                data.nbytes >= min_bytes and data.size > 1:
+            found.append((op, data))
+    return found
+
+
+def externalize_constants(module, min_bytes=None):
+    """Moves the large constants of `module` (at the llvm stage; changed in
+    place) out of its code: each of large_constants becomes a pointer global
+    ``__dlc_weight_<i>`` (null), and each ``llvm.mlir.addressof`` of it a
+    load of that pointer. Returns {pointer symbol: the data, an aligned
+    copy}: bind_weights points the compiled code at them. The data are only
+    ever read, as the constants were."""
+    from .mlir import ir
     weights = {}
     renamed = {}
     with module.context, ir.Location.unknown():
-        for op in list(module.body.operations):
-            op = op.operation
-            if op.name != "llvm.mlir.global" or "constant" not in op.attributes or \
-                    "value" not in op.attributes:
-                continue
-            try:
-                data = np.asarray(op.attributes["value"])
-            except (TypeError, ValueError, RuntimeError):
-                continue
-            if data.dtype.kind not in "fiu" or data.dtype.itemsize not in (1, 2, 4, 8) or \
-                    data.nbytes < min_bytes or data.size <= 1:
-                continue
+        for op, data in large_constants(module, min_bytes):
             name = f"__dlc_weight_{len(weights)}"
             pointer = ir.Module.parse(_WEIGHT_POINTER.format(name=name))
             new = pointer.body.operations[0].operation

@@ -117,8 +117,7 @@ class Lowered:
         if stage not in self._modules:
             path = compiler.stage_path(stage)
             start = [s for s in path if s in self._modules][-1]
-            module = compiler.clone(self._modules[start])
-            self._modules[stage] = compiler.run_stages(module, start, stage,
+            self._modules[stage] = compiler.run_stages(self._modules[start], start, stage,
                                                        self.options, self.symbol)
         return self._modules[stage]
 
@@ -150,7 +149,7 @@ class Lowered:
         :class:`dlc.GPUOptions`), whatever the function was compiled with."""
         options = replace(self.options, gpu=replace(self.options.gpu,
                                                     kernel_format=kernel_format))
-        return compiler.run_stages(compiler.clone(self._module_at("gpu")), "gpu", "binary",
+        return compiler.run_stages(self._module_at("gpu"), "gpu", "binary",
                                    options, self.symbol)
 
     def kernel_count(self):
@@ -236,10 +235,12 @@ class Lowered:
         start = time.perf_counter()
         # Large constants (weights) stay numpy arrays the code reads through
         # pointers: LLVM compiles no megabytes of data (runtime's
-        # externalize_constants; a copy, so that as_text("llvm") shows the
+        # externalize_constants; on a copy, so that as_text("llvm") shows the
         # module as the pipeline made it).
-        module = compiler.clone(self._module_at(stage))
-        weights = runtime.externalize_constants(module)
+        module, weights = self._module_at(stage), {}
+        if runtime.large_constants(module):
+            module = compiler.clone(module)
+            weights = runtime.externalize_constants(module)
         code = JITCode(module, opt_level=opt_level, pic=entry_key is not None,
                        weights=weights)
         function = CompiledFunction(code, self.symbol, self._compiled_result_specs)
