@@ -38,11 +38,12 @@ from .ops import *  # noqa: F401,F403 - the numpy-named operations
 from .composite import *  # noqa: F401,F403 - operations built from them
 from .stages import ArgSpec, Compiled, Lowered
 from .target import Target
-from .tracing import Tensor
+from .tracing import Size, Tensor
 from .version import __version__
 
 __all__ = [
-    "jit", "clear_cache", "JitFunction", "Lowered", "Compiled", "ArgSpec", "Tensor", "Target",
+    "jit", "clear_cache", "JitFunction", "Lowered", "Compiled", "ArgSpec", "Tensor", "Size",
+    "Target",
     "CompileOptions", "CPUOptions", "GPUOptions", "CHIPS", "STAGES",
     "GPU_STAGES", "STAGE_DESCRIPTIONS", "DLCError", "DTypeError", "ShapeError",
     "ArityError", "TraceError", "CompileError", "CUDAUnavailableError", "bfloat16",

@@ -24,7 +24,7 @@ from .errors import ArityError, ShapeError, TraceError
 from .mlir import ir
 from .nn import Module
 from .options import CompileOptions
-from .stages import ArgSpec, Lowered, _is_static, _to_array
+from .stages import ArgSpec, Lowered, _is_static, _to_array, check_dynamic_dim
 from .tracing import Tensor, Trace, current_trace
 
 
@@ -32,7 +32,7 @@ class JitFunction:
     """A Python function compiled on first call per signature. See :func:`jit`."""
 
     def __init__(self, fn, options=CompileOptions(), dynamic_batch=False,
-                 constants=False, donate_argnums=()):
+                 constants=False, donate_argnums=(), dynamic=None):
         if not callable(fn):
             raise TypeError(f"dlc.jit expects a function, but got {fn!r}")
         functools.update_wrapper(self, fn)
@@ -49,6 +49,7 @@ class JitFunction:
             raise TypeError(f"options must be a dlc.CompileOptions, but got {options!r}")
         self._options = options
         self._dynamic_batch = self._check_dynamic_batch(dynamic_batch)
+        self._dynamic = self._check_dynamic(dynamic)
         self._donate = self._check_donate(donate_argnums)
         # Compiled versions by signature, least recently used first; at most
         # max_signatures() of them (each holds machine code and, JIT-compiled,
@@ -67,7 +68,9 @@ class JitFunction:
             p.kind in (inspect.Parameter.POSITIONAL_ONLY,
                        inspect.Parameter.POSITIONAL_OR_KEYWORD)
             and p.default is inspect.Parameter.empty for p in parameters)
-        self._fast_arity = len(parameters) if plain else -1
+        # (Exact shapes key the fast path: with dynamic dimensions a new size
+        # would add an entry per call, so they take the general path.)
+        self._fast_arity = len(parameters) if plain and not self._dynamic else -1
         self._fast_batched = tuple(
             self._is_batched(i, p.name, ("pos", None)) for i, p in enumerate(parameters)) \
             if plain else ()
@@ -139,6 +142,59 @@ class JitFunction:
                                  f"{getattr(self, '__name__', 'the function')}, which takes "
                                  f"{len(names)} argument(s)")
         return tuple(batch)
+
+    def _check_dynamic(self, dynamic):
+        """`dynamic` as {argument position or name: {axis: dimension name}}.
+        Accepted: None, or a dict from argument positions or names to a dict
+        {axis: name} (arguments' dimensions of one name must agree at a call)
+        or a sequence of axes (each its own dimension, named "arg.axis")."""
+        if dynamic is None:
+            return {}
+        if not isinstance(dynamic, dict):
+            raise TypeError(f"dynamic must be a dict from argument names or positions "
+                            f"to the dynamic axes ({{axis: name}} or a tuple of axes), "
+                            f"but got {dynamic!r}")
+        names = [p.name for p in self._signature.parameters.values()]
+        result = {}
+        for arg, axes in dynamic.items():
+            if isinstance(arg, bool) or not isinstance(arg, (int, str)):
+                raise TypeError(f"dynamic: keys must be argument names or positions, "
+                                f"but got {arg!r}")
+            if isinstance(arg, str) and arg not in names:
+                raise ValueError(f"dynamic names {arg!r}, which is not an argument of "
+                                 f"{getattr(self, '__name__', 'the function')}; its "
+                                 f"arguments are {names}")
+            label = arg if isinstance(arg, str) else (
+                names[arg] if 0 <= arg < len(names) else f"#{arg}")
+            if isinstance(axes, dict):
+                named = dict(axes)
+            elif isinstance(axes, (tuple, list)):
+                named = {axis: f"{label}.{axis}" for axis in axes}
+            else:
+                raise TypeError(f"dynamic[{arg!r}] must be {{axis: name}} or a tuple of "
+                                f"axes, but got {axes!r}")
+            for axis, name in named.items():
+                if isinstance(axis, bool) or not isinstance(axis, int) or \
+                        not isinstance(name, str):
+                    raise TypeError(f"dynamic[{arg!r}]: expected int axes and str "
+                                    f"names, but got {axis!r}: {name!r}")
+            result[arg] = named
+        return result
+
+    def _dynamic_axes(self, index, name, ndim):
+        """{axis: name} of the dynamic dimensions `dynamic` gives argument
+        `index` (`name`), axes normalized; a ShapeError for an axis it does
+        not have."""
+        named = self._dynamic.get(name, self._dynamic.get(index))
+        if not named:
+            return {}
+        axes = {}
+        for axis, dim in named.items():
+            if not -ndim <= axis < ndim:
+                raise ShapeError(f"dynamic: argument {name!r} has {ndim} dimension(s), "
+                                 f"so it has no axis {axis}")
+            axes[axis % ndim] = dim
+        return axes
 
     def _check_donate(self, positions):
         if isinstance(positions, int) and not isinstance(positions, bool):
@@ -213,6 +269,7 @@ class JitFunction:
         """ArgSpecs and arrays (None for static scalars) of a call."""
         specs, arrays = [], []
         batch_size, batch_arg = None, None
+        seen = {}
         entries = [entry for entry in layout
                    for _ in range(entry[1] if entry[0] == "*" else
                                   len(entry[1]) if entry[0] == "**" else 1)]
@@ -236,7 +293,18 @@ class JitFunction:
                         f"batched arguments disagree on the batch size: "
                         f"{batch_arg!r} has {batch_size} and {name!r} has {shape[0]}")
                 shape = (None,) + shape[1:]
-            specs.append(ArgSpec(name, tuple(shape), array.dtype))
+            dims = None
+            axes = self._dynamic_axes(index, name, array.ndim)
+            if axes:
+                dims = [None] * array.ndim
+                if shape and shape[0] is None:
+                    dims[0] = "batch"
+                shape = list(shape)
+                for axis, dim in axes.items():
+                    check_dynamic_dim(seen, dim, array.shape[axis], name, axis)
+                    shape[axis], dims[axis] = None, dim
+                dims = tuple(dims)
+            specs.append(ArgSpec(name, tuple(shape), array.dtype, dims=dims))
             arrays.append(array)
         return tuple(specs), arrays
 
@@ -443,7 +511,7 @@ def _flatten_outputs(outputs, fn_name):
 
 
 def jit(fn=None, *, target="cpu", options=None, dynamic_batch=False,
-        constants=False, disable=None, donate_argnums=(), **shortcuts):
+        constants=False, disable=None, donate_argnums=(), dynamic=None, **shortcuts):
     """Compiles `fn` with dlc on first call per argument signature.
 
     Usable as ``@dlc.jit``, ``@dlc.jit(dynamic_batch=True)`` or
@@ -470,6 +538,14 @@ def jit(fn=None, *, target="cpu", options=None, dynamic_batch=False,
         argument dynamic, so one compiled version serves every batch size; a
         tuple of argument positions or names restricts this to those
         arguments. Batched arguments must agree on the batch size.
+      dynamic: dimensions beyond the batch that one compiled version serves at
+        every size: ``{argument: {axis: name}}`` (argument by name or
+        position; dimensions of the same name must agree at each call, which
+        checks it and names the dimension when they do not) or
+        ``{argument: (axis, ...)}``. E.g. ``dynamic={"ids": {0: "batch", 1:
+        "seq"}, "mask": {0: "batch", 1: "seq"}}``. Inside the function a
+        dynamic dimension is None in ``x.shape``; ``dlc.dim(x, axis)`` is its
+        run-time size, for reshape, broadcast_to, slicing and ``dlc.arange``.
       constants: for a dlc.nn.Module, bake its parameters into the compiled
         code as constants (graph passes can fold them; a parameter change is
         not seen). By default they are arguments, read from the module at
@@ -523,5 +599,6 @@ def jit(fn=None, *, target="cpu", options=None, dynamic_batch=False,
 
     def wrap(function):
         return JitFunction(function, resolved, dynamic_batch=dynamic_batch,
-                           constants=constants, donate_argnums=donate_argnums)
+                           constants=constants, donate_argnums=donate_argnums,
+                           dynamic=dynamic)
     return wrap(fn) if fn is not None else wrap

@@ -17,7 +17,7 @@ from . import dtypes
 from .errors import DTypeError, ShapeError, TraceError
 from .mlir import ir
 from .mlir.dialects import dl
-from .tracing import Tensor, current_trace, format_location, user_location
+from .tracing import Size, Tensor, current_trace, dim_of, format_location, user_location
 
 __all__ = [
     # elementwise arithmetic and math
@@ -43,6 +43,7 @@ __all__ = [
     # shapes and types
     "reshape", "flatten", "transpose", "squeeze", "expand_dims", "concatenate",
     "split", "pad", "broadcast_to", "take", "gather", "astype", "cast", "asarray",
+    "dim", "arange",
 ]
 
 
@@ -896,22 +897,60 @@ def transpose(x, axes=None):
     return _trace("transpose").emit("dl.transpose", lambda: dl.TransposeOp(x.value, perm))
 
 
-def reshape(x, shape):
-    """Gives `x` a new shape with the same elements in row-major order, like
-    numpy.reshape; one entry may be -1 (``None`` is read as -1, so
-    ``x.reshape(x.shape[0], -1)`` works with a dynamic batch)."""
-    x = _tensor(x, "reshape")
-    if isinstance(shape, numbers.Integral) or shape is None:
+def dim(x, axis):
+    """The size of dimension `axis` of `x`: an int when it is static, a
+    :class:`dlc.Size` (known at run time) when it is dynamic. Sizes combine
+    with ``+ - * //`` and go where reshape, broadcast_to, slicing and arange
+    take a size."""
+    x = _tensor(x, "dim")
+    return dim_of(x, _normalize_axis("dim", axis, x.ndim))
+
+
+def _sizes(op_name, shape):
+    """A shape of ints, -1/None and Sizes as (entries, size operands): each
+    Size becomes a -1 entry with its value as an operand."""
+    if isinstance(shape, (numbers.Integral, Size)) or shape is None:
         shape = (shape,)
-    sizes = []
+    entries, operands = [], []
     for size in shape:
+        if isinstance(size, Size):
+            entries.append(-1)
+            operands.append(size.value)
+            continue
         if size is None:
             size = -1
         if not isinstance(size, numbers.Integral) or isinstance(size, bool):
-            raise TypeError(f"{_where()}: dlc.reshape: sizes must be ints, but got "
-                            f"{tuple(shape)!r}")
-        sizes.append(int(size))
-    return _trace("reshape").emit("dl.reshape", lambda: dl.ReshapeOp(x.value, sizes))
+            raise TypeError(f"{_where()}: dlc.{op_name}: sizes must be ints or "
+                            f"dlc.dim sizes, but got {tuple(shape)!r}")
+        entries.append(int(size))
+    if operands and -1 in [e for e, s in zip(entries, shape) if not isinstance(s, Size)]:
+        raise ValueError(f"{_where()}: dlc.{op_name}: a shape with run-time sizes "
+                         f"(dlc.dim) gives every other size, but got -1 in "
+                         f"{tuple(shape)!r}")
+    return entries, operands
+
+
+def reshape(x, shape):
+    """Gives `x` a new shape with the same elements in row-major order, like
+    numpy.reshape; one entry may be -1 (``None`` is read as -1, so
+    ``x.reshape(x.shape[0], -1)`` works with a dynamic batch). Entries may be
+    run-time sizes (``dlc.dim``): ``x.reshape(dlc.dim(x, 0), dlc.dim(x, 1),
+    12, 64)`` splits the last dimension of a tensor with two dynamic ones."""
+    x = _tensor(x, "reshape")
+    entries, operands = _sizes("reshape", shape)
+    return _trace("reshape").emit("dl.reshape",
+                                  lambda: dl.ReshapeOp(x.value, entries, operands))
+
+
+def arange(n, dtype=np.int64):
+    """0, 1, ..., n - 1 for a run-time size `n` (``dlc.dim``), like
+    numpy.arange; a static `n` gives a constant."""
+    trace = _trace("arange")
+    if not isinstance(n, Size):
+        return trace.constant(np.arange(int(n), dtype=dtype))
+    return trace.emit("dl.iota", lambda: dl.IotaOp(
+        ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()],
+                                dtypes.to_mlir(np.dtype(dtype))), n.value))
 
 
 def flatten(x, start_axis=1):
@@ -921,9 +960,23 @@ def flatten(x, start_axis=1):
     start = _normalize_axis("flatten", start_axis, builtins.max(x.ndim, 1))
     if start == 0:
         return reshape(x, (-1,))
-    # Only the leading dimension can be dynamic, so the merged size is static.
-    merged = int(np.prod(x.shape[start:], dtype=np.int64))
-    return reshape(x, tuple(-1 if d is None else d for d in x.shape[:start]) + (merged,))
+    kept = [dim_of(x, i) for i in range(start)]
+    if None not in x.shape[start:]:
+        merged = int(np.prod(x.shape[start:], dtype=np.int64))
+    else:
+        merged = 1
+        for i in range(start, x.ndim):
+            merged = merged * dim_of(x, i)
+    return _reshape_keeping(x, kept + [merged])
+
+
+def _reshape_keeping(x, shape):
+    """reshape to `shape` (ints and Sizes); with one dynamic entry only, it is
+    a -1 (no size operand), as a dynamic batch always was."""
+    dynamic = [i for i, s in enumerate(shape) if isinstance(s, Size)]
+    if len(dynamic) == 1 and None in x.shape:
+        shape = [-1 if isinstance(s, Size) else s for s in shape]
+    return reshape(x, tuple(shape))
 
 
 def squeeze(x, axis=None):
@@ -937,8 +990,7 @@ def squeeze(x, axis=None):
             if x.shape[a] != 1:
                 raise ShapeError(f"{_where()}: dlc.squeeze: dimension {a} of {x!r} is "
                                  f"not 1")
-    shape = [-1 if d is None else d for i, d in enumerate(x.shape) if i not in axes]
-    return reshape(x, tuple(shape))
+    return _reshape_keeping(x, [dim_of(x, i) for i in range(x.ndim) if i not in axes])
 
 
 def expand_dims(x, axis):
@@ -947,9 +999,9 @@ def expand_dims(x, axis):
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     ndim = x.ndim + len(axes)
     positions = _normalize_axes("expand_dims", axes, ndim)
-    sizes = iter(-1 if d is None else d for d in x.shape)
+    sizes = iter([dim_of(x, i) for i in range(x.ndim)])
     shape = [1 if i in positions else next(sizes) for i in range(ndim)]
-    return reshape(x, tuple(shape))
+    return _reshape_keeping(x, shape)
 
 
 def concatenate(tensors, axis=0):
@@ -991,8 +1043,15 @@ def split(x, indices_or_sections, axis=0):
     return pieces
 
 
-def _slice(x, starts, sizes, strides):
-    return _trace("getitem").emit("dl.slice", lambda: dl.SliceOp(x.value, starts, sizes, strides))
+def _index_constant(value):
+    from .mlir.dialects import arith
+    return arith.ConstantOp(ir.IndexType.get(), int(value))
+
+
+def _slice(x, starts, sizes, strides, dynamic_sizes=()):
+    operands = [s.value for s in dynamic_sizes]
+    return _trace("getitem").emit(
+        "dl.slice", lambda: dl.SliceOp(x.value, starts, sizes, strides, operands))
 
 
 def getitem(x, key):
@@ -1019,45 +1078,77 @@ def getitem(x, key):
         key = key[:at] + (slice(None),) * (x.ndim - consumed) + key[at + 1:]
     else:
         key = key + (slice(None),) * (x.ndim - consumed)
-    starts, sizes, strides, shape = [], [], [], []
+    starts, sizes, strides, dynamic, layout = [], [], [], [], []
     dim = 0
     for k in key:
         if k is None:
-            shape.append(1)
+            layout.append(None)  # a new axis
             continue
         extent = x.shape[dim]
-        if isinstance(k, slice):
-            if extent is None:
-                if k != slice(None) and k != slice(None, None, 1):
-                    raise IndexError(f"{_where()}: the dynamic dimension of {x!r} can "
-                                     f"only be sliced whole (':'), but got {k}")
+        if isinstance(k, slice) and (extent is None or isinstance(k.stop, Size)):
+            # A window of a run-time size: from a static start, forwards.
+            start = 0 if k.start is None else k.start
+            step = 1 if k.step is None else k.step
+            if k == slice(None) or k == slice(None, None, 1):
                 starts.append(0), sizes.append(-1), strides.append(1)
-                shape.append(-1)
+                if extent is not None:  # a whole static dimension
+                    sizes[-1] = extent
+                else:
+                    dynamic.append(("whole", dim))
+            elif not (isinstance(start, numbers.Integral) and start >= 0 and
+                      isinstance(step, numbers.Integral) and step > 0 and
+                      (k.stop is None or isinstance(k.stop, Size) or
+                       isinstance(k.stop, numbers.Integral))):
+                raise IndexError(f"{_where()}: a slice of a dynamic size takes a start "
+                                 f">= 0 and a step > 0, but got {k} for dimension {dim} "
+                                 f"of {x!r}")
             else:
-                start, stop, step = k.indices(extent)
-                count = len(range(start, stop, step))
-                starts.append(start if count else 0), sizes.append(count)
-                strides.append(step)
-                shape.append(count)
+                end = dim_of(x, dim) if k.stop is None else k.stop
+                if isinstance(end, numbers.Integral) and end < 0:
+                    end = dim_of(x, dim) + int(end)
+                count = (end - start + (step - 1)) // step
+                if not isinstance(count, Size):  # a static stop on a dynamic dimension
+                    count = builtins.max(count, 0)
+                    count = _trace("getitem").size(lambda c=count: _index_constant(c))
+                starts.append(int(start)), sizes.append(-1), strides.append(int(step))
+                dynamic.append(("window", count))
+            layout.append(dim)
+        elif isinstance(k, slice):
+            start, stop, step = k.indices(extent)
+            count = len(range(start, stop, step))
+            starts.append(start if count else 0), sizes.append(count)
+            strides.append(step)
+            layout.append(dim)
         elif isinstance(k, numbers.Integral) and not isinstance(k, bool):
             if extent is None:
-                raise IndexError(f"{_where()}: cannot index the dynamic dimension of "
-                                 f"{x!r} with an integer")
-            if not -extent <= k < extent:
-                raise IndexError(f"{_where()}: index {k} is out of bounds for "
-                                 f"dimension {dim} of {x!r}")
-            starts.append(int(k) % extent), sizes.append(1), strides.append(1)
+                if k < 0:
+                    raise IndexError(f"{_where()}: cannot index the dynamic dimension "
+                                     f"{dim} of {x!r} from its end ({k})")
+                # The caller's promise: the dimension has more than k elements.
+                starts.append(int(k)), sizes.append(1), strides.append(1)
+            else:
+                if not -extent <= k < extent:
+                    raise IndexError(f"{_where()}: index {k} is out of bounds for "
+                                     f"dimension {dim} of {x!r}")
+                starts.append(int(k) % extent), sizes.append(1), strides.append(1)
         else:
             raise IndexError(f"{_where()}: dlc supports ints, slices, None and ... as "
                              f"indices, but got {k!r}; use dlc.take for index arrays")
         dim += 1
     result = x
-    if builtins.any(s != 0 for s in starts) or builtins.any(
+    windows = builtins.any(kind == "window" for kind, _ in dynamic)
+    if windows or builtins.any(s != 0 for s in starts) or builtins.any(
             size != -1 and size != extent for size, extent in zip(sizes, x.shape)) or \
             builtins.any(s != 1 for s in strides):
-        result = _slice(x, starts, sizes, strides)
-    if tuple(shape) != tuple(-1 if d is None else d for d in result.shape):
-        result = reshape(result, tuple(shape))
+        # With a window of a run-time size, every -1 takes a size operand (a
+        # whole dynamic dimension its own size).
+        operands = [size if kind == "window" else dim_of(x, size)
+                    for kind, size in dynamic] if windows else []
+        result = _slice(x, starts, sizes, strides, operands)
+    shape = [1 if d is None else dim_of(result, d) for d in layout]
+    if len(shape) != result.ndim or builtins.any(
+            not isinstance(a, Size) and a != b for a, b in zip(shape, result.shape)):
+        result = _reshape_keeping(result, shape)
     return result
 
 
@@ -1118,13 +1209,23 @@ def _pad_by_copies(x, widths, mode):
 
 
 def broadcast_to(x, shape):
-    """numpy.broadcast_to; the first entry may be -1 or None to keep a dynamic
-    leading dimension."""
+    """numpy.broadcast_to; an entry of -1 or None keeps the input's dimension
+    there (a dynamic one stays dynamic), and run-time sizes (``dlc.dim``) give
+    dynamic dimensions that size-1 dimensions broadcast to."""
     x = _tensor(x, "broadcast_to")
-    shape = [-1 if d is None else int(d) for d in (shape if isinstance(shape, (tuple, list))
-                                                   else (shape,))]
-    return _trace("broadcast_to").emit("dl.broadcast_to",
-                                       lambda: dl.BroadcastToOp(x.value, shape))
+    shape = shape if isinstance(shape, (tuple, list)) else (shape,)
+    if builtins.any(isinstance(d, Size) for d in shape):
+        # With run-time sizes every dynamic entry is one; a kept dimension
+        # takes its size from the input.
+        offset = len(shape) - x.ndim
+        shape = [dim_of(x, i - offset) if (d is None or (not isinstance(d, Size) and d == -1))
+                 and i >= offset else d for i, d in enumerate(shape)]
+        entries, operands = _sizes("broadcast_to", [d if isinstance(d, Size) or d is None
+                                                     else int(d) for d in shape])
+    else:
+        entries, operands = [-1 if d is None else int(d) for d in shape], []
+    return _trace("broadcast_to").emit(
+        "dl.broadcast_to", lambda: dl.BroadcastToOp(x.value, entries, operands))
 
 
 def take(x, indices, axis=0):

@@ -21,7 +21,9 @@ from .tracing import Tensor
 @dataclass(frozen=True)
 class ArgSpec:
     """What a compiled function accepts at one argument position. `shape` has
-    None for the dynamic (batch) dimension. `static` holds the value of a
+    None for each dynamic dimension, and `dims` names them (None where static;
+    dimensions of the same name must agree at a call; without names, a
+    dynamic leading dimension is "batch"). `static` holds the value of a
     static argument (Python scalar, string, None or tuple of those), which is
     a compile-time constant."""
 
@@ -29,6 +31,13 @@ class ArgSpec:
     shape: tuple = None
     dtype: np.dtype = None
     static: object = None
+    dims: tuple = None
+
+    def dim_name(self, axis):
+        """The name of dynamic dimension `axis`."""
+        if self.dims is not None and self.dims[axis] is not None:
+            return self.dims[axis]
+        return "batch" if axis == 0 else f"{self.name}.{axis}"
 
     @property
     def is_static(self):
@@ -38,6 +47,21 @@ class ArgSpec:
         if self.is_static:
             return f"the constant {self.static!r}"
         return dtypes.format_type(self.shape, self.dtype)
+
+
+def check_dynamic_dim(seen, name, size, arg, axis):
+    """Records that dynamic dimension `name` is `size` in argument `arg`; a
+    ShapeError naming the dimension when another argument gave it another
+    size."""
+    first = seen.setdefault(name, (size, arg, axis))
+    if first[0] == size:
+        return
+    if name == "batch" and axis == 0 and first[2] == 0:
+        raise ShapeError(f"batched arguments disagree on the batch size: {first[1]!r} "
+                         f"has {first[0]} and {arg!r} has {size}")
+    raise ShapeError(f"arguments disagree on dynamic dimension {name!r}: it is "
+                     f"{first[0]} in {first[1]!r} (axis {first[2]}) and {size} in "
+                     f"{arg!r} (axis {axis})")
 
 
 def _describe_array(array):
@@ -289,7 +313,7 @@ class Compiled:
             names = ", ".join(s.name for s in user_specs)
             raise ArityError(f"compiled function takes {len(user_specs)} arguments "
                              f"({names}), but got {len(args) - parameters}")
-        arrays, batch_size, batch_arg = [], None, None
+        arrays, seen = [], {}
         for spec, value in zip(specs, args):
             if spec.is_static:
                 if value != spec.static or type(value) is not type(spec.static):
@@ -306,14 +330,10 @@ class Compiled:
                     e is not None and e != g for e, g in zip(spec.shape, array.shape)):
                 raise ShapeError(f"argument {spec.name!r}: expected {spec.describe()}, "
                                  f"but got {_describe_array(array)}")
-            if spec.shape and spec.shape[0] is None:
-                if batch_size is None:
-                    batch_size, batch_arg = array.shape[0], spec.name
-                elif array.shape[0] != batch_size:
-                    raise ShapeError(
-                        f"batched arguments disagree on the batch size: "
-                        f"{batch_arg!r} has {batch_size} and {spec.name!r} has "
-                        f"{array.shape[0]}")
+            for axis, expected in enumerate(spec.shape):
+                if expected is None:
+                    check_dynamic_dim(seen, spec.dim_name(axis), array.shape[axis],
+                                      spec.name, axis)
             arrays.append(array)
         return arrays
 

@@ -15,7 +15,7 @@ import numpy as np
 from . import dtypes
 from .errors import DTypeError, ShapeError, TraceError
 from .mlir import ir
-from .mlir.dialects import dl, func
+from .mlir.dialects import arith, dl, func, tensor
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _state = threading.local()
@@ -162,6 +162,13 @@ class Trace:
                 raise _diagnostic_error(op_name, location, error) from None
         return Tensor(op.result, self)
 
+    def size(self, build):
+        """Runs ``build()`` (which creates one op of `index` result) at the
+        user's location: a :class:`Size`."""
+        with self.ctx, self._loc(user_location()), ir.InsertionPoint(self.block):
+            op = build()
+            return Size(op.result if hasattr(op, "result") else op, self)
+
     def constant(self, array):
         """A dl.constant holding a numpy array (or scalar)."""
         array = np.require(array, requirements=["C_CONTIGUOUS"])
@@ -205,11 +212,101 @@ def _diagnostic_error(op_name, location, error):
     return kind(f"{format_location(location)}: {text}")
 
 
+class Size:
+    """A size known at run time only: a dynamic dimension (``dlc.dim(x, i)``)
+    or integer arithmetic on such sizes and ints (``+ - * //``). It is what
+    reshape, broadcast_to, slicing and arange take where a size is dynamic:
+    ``x.reshape(dlc.dim(x, 0), dlc.dim(x, 1), 12, 64)``."""
+
+    __slots__ = ("_value", "_trace")
+
+    def __init__(self, value, trace):
+        self._value = value
+        self._trace = trace
+
+    @property
+    def value(self):
+        if self._trace is not current_trace():
+            raise TraceError(f"{format_location(user_location())}: a dlc.Size exists "
+                             f"only inside the trace that made it")
+        return self._value
+
+    def __repr__(self):
+        return "Size(?)"
+
+    def _index(self, other):
+        if isinstance(other, Size):
+            return other.value
+        if isinstance(other, (int, np.integer)) and not isinstance(other, bool):
+            return self._trace.size(lambda: arith.ConstantOp(
+                ir.IndexType.get(), int(other)))._value
+        return None
+
+    def _binary(self, other, op, reverse=False):
+        rhs = self._index(other)
+        if rhs is None:
+            return NotImplemented
+        lhs = self.value
+        if reverse:  # noqa: SIM108
+            lhs, rhs = rhs, lhs
+        return self._trace.size(lambda: op(lhs, rhs))
+
+    def __add__(self, other):
+        return self._binary(other, arith.AddIOp)
+
+    def __radd__(self, other):
+        return self._binary(other, arith.AddIOp, True)
+
+    def __sub__(self, other):
+        return self._binary(other, arith.SubIOp)
+
+    def __rsub__(self, other):
+        return self._binary(other, arith.SubIOp, True)
+
+    def __mul__(self, other):
+        return self._binary(other, arith.MulIOp)
+
+    def __rmul__(self, other):
+        return self._binary(other, arith.MulIOp, True)
+
+    def __floordiv__(self, other):
+        return self._binary(other, arith.FloorDivSIOp)
+
+    def __rfloordiv__(self, other):
+        return self._binary(other, arith.FloorDivSIOp, True)
+
+    def __bool__(self):
+        raise TraceError(f"{format_location(user_location())}: a dynamic size is not "
+                         f"known at trace time; it cannot decide Python control flow")
+
+    def __index__(self):
+        raise TraceError(f"{format_location(user_location())}: a dynamic size is not "
+                         f"known at trace time; it is not a Python int")
+
+    __hash__ = object.__hash__
+
+
+def dim_of(tensor, axis):
+    """The size of dimension `axis` of a traced tensor: an int when static,
+    a :class:`Size` when dynamic."""
+    size = tensor.shape[axis]
+    if size is not None:
+        return size
+    trace = tensor._trace
+    value = tensor.value
+    return trace.size(lambda: tensor_dim(value, axis))
+
+
+def tensor_dim(value, axis):
+    index = arith.ConstantOp(ir.IndexType.get(), axis)
+    return tensor.DimOp(value, index.result)
+
+
 class Tensor:
     """A traced tensor: the abstract value a dlc.jit function computes on.
 
-    ``shape`` is a tuple of ints, with ``None`` for the dynamic (batch)
-    dimension; ``dtype`` is a numpy dtype. Python operators build dl ops:
+    ``shape`` is a tuple of ints, with ``None`` for each dynamic dimension
+    (``dlc.dim`` reads its run-time :class:`Size`); ``dtype`` is a numpy dtype. Python operators build dl ops:
     dlc.ops installs them (+ - * / ** @, comparisons, indexing, ``.T``,
     ``.reshape``, ``.astype``), so that this module never imports the ops.
     """

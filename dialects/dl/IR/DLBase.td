@@ -56,32 +56,25 @@ class DL_TensorOf<string pred, string desc>
     : Type<CPred<pred>, desc, "::mlir::RankedTensorType">;
 
 def DL_Tensor : DL_TensorOf<"::mlir::dl::isDLTensor($_self)",
-    "ranked tensor of f16, bf16, f32, f64, i1, i8, i16, i32 or i64 values with "
-    "static dimensions except an optionally dynamic leading one">;
+    "ranked tensor of f16, bf16, f32, f64, i1, i8, i16, i32 or i64 values">;
 
 def DL_NumericTensor : DL_TensorOf<"::mlir::dl::isDLNumericTensor($_self)",
-    "ranked tensor of f16, bf16, f32, f64, i8, i16, i32 or i64 values with "
-    "static dimensions except an optionally dynamic leading one">;
+    "ranked tensor of f16, bf16, f32, f64, i8, i16, i32 or i64 values">;
 
 def DL_FloatTensor : DL_TensorOf<"::mlir::dl::isDLFloatTensor($_self)",
-    "ranked tensor of f16, bf16, f32 or f64 values with static dimensions "
-    "except an optionally dynamic leading one">;
+    "ranked tensor of f16, bf16, f32 or f64 values">;
 
 def DL_BoolTensor : DL_TensorOf<"::mlir::dl::isDLTensorOfIntegers($_self, {1})",
-    "ranked tensor of i1 (bool) values with static dimensions except an "
-    "optionally dynamic leading one">;
+    "ranked tensor of i1 (bool) values">;
 
 def DL_IntegerTensor : DL_TensorOf<
     "::mlir::dl::isDLTensorOfIntegers($_self, {1, 8, 16, 32, 64})",
-    "ranked tensor of i1 (bool), i8, i16, i32 or i64 values with static "
-    "dimensions except an optionally dynamic leading one">;
+    "ranked tensor of i1 (bool), i8, i16, i32 or i64 values">;
 
 def DL_I64Tensor : DL_TensorOf<"::mlir::dl::isDLTensorOfIntegers($_self, {64})",
-    "ranked tensor of i64 values with static dimensions except an optionally "
-    "dynamic leading one">;
+    "ranked tensor of i64 values">;
 
 def DL_IndexTensor : DL_TensorOf<"::mlir::dl::isDLTensorOfIntegers($_self, {32, 64})",
-    "ranked tensor of i32 or i64 values with static dimensions except an "
-    "optionally dynamic leading one">;
+    "ranked tensor of i32 or i64 values">;
 
 #endif // DL_BASE_TD

@@ -10,8 +10,8 @@
 
 namespace mlir::dl {
 
-/// True for a ranked tensor of a dl element type whose dimensions are static
-/// except possibly the leading one.
+/// True for a ranked tensor of a dl element type (any dimension may be
+/// dynamic).
 bool isDLTensor(Type type);
 /// isDLTensor, and the element type is a float or an integer wider than i1.
 bool isDLNumericTensor(Type type);

@@ -517,23 +517,44 @@ def DL_TransposeOp : DL_InferredOp<"transpose"> {
 def DL_ReshapeOp : DL_InferredOp<"reshape"> {
   let summary = "Changes the shape, keeping the elements in row-major order";
   let description = [{
-    `shape` is the new shape like numpy's `reshape`: at most one entry is -1,
-    standing for the size that makes the element counts match; the others are
-    non-negative. When the input has a dynamic leading dimension, `shape` must
-    hold a -1, which becomes the result's dynamic dimension and must be the
-    first entry; the static part of the input's size must then be a multiple of
-    the static part of the new shape, so that the -1 is whole for every batch
-    size.
+    `shape` is the new shape like numpy's `reshape`: its entries are sizes
+    (non-negative) or -1.
+
+    Without `sizes` operands at most one entry is -1, standing for the size
+    that makes the element counts match. When the input has dynamic
+    dimensions, the -1 (which must be there) becomes the result's one dynamic
+    dimension; the static part of the input's size must then be a multiple of
+    the static part of the new shape, so that the -1 is whole for every size
+    the dynamic dimensions take.
+
+    With `sizes` operands (one `index` per -1 entry, in order), every -1 is a
+    dynamic dimension of that size: how a dimension of a run-time size is
+    split or kept (`[?, ?, 768]` into `[?, ?, 12, 64]`). The element counts
+    must match at run time, which the producer guarantees (the frontends read
+    the sizes from the input's dimensions).
 
     ```mlir
     %r = dl.reshape %x shape = [-1, 12] : tensor<?x3x4xf32> -> tensor<?x12xf32>
+    %h = dl.reshape %y shape = [-1, -1, 12, 64] sizes(%b, %s)
+           : tensor<?x?x768xf32> -> tensor<?x?x12x64xf32>
     ```
   }];
-  let arguments = (ins DL_Tensor:$input, DenseI64ArrayAttr:$shape);
+  let arguments = (ins DL_Tensor:$input, DenseI64ArrayAttr:$shape,
+                       Variadic<Index>:$sizes);
   let results = (outs DL_Tensor:$result);
   let assemblyFormat = [{
-    $input `shape` `=` $shape attr-dict `:` type($input) `->` type($result)
+    $input `shape` `=` $shape (`sizes` `(` $sizes^ `)`)? attr-dict `:`
+    type($input) `->` type($result)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::llvm::ArrayRef<int64_t>":$shape), [{
+      build($_builder, $_state, input, shape, ::mlir::ValueRange{});
+    }]>,
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input,
+                   "::mlir::DenseI64ArrayAttr":$shape), [{
+      build($_builder, $_state, result, input, shape, ::mlir::ValueRange{});
+    }]>
+  ];
   let hasFolder = 1;
   let hasCanonicalizer = 1;
 }
@@ -542,14 +563,33 @@ def DL_BroadcastToOp : DL_InferredOp<"broadcast_to"> {
   let summary = "Broadcasts to a shape, like numpy.broadcast_to";
   let description = [{
     `shape` is the result shape; the input broadcasts to it by numpy's rules.
-    Its first entry may be -1 when the input has a dynamic leading dimension
-    of the same rank: that dimension stays dynamic.
+    An entry of -1 keeps the input's dimension aligned with it (like
+    `torch.Tensor.expand`), dynamic or not; with `sizes` operands (one
+    `index` per -1 entry, in order) every -1 is instead a dynamic dimension of
+    that size, to which an input dimension of 1 broadcasts (a dynamic input
+    dimension there must have that size).
+
+    ```mlir
+    %b = dl.broadcast_to %x shape = [-1, -1] sizes(%n, %s)
+           : tensor<1x?xi64> -> tensor<?x?xi64>
+    ```
   }];
-  let arguments = (ins DL_Tensor:$input, DenseI64ArrayAttr:$shape);
+  let arguments = (ins DL_Tensor:$input, DenseI64ArrayAttr:$shape,
+                       Variadic<Index>:$sizes);
   let results = (outs DL_Tensor:$result);
   let assemblyFormat = [{
-    $input `shape` `=` $shape attr-dict `:` type($input) `->` type($result)
+    $input `shape` `=` $shape (`sizes` `(` $sizes^ `)`)? attr-dict `:`
+    type($input) `->` type($result)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::llvm::ArrayRef<int64_t>":$shape), [{
+      build($_builder, $_state, input, shape, ::mlir::ValueRange{});
+    }]>,
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input,
+                   "::mlir::DenseI64ArrayAttr":$shape), [{
+      build($_builder, $_state, result, input, shape, ::mlir::ValueRange{});
+    }]>
+  ];
   let hasFolder = 1;
 }
 
@@ -558,23 +598,58 @@ def DL_SliceOp : DL_InferredOp<"slice"> {
   let description = [{
     For each dimension `d`, the result takes `sizes[d]` elements starting at
     `starts[d]` and stepping by `strides[d]` (non-zero; negative steps walk
-    backwards). Every index read must lie in the dimension. On a dynamic
-    dimension the only slice is the whole dimension: start 0, stride 1 and
-    size -1.
+    backwards). Every index read must lie in the dimension: on a dynamic
+    dimension, a static window is the caller's promise that the dimension is
+    large enough.
+
+    A size of -1 is a dynamic result dimension. Without `dynamic_sizes`
+    operands it takes the whole (dynamic) input dimension: start 0, stride 1.
+    With them (one `index` per -1 entry, in order; the stride positive), it
+    takes at most that many elements, as many as the dimension holds from the
+    start on (Python's slicing: `x[:, :n]` of a shorter row is the row).
 
     ```mlir
     %s = dl.slice %x starts = [0, 1] sizes = [-1, 3] strides = [1, 2]
            : tensor<?x8xf32> -> tensor<?x3xf32>
+    %p = dl.slice %ids starts = [0, 0] sizes = [1, -1] strides = [1, 1]
+           dynamic_sizes(%n) : tensor<1x512xi64> -> tensor<1x?xi64>
     ```
   }];
   let arguments = (ins DL_Tensor:$input, DenseI64ArrayAttr:$starts,
-                       DenseI64ArrayAttr:$sizes, DenseI64ArrayAttr:$strides);
+                       DenseI64ArrayAttr:$sizes, DenseI64ArrayAttr:$strides,
+                       Variadic<Index>:$dynamic_sizes);
   let results = (outs DL_Tensor:$result);
   let assemblyFormat = [{
     $input `starts` `=` $starts `sizes` `=` $sizes `strides` `=` $strides
-    attr-dict `:` type($input) `->` type($result)
+    (`dynamic_sizes` `(` $dynamic_sizes^ `)`)? attr-dict `:` type($input)
+    `->` type($result)
   }];
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::llvm::ArrayRef<int64_t>":$starts,
+                   "::llvm::ArrayRef<int64_t>":$sizes,
+                   "::llvm::ArrayRef<int64_t>":$strides), [{
+      build($_builder, $_state, input, starts, sizes, strides,
+            ::mlir::ValueRange{});
+    }]>
+  ];
   let hasFolder = 1;
+}
+
+def DL_IotaOp : DL_Op<"iota", [Pure]> {
+  let summary = "0, 1, ..., n - 1: numpy.arange of a run-time length";
+  let description = [{
+    A 1-D tensor of `n` elements counting from 0, of the result's element
+    type: `arange` when its length is a dynamic dimension (a static one is a
+    constant). `n` must not be negative.
+
+    ```mlir
+    %positions = dl.iota %s : tensor<?xi64>
+    ```
+  }];
+  let arguments = (ins Index:$size);
+  let results = (outs DL_NumericTensor:$result);
+  let assemblyFormat = "$size attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 def DL_ConcatOp : DL_InferredOp<"concat"> {

@@ -73,6 +73,13 @@ AffineMap lowering::broadcastReadMap(MLIRContext *ctx, int64_t numLoops,
 Value lowering::buildElementwise(OpBuilder &b, Location loc,
                                  RankedTensorType resultType, ValueRange inputs,
                                  BodyBuilder body) {
+  return buildElementwise(b, loc, resultType, inputs, body,
+                          alignedDynamicSizes(b, loc, resultType, inputs));
+}
+
+Value lowering::buildElementwise(OpBuilder &b, Location loc,
+                                 RankedTensorType resultType, ValueRange inputs,
+                                 BodyBuilder body, ValueRange dynamicSizes) {
   MLIRContext *ctx = b.getContext();
   int64_t rank = resultType.getRank();
   SmallVector<AffineMap> maps;
@@ -81,8 +88,7 @@ Value lowering::buildElementwise(OpBuilder &b, Location loc,
         ctx, rank, cast<RankedTensorType>(input.getType()).getShape(),
         resultType.getShape()));
   maps.push_back(AffineMap::getMultiDimIdentityMap(rank, ctx));
-  Value init = emptyTensor(b, loc, resultType,
-                           alignedDynamicSizes(b, loc, resultType, inputs));
+  Value init = emptyTensor(b, loc, resultType, dynamicSizes);
   SmallVector<utils::IteratorType> iterators(rank,
                                              utils::IteratorType::parallel);
   auto generic = linalg::GenericOp::create(

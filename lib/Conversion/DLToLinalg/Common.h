@@ -60,6 +60,10 @@ AffineMap broadcastReadMap(MLIRContext *ctx, int64_t numLoops,
 /// to the result element.
 Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
                        ValueRange inputs, BodyBuilder body);
+/// The same, with the result's dynamic sizes given.
+Value buildElementwise(OpBuilder &b, Location loc, RankedTensorType resultType,
+                       ValueRange inputs, BodyBuilder body,
+                       ValueRange dynamicSizes);
 
 /// `tensor` with its elements converted to `elementType` (floats only; a
 /// no-op when already of that type).

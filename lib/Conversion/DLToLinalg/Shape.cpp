@@ -3,15 +3,22 @@
 // - transpose: linalg.transpose;
 // - reshape: tensor.collapse_shape to 1-D and tensor.expand_shape to the new
 //   shape (row-major order makes every reshape "flatten, then unflatten"; both
-//   bufferize to views, no copy);
+//   bufferize to views, no copy), the size operands as its output shape;
 // - broadcast_to: a broadcasting linalg.generic;
 // - slice: tensor.extract_slice (a view) when every stride is positive, else a
-//   linalg.generic reading `start + stride * i`;
+//   linalg.generic reading `start + stride * i`; a run-time size is clamped to
+//   what the dimension holds;
 // - concat: tensor.insert_slice of each input into a tensor.empty;
 // - pad: tensor.pad with a constant;
 // - gather: a linalg.generic over the result that reads each index, wraps it
 //   when negative, clamps it into the dimension (never an out-of-bounds read)
-//   and extracts the element.
+//   and extracts the element;
+// - iota: a linalg.generic of linalg.index;
+// - tensor.dim of a dl tensor (a run-time size): the same on its storage.
+//
+// Any dimension may be dynamic; sizes come from tensor.dim of the operand
+// they mirror, or from the ops' size operands (reshape, broadcast_to,
+// slice).
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,10 +40,10 @@ struct TransposeLowering : OpConversionPattern<TransposeOp> {
     Location loc = op.getLoc();
     auto resultType = storageType(*getTypeConverter(), op.getType());
     SmallVector<Value> dynamicSizes;
-    // Only the leading dimension can be dynamic, and it stays in front.
-    if (resultType.getRank() > 0 && resultType.isDynamicDim(0))
-      dynamicSizes.push_back(
-          tensor::DimOp::create(rewriter, loc, adaptor.getInput(), 0));
+    for (auto [dim, from] : llvm::enumerate(op.getPermutation()))
+      if (resultType.isDynamicDim(dim))
+        dynamicSizes.push_back(
+            tensor::DimOp::create(rewriter, loc, adaptor.getInput(), from));
     Value init = emptyTensor(rewriter, loc, resultType, dynamicSizes);
     auto transpose = linalg::TransposeOp::create(rewriter, loc, adaptor.getInput(),
                                                  init, op.getPermutation());
@@ -67,14 +74,42 @@ struct ReshapeLowering : OpConversionPattern<ReshapeOp> {
       value = tensor::CollapseShapeOp::create(rewriter, loc, value,
                                               ArrayRef<ReassociationIndices>{all});
     }
+    ValueRange sizes = adaptor.getSizes();
     if (resultType.getRank() == 0) {
       value = tensor::CollapseShapeOp::create(rewriter, loc, resultType, value,
                                               ArrayRef<ReassociationIndices>{});
+    } else if (resultType.getRank() > 1 && resultType.getNumDynamicDims() > 1) {
+      // Several run-time sizes: memref's expand_shape takes one dynamic size
+      // per group, so a shape tensor gives them all (tensor.reshape, a view
+      // of the row-major input).
+      SmallVector<Value> dims;
+      auto next = sizes.begin();
+      for (int64_t size : resultType.getShape())
+        dims.push_back(ShapedType::isDynamic(size)
+                           ? *next++
+                           : arith::ConstantIndexOp::create(rewriter, loc, size)
+                                 .getResult());
+      Value shape = tensor::FromElementsOp::create(
+          rewriter, loc,
+          RankedTensorType::get({resultType.getRank()}, rewriter.getIndexType()),
+          dims);
+      value = tensor::ReshapeOp::create(rewriter, loc, resultType, value, shape);
+    } else if (resultType.getRank() > 1 && !sizes.empty()) {
+      // One run-time size: expand_shape infers it from the element count.
+      ReassociationIndices all =
+          llvm::to_vector(llvm::seq<int64_t>(0, resultType.getRank()));
+      value = tensor::ExpandShapeOp::create(
+          rewriter, loc, resultType.clone(resultType.getShape()), value,
+          ArrayRef<ReassociationIndices>{all});
     } else if (resultType.getRank() > 1) {
       ReassociationIndices all =
           llvm::to_vector(llvm::seq<int64_t>(0, resultType.getRank()));
       value = tensor::ExpandShapeOp::create(rewriter, loc, resultType, value,
                                             ArrayRef<ReassociationIndices>{all});
+    } else if (resultType.isDynamicDim(0) && !sizes.empty()) {
+      // 1-D: the flattened input already has the size; the operand only
+      // restates it.
+      value = tensor::CastOp::create(rewriter, loc, resultType, value);
     }
     rewriter.replaceOp(op, value);
     return success();
@@ -86,10 +121,14 @@ struct BroadcastToLowering : OpConversionPattern<BroadcastToOp> {
   LogicalResult
   matchAndRewrite(BroadcastToOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    Value result = buildElementwise(
-        rewriter, op.getLoc(), storageType(*getTypeConverter(), op.getType()),
-        {adaptor.getInput()},
-        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+    auto copy = [](OpBuilder &, Location, ValueRange args) { return args[0]; };
+    RankedTensorType resultType = storageType(*getTypeConverter(), op.getType());
+    Value result =
+        adaptor.getSizes().empty()
+            ? buildElementwise(rewriter, op.getLoc(), resultType,
+                               {adaptor.getInput()}, copy)
+            : buildElementwise(rewriter, op.getLoc(), resultType,
+                               {adaptor.getInput()}, copy, adaptor.getSizes());
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -107,24 +146,38 @@ struct SliceLowering : OpConversionPattern<SliceOp> {
     int64_t rank = resultType.getRank();
     // An empty result reads nothing (its offsets may not even be inside an
     // empty input: x[:, 1:] of a 0x3 tensor).
-    if (llvm::is_contained(resultType.getShape(), 0)) {
-      rewriter.replaceOp(
-          op, emptyTensor(rewriter, loc, resultType,
-                          alignedDynamicSizes(rewriter, loc, resultType,
-                                              {input})));
+    if (llvm::is_contained(resultType.getShape(), 0) &&
+        resultType.hasStaticShape()) {
+      rewriter.replaceOp(op, emptyTensor(rewriter, loc, resultType, {}));
       return success();
     }
     // The elements read, as a slice with positive steps: along a dimension
     // read backwards, from the last element read (the lowest index) up.
     SmallVector<OpFoldResult> offsets, sizes, steps;
+    auto nextSize = adaptor.getDynamicSizes().begin();
+    bool given = !adaptor.getDynamicSizes().empty();
     for (int64_t dim = 0; dim < rank; ++dim) {
       int64_t stride = strides[dim];
       if (resultType.isDynamicDim(dim)) {
-        // Only the leading (batch) dimension is dynamic; dl.slice reads it
-        // whole, forwards.
+        // Read forwards: the whole dimension, or at most the given count,
+        // as many as there are from the start on (never out of bounds).
+        Value extent = tensor::DimOp::create(rewriter, loc, input, dim);
+        Value size = extent;
+        if (given) {
+          Value start = arith::ConstantIndexOp::create(rewriter, loc, starts[dim]);
+          Value step = arith::ConstantIndexOp::create(rewriter, loc, stride);
+          Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+          Value left = arith::MaxSIOp::create(
+              rewriter, loc, arith::SubIOp::create(rewriter, loc, extent, start),
+              zero);
+          Value available = arith::CeilDivSIOp::create(rewriter, loc, left, step);
+          size = arith::MaxSIOp::create(
+              rewriter, loc,
+              arith::MinSIOp::create(rewriter, loc, *nextSize++, available),
+              zero);
+        }
         offsets.push_back(rewriter.getIndexAttr(starts[dim]));
-        sizes.push_back(
-            tensor::DimOp::create(rewriter, loc, input, dim).getResult());
+        sizes.push_back(size);
         steps.push_back(rewriter.getIndexAttr(stride));
         continue;
       }
@@ -153,7 +206,7 @@ struct SliceLowering : OpConversionPattern<SliceOp> {
                                 d);
     }
     Value init = emptyTensor(rewriter, loc, resultType,
-                             alignedDynamicSizes(rewriter, loc, resultType, {input}));
+                             dynamicSizesOf(rewriter, loc, slice));
     auto generic = linalg::GenericOp::create(
         rewriter, loc, resultType, ValueRange{slice}, ValueRange{init},
         ArrayRef<AffineMap>{AffineMap::get(rank, 0, exprs, ctx),
@@ -262,11 +315,22 @@ struct GatherLowering : OpConversionPattern<GatherOp> {
     int64_t axis = op.getAxis(), rank = resultType.getRank();
     int64_t indicesRank = indicesType.getRank();
 
+    // Result dimension d is input dimension d before the axis, indices
+    // dimension d - axis within the indices' span, input dimension
+    // d - indicesRank + 1 after it.
     SmallVector<Value> dynamicSizes;
-    if (resultType.getRank() > 0 && resultType.isDynamicDim(0))
-      dynamicSizes.push_back(
-          axis == 0 ? tensor::DimOp::create(rewriter, loc, indices, 0)
-                    : tensor::DimOp::create(rewriter, loc, input, 0));
+    for (int64_t dim = 0; dim < rank; ++dim) {
+      if (!resultType.isDynamicDim(dim))
+        continue;
+      if (dim < axis)
+        dynamicSizes.push_back(tensor::DimOp::create(rewriter, loc, input, dim));
+      else if (dim < axis + indicesRank)
+        dynamicSizes.push_back(
+            tensor::DimOp::create(rewriter, loc, indices, dim - axis));
+      else
+        dynamicSizes.push_back(tensor::DimOp::create(
+            rewriter, loc, input, dim - indicesRank + 1));
+    }
     Value extent = tensor::DimOp::create(rewriter, loc, input, axis);
     Value init = emptyTensor(rewriter, loc, resultType, dynamicSizes);
     SmallVector<AffineExpr> indexExprs;
@@ -306,11 +370,59 @@ struct GatherLowering : OpConversionPattern<GatherOp> {
   }
 };
 
+struct IotaLowering : OpConversionPattern<IotaOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(IotaOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType resultType = storageType(*getTypeConverter(), op.getType());
+    SmallVector<Value> dynamicSizes;
+    if (resultType.isDynamicDim(0))
+      dynamicSizes.push_back(adaptor.getSize());
+    Value init = emptyTensor(rewriter, loc, resultType, dynamicSizes);
+    Type elementType = resultType.getElementType();
+    MLIRContext *ctx = rewriter.getContext();
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, resultType, ValueRange{}, ValueRange{init},
+        ArrayRef<AffineMap>{AffineMap::getMultiDimIdentityMap(1, ctx)},
+        SmallVector<utils::IteratorType>{utils::IteratorType::parallel},
+        [&](OpBuilder &b, Location l, ValueRange) {
+          Value index = linalg::IndexOp::create(b, l, 0);
+          Value asInt = arith::IndexCastOp::create(b, l, b.getI64Type(), index);
+          Value value;
+          if (isFloat(elementType))
+            value = arith::SIToFPOp::create(b, l, elementType, asInt);
+          else if (elementType.getIntOrFloatBitWidth() < 64)
+            value = arith::TruncIOp::create(b, l, elementType, asInt);
+          else
+            value = asInt;
+          linalg::YieldOp::create(b, l, value);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
+/// tensor.dim reads the size of a dl tensor (the frontends' run-time sizes);
+/// it follows its operand to the storage type (bool tensors become i8).
+struct TensorDimLowering : OpConversionPattern<tensor::DimOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tensor::DimOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<tensor::DimOp>(op, adaptor.getSource(),
+                                               adaptor.getIndex());
+    return success();
+  }
+};
+
 } // namespace
 
 void lowering::populateShapePatterns(const TypeConverter &converter,
                                      RewritePatternSet &patterns) {
   patterns.add<TransposeLowering, ReshapeLowering, BroadcastToLowering,
-               SliceLowering, ConcatLowering, PadLowering, GatherLowering>(
+               SliceLowering, ConcatLowering, PadLowering, GatherLowering,
+               IotaLowering, TensorDimLowering>(
       converter, patterns.getContext());
 }

@@ -77,6 +77,11 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
             tensor::DimOp::create(rewriter, loc, lhs, lhsType.getRank() - 2));
         continue;
       }
+      if (dim == rank - 1) { // N comes from rhs (lhs's last dimension is K)
+        dynamicSizes.push_back(
+            tensor::DimOp::create(rewriter, loc, rhs, rhsType.getRank() - 1));
+        continue;
+      }
       for (auto [operand, type] :
            {std::pair{lhs, lhsType}, std::pair{rhs, rhsType}}) {
         int64_t operandDim = dim - (rank - type.getRank());

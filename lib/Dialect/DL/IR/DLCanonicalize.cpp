@@ -2,7 +2,8 @@
 //
 // Rewrites that create ops (the folders in DLFolds.cpp only return existing
 // values or attributes):
-// - reshape(reshape(x)) -> reshape(x): the inner reshape is skipped;
+// - reshape(reshape(x)) -> reshape(x): the inner reshape is skipped (kept
+//   when only it knows the run-time sizes);
 // - transpose(a) @ transpose(b) -> transpose(b @ a) when both transposes swap
 //   the two matrix dimensions, feed only this matmul, and the one transpose
 //   of the M x N result moves fewer elements than the two of the operands
@@ -26,11 +27,16 @@ struct ReshapeOfReshape : OpRewritePattern<ReshapeOp> {
     auto inner = op.getInput().getDefiningOp<ReshapeOp>();
     if (!inner)
       return failure();
-    // Element counts match along the chain; with a dynamic batch, the outer
-    // shape starts with -1 and the static parts divide transitively, so the
-    // single reshape is valid and has the outer result type.
+    // Element counts match along the chain. The outer reshape's size
+    // operands, if any, give every dynamic size; without them the static
+    // parts divide transitively when the inner one had none either, so the
+    // single reshape is valid and has the outer result type. (An outer -1
+    // after an inner reshape of run-time sizes need not divide the original
+    // static part: [?, 6] -> [?, ?, 4] -> [-1, 4].)
+    if (op.getSizes().empty() && !inner.getSizes().empty())
+      return rewriter.notifyMatchFailure(op, "the inner sizes are needed");
     rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), inner.getInput(),
-                                           op.getShapeAttr());
+                                           op.getShapeAttr(), op.getSizes());
     return success();
   }
 };

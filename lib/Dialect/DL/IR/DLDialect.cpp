@@ -40,9 +40,6 @@ bool mlir::dl::isDLTensor(Type type) {
   if (!tensor || tensor.getEncoding() ||
       !isDLElementType(tensor.getElementType()))
     return false;
-  for (int64_t dim = 1; dim < tensor.getRank(); ++dim)
-    if (tensor.isDynamicDim(dim))
-      return false;
   return true;
 }
 

@@ -863,7 +863,10 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
-  if (getInput().getType() == getType())
+  // The same type is the same shape unless two dimensions are dynamic (their
+  // sizes could trade places: [?, ?] as [s, b] from [b, s]).
+  auto inputType = cast<RankedTensorType>(getInput().getType());
+  if (inputType == getType() && inputType.getNumDynamicDims() <= 1)
     return getInput();
   auto dense = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput());
   auto type = cast<RankedTensorType>(getType());
@@ -888,7 +891,8 @@ OpFoldResult BroadcastToOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
-  if (getInput().getType() == getType() &&
+  // A slice of run-time sizes may be shorter than its input.
+  if (getInput().getType() == getType() && getDynamicSizes().empty() &&
       llvm::all_of(getStarts(), [](int64_t s) { return s == 0; }) &&
       llvm::all_of(getStrides(), [](int64_t s) { return s == 1; }))
     return getInput();

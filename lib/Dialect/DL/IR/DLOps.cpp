@@ -60,18 +60,6 @@ std::string formatDims(ArrayRef<int64_t> dims) {
   return text;
 }
 
-/// Every dl tensor type keeps a dynamic dimension, if any, in front.
-template <typename OpTy>
-LogicalResult checkOnlyLeadingDynamic(Loc loc, ArrayRef<int64_t> shape,
-                                      StringRef what) {
-  for (auto [i, d] : llvm::enumerate(shape))
-    if (i > 0 && ShapedType::isDynamic(d))
-      return opError<OpTy>(loc, what, " would have shape ", formatDims(shape),
-                           ", with a dynamic dimension that is not the leading "
-                           "one; only the leading dimension may be dynamic");
-  return success();
-}
-
 template <typename OpTy>
 FailureOr<RankedTensorType> rankedOperand(Loc loc, Value value,
                                           StringRef name) {
@@ -158,8 +146,7 @@ FailureOr<SmallVector<int64_t>> inferBroadcast(Loc loc, Value lhs, Value rhs) {
   auto shape = broadcastShapes<OpTy>(loc, lhsType->getShape(),
                                      rhsType->getShape(), *lhsType, *rhsType,
                                      "operands");
-  if (failed(shape) ||
-      failed(checkOnlyLeadingDynamic<OpTy>(loc, *shape, "the result")))
+  if (failed(shape))
     return failure();
   return shape;
 }
@@ -478,8 +465,7 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *, Loc loc,
       loc, condition->getShape(), *values, *condition,
       RankedTensorType::get(*values, valueType.getElementType()),
       "condition and values", "condition", "broadcast values");
-  if (failed(shape) ||
-      failed(checkOnlyLeadingDynamic<WhereOp>(loc, *shape, "the result")))
+  if (failed(shape))
     return failure();
   results.push_back(RankedTensorType::get(*shape, valueType.getElementType()));
   return success();
@@ -515,8 +501,6 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *, Loc loc,
   SmallVector<int64_t> shape(*batch);
   shape.push_back(l[l.size() - 2]);
   shape.push_back(r.back());
-  if (failed(checkOnlyLeadingDynamic<MatmulOp>(loc, shape, "the result")))
-    return failure();
   results.push_back(RankedTensorType::get(shape, lhs->getElementType()));
   return success();
 }
@@ -732,8 +716,6 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *, Loc loc,
   SmallVector<int64_t> shape;
   for (int64_t p : perm)
     shape.push_back(type->getDimSize(p));
-  if (failed(checkOnlyLeadingDynamic<TransposeOp>(loc, shape, "the result")))
-    return failure();
   results.push_back(RankedTensorType::get(shape, type->getElementType()));
   return success();
 }
@@ -749,11 +731,8 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, Loc loc,
   int64_t knownCount = 1;
   for (auto [i, size] : llvm::enumerate(newShape)) {
     if (size == -1) {
-      if (inferredDim)
-        return opError<ReshapeOp>(loc, "expects at most one -1 in the new "
-                                       "shape, but got ",
-                                  formatDims(newShape));
-      inferredDim = i;
+      if (!inferredDim)
+        inferredDim = i;
       continue;
     }
     if (size < 0)
@@ -764,23 +743,42 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *, Loc loc,
   }
 
   SmallVector<int64_t> shape(newShape);
-  ArrayRef<int64_t> in = type->getShape();
-  bool dynamicInput = type->getRank() > 0 && type->isDynamicDim(0);
-  if (dynamicInput) {
-    if (!inferredDim || *inferredDim != 0)
+  size_t numSizes = adaptor.getSizes().size();
+  if (numSizes > 0) {
+    // Every -1 is a dynamic dimension whose size is the next operand.
+    size_t numUnknown = llvm::count(newShape, -1);
+    if (numSizes != numUnknown)
+      return opError<ReshapeOp>(loc, "expects one size operand per -1 in the "
+                                     "new shape ",
+                                formatDims(newShape), " (", numUnknown,
+                                "), but got ", numSizes);
+    for (int64_t &size : shape)
+      if (size == -1)
+        size = ShapedType::kDynamic;
+    results.push_back(RankedTensorType::get(shape, type->getElementType()));
+    return success();
+  }
+  if (llvm::count(newShape, -1) > 1)
+    return opError<ReshapeOp>(loc, "expects at most one -1 in the new shape "
+                                   "without size operands, but got ",
+                              formatDims(newShape));
+  if (!type->hasStaticShape()) {
+    if (!inferredDim)
       return opError<ReshapeOp>(
-          loc, "reshaping ", *type, " (dynamic leading dimension) needs -1 as "
-          "the first entry of the new shape, but got ", formatDims(newShape));
-    int64_t perRow = 1;
-    for (int64_t size : in.drop_front())
-      perRow *= size;
-    if (knownCount == 0 || perRow % knownCount != 0)
+          loc, "reshaping ", *type, " (dynamic dimensions) needs a -1 in the "
+          "new shape for them, or size operands, but got ",
+          formatDims(newShape));
+    int64_t staticCount = 1;
+    for (int64_t size : type->getShape())
+      if (!ShapedType::isDynamic(size))
+        staticCount *= size;
+    if (knownCount == 0 || staticCount % knownCount != 0)
       return opError<ReshapeOp>(
           loc, "cannot reshape ", *type, " into ", formatDims(newShape),
-          " for every batch size: the ", perRow, " elements per leading index "
-          "are not a multiple of the ", knownCount, " elements of the static "
-          "part of the new shape");
-    shape[0] = ShapedType::kDynamic;
+          " for every size of its dynamic dimensions: the ", staticCount,
+          " elements of its static dimensions are not a multiple of the ",
+          knownCount, " elements of the static part of the new shape");
+    shape[*inferredDim] = ShapedType::kDynamic;
   } else {
     int64_t count = type->getNumElements();
     if (inferredDim) {
@@ -810,18 +808,40 @@ LogicalResult BroadcastToOp::inferReturnTypes(MLIRContext *, Loc loc,
     return opError<BroadcastToOp>(loc, "cannot broadcast ", *type,
                                   " to the lower-rank shape ",
                                   formatDims(target));
+  size_t numSizes = adaptor.getSizes().size();
+  if (numSizes > 0 && numSizes != static_cast<size_t>(llvm::count(target, -1)))
+    return opError<BroadcastToOp>(
+        loc, "expects one size operand per -1 in the shape ", formatDims(target),
+        " (", llvm::count(target, -1), "), but got ", numSizes);
   SmallVector<int64_t> shape(target);
   for (int64_t dim = 0; dim < rank; ++dim) {
     int64_t want = target[dim];
     int64_t have = dim >= offset ? type->getDimSize(dim - offset) : 1;
-    if (want == -1) {
-      if (dim != 0 || offset != 0 || !ShapedType::isDynamic(have))
+    if (want == -1 && numSizes > 0) {
+      // A run-time size: an input dimension of 1 broadcasts to it, a dynamic
+      // one must have it.
+      if (have != 1 && !ShapedType::isDynamic(have))
         return opError<BroadcastToOp>(
-            loc, "expects -1 only as the first entry of the shape, for the "
-                 "dynamic leading dimension of the input, but got ",
-            formatDims(target), " for ", *type);
+            loc, "cannot broadcast ", *type, " to ", formatDims(target),
+            ": dimension ", dim, " is ", have,
+            ", which only a size of 1 or a dynamic size broadcasts to a "
+            "run-time size");
       shape[dim] = ShapedType::kDynamic;
-    } else if (want < 0 || (have != want && have != 1)) {
+    } else if (want == -1) {
+      if (dim < offset)
+        return opError<BroadcastToOp>(
+            loc, "expects -1 (keep the input's size) only where the input has "
+                 "a dimension, but got ",
+            formatDims(target), " for ", *type);
+      shape[dim] = have;
+    } else if (ShapedType::isDynamic(have)) {
+      // A dynamic dimension broadcast to a static size only stays right when
+      // it has that size at run time; it must be written as -1.
+      return opError<BroadcastToOp>(loc, "cannot broadcast ", *type, " to ",
+                                    formatDims(target), ": dimension ", dim,
+                                    " is dynamic; keep it with -1");
+    } else if (want < 0 || (have != want && have != 1 &&
+                            !ShapedType::isDynamic(have))) {
       return opError<BroadcastToOp>(loc, "cannot broadcast ", *type, " to ",
                                     formatDims(target), ": dimension ", dim,
                                     " is ", formatDims({have}), ", not 1 or ",
@@ -844,26 +864,53 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *, Loc loc,
   if (starts.size() != rank || sizes.size() != rank || strides.size() != rank)
     return opError<SliceOp>(loc, "expects starts, sizes and strides of ", rank,
                             " entries for input ", *type);
+  size_t numSizes = adaptor.getDynamicSizes().size();
+  if (numSizes > 0 && numSizes != static_cast<size_t>(llvm::count(sizes, -1)))
+    return opError<SliceOp>(loc, "expects one dynamic size operand per -1 in "
+                                 "the sizes ",
+                            formatDims(sizes), " (", llvm::count(sizes, -1),
+                            "), but got ", numSizes);
   SmallVector<int64_t> shape;
   for (size_t dim = 0; dim < rank; ++dim) {
     int64_t extent = type->getDimSize(dim);
-    if (ShapedType::isDynamic(extent)) {
-      if (starts[dim] != 0 || sizes[dim] != -1 || strides[dim] != 1)
-        return opError<SliceOp>(loc, "can only take the whole dynamic "
-                                     "dimension ",
-                                dim, " of ", *type,
-                                " (start 0, size -1, stride 1)");
+    int64_t start = starts[dim], size = sizes[dim], stride = strides[dim];
+    if (size == -1 && numSizes > 0) {
+      // At most the operand's count of elements, as many as there are.
+      if (stride <= 0 || start < 0 ||
+          (!ShapedType::isDynamic(extent) && start > extent))
+        return opError<SliceOp>(loc, "dimension ", dim, " of ", *type,
+                                ": a slice of a run-time size needs a start "
+                                "in [0, size] and a positive stride, but got "
+                                "start ",
+                                start, ", stride ", stride);
       shape.push_back(ShapedType::kDynamic);
       continue;
     }
-    int64_t start = starts[dim], size = sizes[dim], stride = strides[dim];
+    if (size == -1) {
+      if (!ShapedType::isDynamic(extent) || start != 0 || stride != 1)
+        return opError<SliceOp>(loc, "size -1 takes the whole dynamic "
+                                     "dimension (start 0, stride 1) without "
+                                     "size operands, but dimension ",
+                                dim, " of ", *type, " has start ", start,
+                                ", stride ", stride);
+      shape.push_back(ShapedType::kDynamic);
+      continue;
+    }
     int64_t last = start + (size - 1) * stride;
-    if (stride == 0 || size < 0 ||
-        (size > 0 && (start < 0 || start >= extent || last < 0 ||
-                      last >= extent)))
+    // On a dynamic dimension, only what is known: the indices are not
+    // negative.
+    bool outside =
+        ShapedType::isDynamic(extent)
+            ? size > 0 && (start < 0 || last < 0)
+            : size > 0 && (start < 0 || start >= extent || last < 0 ||
+                           last >= extent);
+    if (stride == 0 || size < 0 || outside)
       return opError<SliceOp>(loc, "dimension ", dim, " of ", *type,
                               ": start ", start, ", size ", size, ", stride ",
-                              stride, " reads outside [0, ", extent, ")");
+                              stride, " reads outside [0, ",
+                              (ShapedType::isDynamic(extent) ? std::string("?")
+                                                           : std::to_string(extent)),
+                              ")");
     shape.push_back(size);
   }
   results.push_back(RankedTensorType::get(shape, type->getElementType()));
@@ -949,16 +996,17 @@ LogicalResult GatherOp::inferReturnTypes(MLIRContext *, Loc loc,
       failed(checkAxis<GatherOp>(loc, adaptor.getAxis(), *type)))
     return failure();
   int64_t axis = adaptor.getAxis();
-  if (type->isDynamicDim(axis) && axis != 0)
-    return opError<GatherOp>(loc, "cannot gather along the dynamic dimension "
-                                  "of ",
-                             *type);
   SmallVector<int64_t> shape(type->getShape().take_front(axis));
   llvm::append_range(shape, indices->getShape());
   llvm::append_range(shape, type->getShape().drop_front(axis + 1));
-  if (failed(checkOnlyLeadingDynamic<GatherOp>(loc, shape, "the result")))
-    return failure();
   results.push_back(RankedTensorType::get(shape, type->getElementType()));
+  return success();
+}
+
+LogicalResult IotaOp::verify() {
+  auto type = cast<RankedTensorType>(getType());
+  if (type.getRank() != 1)
+    return emitOpError("expects a 1-D result, but got ") << type;
   return success();
 }
 

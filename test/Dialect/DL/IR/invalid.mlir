@@ -2,11 +2,12 @@
 
 // Every verifier error of the dl dialect. Shape and attribute errors come from
 // result-type inference, which InferTypeOpInterface's verifier follows with
-// "failed to infer returned types".
+// "failed to infer returned types". Any dimension may be dynamic (ops.mlir).
 
-func.func @dynamic_inner_dim(%a: tensor<4x?xf32>) {
-  // expected-error @+1 {{'dl.relu' op operand #0 must be ranked tensor of f16, bf16, f32, f64, i8, i16, i32 or i64 values with static dimensions except an optionally dynamic leading one, but got 'tensor<4x?xf32>'}}
-  %0 = dl.relu %a : tensor<4x?xf32> -> tensor<4x?xf32>
+func.func @reshape_sizes_count(%a: tensor<?x?x6xf32>, %n: index) {
+  // expected-error @+2 {{'dl.reshape' op expects one size operand per -1 in the new shape [-1, -1, 2, 3] (2), but got 1}}
+  // expected-error @+1 {{'dl.reshape' op failed to infer returned types}}
+  %0 = dl.reshape %a shape = [-1, -1, 2, 3] sizes(%n) : tensor<?x?x6xf32> -> tensor<?x?x2x3xf32>
   return
 }
 
@@ -72,9 +73,10 @@ func.func @broadcast_dynamic_against_static(%a: tensor<?x3xf32>, %b: tensor<5x3x
 
 // -----
 
-func.func @broadcast_moves_dynamic(%a: tensor<?x3xf32>, %b: tensor<2x1x3xf32>) {
-  // expected-error @+1 {{'dl.mul' op result #0 must be ranked tensor of f16, bf16, f32, f64, i8, i16, i32 or i64 values with static dimensions except an optionally dynamic leading one, but got 'tensor<2x?x3xf32>'}}
-  %0 = dl.mul %a, %b : (tensor<?x3xf32>, tensor<2x1x3xf32>) -> tensor<2x?x3xf32>
+func.func @broadcast_dynamic_to_static(%a: tensor<2x?xf32>) {
+  // expected-error @+2 {{'dl.broadcast_to' op cannot broadcast 'tensor<2x?xf32>' to [2, 4]: dimension 1 is dynamic; keep it with -1}}
+  // expected-error @+1 {{'dl.broadcast_to' op failed to infer returned types}}
+  %0 = dl.broadcast_to %a shape = [2, 4] : tensor<2x?xf32> -> tensor<2x4xf32>
   return
 }
 
@@ -125,9 +127,10 @@ func.func @matmul_batch(%a: tensor<2x2x3xf32>, %b: tensor<4x3x5xf32>) {
 
 // -----
 
-func.func @matmul_dynamic_not_leading(%a: tensor<?x3xf32>, %b: tensor<4x3x5xf32>) {
-  // expected-error @+1 {{'dl.matmul' op result #0 must be ranked tensor of f16, bf16, f32, f64, i8, i16, i32 or i64 values with static dimensions except an optionally dynamic leading one, but got 'tensor<4x?x5xf32>'}}
-  %0 = dl.matmul %a, %b : (tensor<?x3xf32>, tensor<4x3x5xf32>) -> tensor<4x?x5xf32>
+func.func @broadcast_sizes_over_static(%a: tensor<1x3xf32>, %n: index, %m: index) {
+  // expected-error @+2 {{'dl.broadcast_to' op cannot broadcast 'tensor<1x3xf32>' to [-1, -1]: dimension 1 is 3, which only a size of 1 or a dynamic size broadcasts to a run-time size}}
+  // expected-error @+1 {{'dl.broadcast_to' op failed to infer returned types}}
+  %0 = dl.broadcast_to %a shape = [-1, -1] sizes(%n, %m) : tensor<1x3xf32> -> tensor<?x?xf32>
   return
 }
 
@@ -187,16 +190,17 @@ func.func @transpose_not_permutation(%a: tensor<2x3xf32>) {
 
 // -----
 
-func.func @transpose_moves_dynamic(%a: tensor<?x3xf32>) {
-  // expected-error @+1 {{'dl.transpose' op result #0 must be ranked tensor of f16, bf16, f32, f64, i1, i8, i16, i32 or i64 values with static dimensions except an optionally dynamic leading one, but got 'tensor<3x?xf32>'}}
-  %0 = dl.transpose %a perm = [1, 0] : tensor<?x3xf32> -> tensor<3x?xf32>
+func.func @slice_sizes_negative_stride(%x: tensor<8xf32>, %n: index) {
+  // expected-error @+2 {{'dl.slice' op dimension 0 of 'tensor<8xf32>': a slice of a run-time size needs a start in [0, size] and a positive stride, but got start 7, stride -1}}
+  // expected-error @+1 {{'dl.slice' op failed to infer returned types}}
+  %0 = dl.slice %x starts = [7] sizes = [-1] strides = [-1] dynamic_sizes(%n) : tensor<8xf32> -> tensor<?xf32>
   return
 }
 
 // -----
 
 func.func @reshape_two_inferred(%a: tensor<2x6xf32>) {
-  // expected-error @+2 {{'dl.reshape' op expects at most one -1 in the new shape, but got [-1, -1]}}
+  // expected-error @+2 {{'dl.reshape' op expects at most one -1 in the new shape without size operands, but got [-1, -1]}}
   // expected-error @+1 {{'dl.reshape' op failed to infer returned types}}
   %0 = dl.reshape %a shape = [-1, -1] : tensor<2x6xf32> -> tensor<3x4xf32>
   return
@@ -232,7 +236,7 @@ func.func @reshape_inferred_count(%a: tensor<2x6xf32>) {
 // -----
 
 func.func @reshape_dynamic_needs_inferred(%a: tensor<?x6xf32>) {
-  // expected-error @+2 {{'dl.reshape' op reshaping 'tensor<?x6xf32>' (dynamic leading dimension) needs -1 as the first entry of the new shape, but got [2, 6]}}
+  // expected-error @+2 {{'dl.reshape' op reshaping 'tensor<?x6xf32>' (dynamic dimensions) needs a -1 in the new shape for them, or size operands, but got [2, 6]}}
   // expected-error @+1 {{'dl.reshape' op failed to infer returned types}}
   %0 = dl.reshape %a shape = [2, 6] : tensor<?x6xf32> -> tensor<2x6xf32>
   return
@@ -241,7 +245,7 @@ func.func @reshape_dynamic_needs_inferred(%a: tensor<?x6xf32>) {
 // -----
 
 func.func @reshape_dynamic_divisibility(%a: tensor<?x6xf32>) {
-  // expected-error @+2 {{'dl.reshape' op cannot reshape 'tensor<?x6xf32>' into [-1, 4] for every batch size: the 6 elements per leading index are not a multiple of the 4 elements of the static part of the new shape}}
+  // expected-error @+2 {{'dl.reshape' op cannot reshape 'tensor<?x6xf32>' into [-1, 4] for every size of its dynamic dimensions: the 6 elements of its static dimensions are not a multiple of the 4 elements of the static part of the new shape}}
   // expected-error @+1 {{'dl.reshape' op failed to infer returned types}}
   %0 = dl.reshape %a shape = [-1, 4] : tensor<?x6xf32> -> tensor<?x4xf32>
   return
@@ -375,7 +379,7 @@ func.func @slice_bounds(%x: tensor<2x3xf32>) {
 // -----
 
 func.func @slice_dynamic(%x: tensor<?x3xf32>) {
-  // expected-error @+2 {{'dl.slice' op can only take the whole dynamic dimension 0 of 'tensor<?x3xf32>' (start 0, size -1, stride 1)}}
+  // expected-error @+2 {{'dl.slice' op size -1 takes the whole dynamic dimension (start 0, stride 1) without size operands, but dimension 0 of 'tensor<?x3xf32>' has start 1, stride 1}}
   // expected-error @+1 {{'dl.slice' op failed to infer returned types}}
   %0 = dl.slice %x starts = [1, 0] sizes = [-1, 3] strides = [1, 1] : tensor<?x3xf32> -> tensor<?x3xf32>
   return
@@ -411,7 +415,7 @@ func.func @broadcast_to(%x: tensor<2x3xf32>) {
 // -----
 
 func.func @gather_float_indices(%x: tensor<5x3xf32>, %i: tensor<2xf32>) {
-  // expected-error @+1 {{'dl.gather' op operand #1 must be ranked tensor of i32 or i64 values with static dimensions except an optionally dynamic leading one, but got 'tensor<2xf32>'}}
+  // expected-error @+1 {{'dl.gather' op operand #1 must be ranked tensor of i32 or i64 values, but got 'tensor<2xf32>'}}
   %0 = dl.gather %x, %i axis = 0 : (tensor<5x3xf32>, tensor<2xf32>) -> tensor<2x3xf32>
   return
 }

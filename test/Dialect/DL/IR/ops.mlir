@@ -181,3 +181,34 @@ func.func @more_ops(%x: tensor<?x6xf32>, %g: tensor<6xf32>, %t: tensor<10x6xf32>
   %9 = dl.broadcast_to %m shape = [-1, 6] : tensor<?x1xf32> -> tensor<?x6xf32>
   return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 : tensor<?x6xf32>, tensor<?x6xi1>, tensor<?x6xf32>, tensor<?xi64>, tensor<?x3xf32>, tensor<?x12xf32>, tensor<?x8xf32>, tensor<?x2x6xf32>, tensor<?x6xi32>, tensor<?x6xf32>
 }
+
+// Any dimension may be dynamic; reshape, broadcast_to and slice take run-time
+// sizes as `index` operands, one per -1 entry, and iota counts to one.
+// CHECK-LABEL: func @dynamic_dims
+func.func @dynamic_dims(%x: tensor<?x?x8xf32>, %ids: tensor<1x16xi64>) -> (tensor<?x2x?x4xf32>, tensor<?x?x?xf32>, tensor<1x?xi64>, tensor<?x?xi64>, tensor<?xi64>, tensor<?x8xf32>, tensor<?x1x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %x, %c0 : tensor<?x?x8xf32>
+  %s = tensor.dim %x, %c1 : tensor<?x?x8xf32>
+  // CHECK: dl.reshape %{{.*}} shape = [-1, -1, 2, 4] sizes(%{{.*}}, %{{.*}}) : tensor<?x?x8xf32> -> tensor<?x?x2x4xf32>
+  %0 = dl.reshape %x shape = [-1, -1, 2, 4] sizes(%b, %s) : tensor<?x?x8xf32> -> tensor<?x?x2x4xf32>
+  // CHECK: dl.transpose %{{.*}} perm = [0, 2, 1, 3] : tensor<?x?x2x4xf32> -> tensor<?x2x?x4xf32>
+  %1 = dl.transpose %0 perm = [0, 2, 1, 3] : tensor<?x?x2x4xf32> -> tensor<?x2x?x4xf32>
+  %kt = dl.transpose %x perm = [0, 2, 1] : tensor<?x?x8xf32> -> tensor<?x8x?xf32>
+  // CHECK: dl.matmul %{{.*}}, %{{.*}} : (tensor<?x?x8xf32>, tensor<?x8x?xf32>) -> tensor<?x?x?xf32>
+  %2 = dl.matmul %x, %kt : (tensor<?x?x8xf32>, tensor<?x8x?xf32>) -> tensor<?x?x?xf32>
+  // CHECK: dl.slice %{{.*}} starts = [0, 0] sizes = [1, -1] strides = [1, 1] dynamic_sizes(%{{.*}}) : tensor<1x16xi64> -> tensor<1x?xi64>
+  %3 = dl.slice %ids starts = [0, 0] sizes = [1, -1] strides = [1, 1] dynamic_sizes(%s) : tensor<1x16xi64> -> tensor<1x?xi64>
+  // CHECK: dl.broadcast_to %{{.*}} shape = [-1, -1] sizes(%{{.*}}) : tensor<1x?xi64> -> tensor<?x?xi64>
+  %4 = dl.broadcast_to %3 shape = [-1, -1] sizes(%b, %s) : tensor<1x?xi64> -> tensor<?x?xi64>
+  // CHECK: dl.iota %{{.*}} : tensor<?xi64>
+  %5 = dl.iota %s : tensor<?xi64>
+  // Without size operands a single -1 takes every dynamic factor.
+  // CHECK: dl.reshape %{{.*}} shape = [-1, 8] : tensor<?x?x8xf32> -> tensor<?x8xf32>
+  %6 = dl.reshape %x shape = [-1, 8] : tensor<?x?x8xf32> -> tensor<?x8xf32>
+  // A static window of a dynamic dimension (the caller's promise that it is
+  // long enough): x[:, 0:1].
+  // CHECK: dl.slice %{{.*}} starts = [0, 0, 0] sizes = [-1, 1, 8] strides = [1, 1, 1] : tensor<?x?x8xf32> -> tensor<?x1x8xf32>
+  %7 = dl.slice %x starts = [0, 0, 0] sizes = [-1, 1, 8] strides = [1, 1, 1] : tensor<?x?x8xf32> -> tensor<?x1x8xf32>
+  return %1, %2, %3, %4, %5, %6, %7 : tensor<?x2x?x4xf32>, tensor<?x?x?xf32>, tensor<1x?xi64>, tensor<?x?xi64>, tensor<?xi64>, tensor<?x8xf32>, tensor<?x1x8xf32>
+}
