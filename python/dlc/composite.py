@@ -17,8 +17,8 @@ import numpy as np
 
 from . import dtypes
 from .errors import DTypeError, ShapeError
-from .ops import (_normalize_axis, _normalize_axes, _tensor, _where, abs, add, astype,
-                  broadcast_to, concatenate, conv2d, divide, equal, exp, expand_dims,
+from .ops import (_normalize_axis, _normalize_axes, _tensor, _where, abs, add, arange, astype,
+                  broadcast_to, concatenate, conv2d, dim, divide, equal, exp, expand_dims,
                   greater, less, log, matmul, max, maximum, mean, minimum, multiply,
                   negative, pad, reshape, sqrt, subtract, sum, take, tanh, transpose,
                   where)
@@ -177,19 +177,23 @@ def cumsum(x, axis=0, exclusive=False, reverse=False):
     if x.ndim == 0:
         return x
     axis = _normalize_axis("cumsum", axis, x.ndim)
-    _static_dims("cumsum", x, [axis])
     n = x.shape[axis]
-    i, j = np.indices((n, n))
+    if n is None:  # a run-time length: the triangle is built at run time
+        n = dim(x, axis)
+        i = expand_dims(arange(n), 1)
+        j = expand_dims(arange(n), 0)
+    else:
+        i, j = np.indices((n, n))
     # y[..., j] = sum_i x[..., i] * m[i, j]
     if reverse:
         mask = (i > j) if exclusive else (i >= j)
     else:
         mask = (i < j) if exclusive else (i <= j)
     moved, back = _moved_last(x, axis)
-    shape = moved.shape
+    sizes = [dim(moved, d) for d in range(moved.ndim)]
     flat = reshape(moved, (-1, n))
     y = matmul(flat, mask.astype(x.dtype))
-    y = reshape(y, tuple(-1 if d is None else d for d in shape))
+    y = reshape(y, tuple(sizes) if None in moved.shape else moved.shape)
     return transpose(y, back)
 
 
@@ -252,7 +256,8 @@ def _take_along_axis_selecting(x, indices, axis):
 def _indexed_along(op_name, x, indices, axis, batch=False):
     """(x, indices, axis) of gather_elements/scatter_elements: tensors of one
     rank and static shapes (with `batch`, but for a dynamic leading dimension
-    both have and `axis` is not), the axis normalized."""
+    both have and `axis` is not, and the indices' size along `axis`), the axis
+    normalized."""
     x = _tensor(x, op_name)
     indices = _tensor(indices, op_name)
     if indices.ndim != x.ndim:
@@ -262,7 +267,10 @@ def _indexed_along(op_name, x, indices, axis, batch=False):
     first = 1 if batch and axis != 0 and x.shape[0] is None and indices.shape[0] is None \
         else 0
     _static_dims(op_name, x, range(first, x.ndim))
-    _static_dims(op_name, indices, range(first, indices.ndim))
+    # A gather's indices may have a dynamic size along the axis (how many to
+    # take: torch's gather of a sequence's positions).
+    _static_dims(op_name, indices, [d for d in range(first, indices.ndim)
+                                    if not (batch and d == axis)])
     return x, indices, axis
 
 

@@ -937,9 +937,29 @@ def reshape(x, shape):
     run-time sizes (``dlc.dim``): ``x.reshape(dlc.dim(x, 0), dlc.dim(x, 1),
     12, 64)`` splits the last dimension of a tensor with two dynamic ones."""
     x = _tensor(x, "reshape")
+    if isinstance(shape, (tuple, list)) and builtins.any(isinstance(s, Size) for s in shape):
+        shape = _infer_unknown(x, list(shape))
     entries, operands = _sizes("reshape", shape)
     return _trace("reshape").emit("dl.reshape",
                                   lambda: dl.ReshapeOp(x.value, entries, operands))
+
+
+def _infer_unknown(x, shape):
+    """A shape with run-time sizes and one -1 (or None): the -1 computed, as
+    x's element count over the other sizes (PyTorch's view(b, s, -1, 64))."""
+    unknown = [i for i, s in enumerate(shape)
+               if s is None or (not isinstance(s, Size) and s == -1)]
+    if len(unknown) != 1:
+        return shape
+    total = 1
+    for axis in range(x.ndim):
+        total = total * dim_of(x, axis)
+    known = 1
+    for i, s in enumerate(shape):
+        if i != unknown[0]:
+            known = known * s
+    shape[unknown[0]] = total // known
+    return shape
 
 
 def arange(n, dtype=np.int64):

@@ -73,8 +73,8 @@ def _to_numpy(tensor):
     return tensor.numpy()
 
 
-def from_torch(module, *example_args, dynamic_batch=False, params="constants",
-               **jit_kwargs):
+def from_torch(module, *example_args, dynamic_batch=False, dynamic_shapes=None,
+               params="constants", **jit_kwargs):
     """Compiles a PyTorch module with dlc, through ``torch.export``.
 
     Args:
@@ -86,6 +86,12 @@ def from_torch(module, *example_args, dynamic_batch=False, params="constants",
       dynamic_batch: ``True`` exports the leading dimension of every input as
         one dynamic ``torch.export.Dim``, so one compiled version serves every
         batch size.
+      dynamic_shapes: any dimensions dynamic, as ``torch.export.export``
+        takes them (e.g. ``{"input_ids": {0: batch, 1: seq}}`` with
+        ``torch.export.Dim`` objects): one compiled version serves every size
+        torch.export allows, through attention, reshapes, slices and
+        gathers; a call checks that the inputs agree on each dimension (and
+        names it when they do not). Not with `dynamic_batch`.
       params: ``"constants"`` (default) bakes parameters and buffers into the
         compiled code (constant folding applies); ``"arguments"`` passes them
         at each call, read from the module then (so updated weights are seen).
@@ -112,7 +118,9 @@ def from_torch(module, *example_args, dynamic_batch=False, params="constants",
         if not isinstance(a, torch.Tensor):
             raise TypeError(f"dlc.from_torch: example argument {index} is a "
                             f"{type(a).__name__}; example arguments are tensors")
-    dynamic_shapes = None
+    if dynamic_batch and dynamic_shapes is not None:
+        raise ValueError("dlc.from_torch: give dynamic_batch or dynamic_shapes, not both "
+                         "(dynamic_shapes can make the batch dynamic too)")
     if dynamic_batch:
         dynamic_shapes = _batch_shapes(module, args, torch.export.Dim("batch"))
     try:
@@ -197,6 +205,16 @@ def _refuse_data_dependent_shapes(graph):
                 f"compiles static shapes: use torch.where or a fixed-size formulation")
 
 
+def _symbolic_dims(node):
+    """{axis: symbol name} of the dimensions of a placeholder that
+    torch.export made symbolic."""
+    value = node.meta.get("val")
+    if not hasattr(value, "shape"):
+        return {}
+    return {axis: str(size) for axis, size in enumerate(value.shape)
+            if not isinstance(size, int)}
+
+
 def _import_program(program, module, args, params, dynamic_batch, jit_kwargs):
     from torch.export.graph_signature import InputKind
     graph = program.graph_module.graph
@@ -231,13 +249,22 @@ def _import_program(program, module, args, params, dynamic_batch, jit_kwargs):
     for node, target in param_nodes:
         constants[node.name] = _to_numpy(state[target])
     names = [n.name for n in user_nodes]
-    specs = []
-    for node, example in zip(user_nodes, args):
+    specs, dynamic = [], {}
+    for position, (node, example) in enumerate(zip(user_nodes, args)):
         shape = tuple(example.shape)
         if dynamic_batch and shape:
             shape = (None,) + shape[1:]
+        elif not dynamic_batch:
+            # torch.export's symbolic dimensions (dynamic_shapes), by symbol:
+            # the call checks that inputs agree on each.
+            symbols = _symbolic_dims(node)
+            if symbols:
+                shape = tuple(None if axis in symbols else d for axis, d in enumerate(shape))
+                dynamic[position] = symbols
         specs.append((np.dtype(_to_numpy(example[:0] if example.dim() else example).dtype),
                       shape))
+    if dynamic:
+        jit_kwargs = dict(jit_kwargs, dynamic=dynamic)
     param_names = [target for _, target in param_nodes] if params == "arguments" else []
 
     def build(arrays):

@@ -18,7 +18,7 @@ from .. import dtypes
 from .. import ops as D
 from ..errors import ModelImportError
 from ..mlir.dialects import dl
-from ..tracing import Tensor
+from ..tracing import Size, Tensor
 from .common import registrar
 
 __all__ = ["CONVERTERS"]
@@ -635,12 +635,34 @@ def _cumsum(node, x, dim, dtype=None):
 # -- shapes and creation ------------------------------------------------------------------------
 
 def _sizes(size):
-    return tuple(-1 if s is None else int(s) for s in size)
+    """A torch size list: ints, and run-time sizes (dlc.Size) of symbolic
+    dimensions, kept."""
+    return tuple(s if isinstance(s, Size) else -1 if s is None else int(s) for s in size)
+
+
+def _size_tensor(size):
+    """A 0-d int64 tensor holding a size (a dlc.Size counted as the sum of
+    that many ones: there is no op reading an index into a tensor)."""
+    if not isinstance(size, Size):
+        return np.asarray(size, np.int64)
+    return D.sum(D.broadcast_to(np.ones((1,), np.int64), (size,)))
+
+
+def _known_sizes(node, size):
+    """`size` with every entry torch.export knows to be static (the node's
+    output shape) as that int: a -1 or a run-time size next to symbolic ones
+    (view(b, s, -1, 64) has 12 heads, whatever b and s are)."""
+    sizes = _sizes(size)
+    value = node.meta.get("val") if node is not None else None
+    shape = getattr(value, "shape", None)
+    if shape is None or len(shape) != len(sizes):
+        return sizes
+    return tuple(d if isinstance(d, int) else s for s, d in zip(sizes, shape))
 
 
 @converter("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default")
 def _view(node, x, size):
-    return D.reshape(x, _sizes(size))
+    return D.reshape(x, _known_sizes(node, size))
 
 
 @converter("aten.permute.default")
@@ -663,9 +685,14 @@ def _transpose(node, x, a, b):
 @converter("aten.expand.default")
 def _expand(node, x, size, implicit=False):
     shape = _shape(x)
+    size = _known_sizes(node, size)
     offset = len(size) - len(shape)
     target = []
     for i, s in enumerate(size):
+        if isinstance(s, Size):
+            # A run-time size where the input is dynamic keeps its dimension.
+            target.append(-1 if i >= offset and shape[i - offset] is None else s)
+            continue
         if s is None or s == -1:
             s = shape[i - offset] if i >= offset else 1
         target.append(-1 if s is None else int(s))
@@ -706,12 +733,15 @@ def _stack(node, tensors, dim=0):
 def _slice(node, x, dim=0, start=None, end=None, step=1):
     dim = dim % _ndim(x)
     size = _shape(x)[dim]
-    if size is None:
-        if (start in (None, 0)) and (end is None or end >= 2**62) and step == 1:
-            return x
-        raise ModelImportError("slicing the dynamic dimension is not supported")
+    huge = not isinstance(end, Size) and end is not None and end >= 2**62
+    if size is None and start in (None, 0) and (end is None or huge) and step == 1:
+        return x
+    if isinstance(start, Size):
+        raise ModelImportError("slicing from a run-time start is not supported")
+    if isinstance(end, Size) and isinstance(x, np.ndarray):
+        x = D.asarray(x)  # a window of a run-time size is an op, not numpy
     key = [slice(None)] * _ndim(x)
-    key[dim] = slice(start, None if end is not None and end >= 2**62 else end, step)
+    key[dim] = slice(start, None if huge else end, step)
     return x[tuple(key)]
 
 
@@ -1031,24 +1061,36 @@ def _index(node, x, indices):
     if len(present) == 1:
         return D.take(x, expanded[present[0]], axis=present[0])
     shape = _shape(x)
-    for axis in present:
-        if shape[axis] is None:
-            raise ModelImportError(f"indexing dimension {axis} of a tensor of shape "
-                                   f"{shape} with several index tensors needs its size; "
-                                   f"it is dynamic")
+    # Sizes of the indexed dimensions: ints, or run-time sizes (their tensor
+    # form for the index arithmetic).
+    sizes = {axis: D.dim(x, axis) for axis in present}
+    size_values = {axis: _size_tensor(size) if isinstance(size, Size) else size
+                   for axis, size in sizes.items()}
     linear = None
     for axis in present:
-        index = expanded[axis]
-        if isinstance(index, np.ndarray):
-            index = np.where(index < 0, index + shape[axis], index).astype(np.int64)
+        index, extent = expanded[axis], size_values[axis]
+        if isinstance(index, np.ndarray) and not isinstance(extent, Tensor):
+            index = np.where(index < 0, index + extent, index).astype(np.int64)
         else:
             index = D.astype(index, np.int64)
-            index = D.where(index < 0, index + shape[axis], index)
-        linear = index if linear is None else linear * shape[axis] + index
+            index = D.where(index < 0, index + extent, index)
+        linear = index if linear is None else linear * extent + index
     if isinstance(linear, np.ndarray):
         linear = np.ascontiguousarray(linear)
     rest = [axis for axis in range(_ndim(x)) if axis not in present]
-    merged = int(np.prod([shape[axis] for axis in present]))
+    merged = 1
+    for axis in present:
+        merged = merged * sizes[axis]
+    if isinstance(merged, Size) or builtins.any(shape[axis] is None for axis in rest):
+        # Run-time sizes: reshape with every size given.
+        if present == list(range(present[0], present[-1] + 1)):
+            first = present[0]
+            new_shape = [D.dim(x, a) for a in range(first)] + [merged] + \
+                [D.dim(x, a) for a in range(present[-1] + 1, _ndim(x))]
+            return D.take(D.reshape(x, tuple(new_shape)), linear, axis=first)
+        moved = D.transpose(x, tuple(present + rest))
+        new_shape = [merged] + [D.dim(x, a) for a in rest]
+        return D.take(D.reshape(moved, tuple(new_shape)), linear, axis=0)
     if present == list(range(present[0], present[-1] + 1)):
         first = present[0]
         new_shape = shape[:first] + (merged,) + shape[present[-1] + 1:]
@@ -1187,6 +1229,19 @@ def _grouped_mm(node, x, weight, offs):
 def _arange(node, start, end=None, step=1, dtype=None, **kwargs):
     if end is None:
         start, end = 0, start
+    if builtins.any(isinstance(v, Size) for v in (start, end, step)):
+        if isinstance(step, Size) or not isinstance(step, numbers.Integral) or step <= 0 \
+                or not isinstance(start, (numbers.Integral, Size)):
+            raise ModelImportError("arange of a run-time length takes integer bounds and "
+                                   "a positive step")
+        count = (end - start + (step - 1)) // step
+        values = D.arange(count, np.int64)
+        if step != 1:
+            values = values * step
+        if isinstance(start, Size) or start != 0:
+            values = values + _size_tensor(start)
+        wanted = _np_dtype(dtype) if dtype is not None else np.int64
+        return values if wanted == np.int64 else D.astype(values, wanted)
     values = np.arange(start, end, step)
     if dtype is not None:
         return values.astype(_np_dtype(dtype))
@@ -1234,13 +1289,13 @@ def _pixel_shuffle(node, x, factor):
 
 @converter("aten.sym_size.int")
 def _sym_size(node, x, dim):
-    return _shape(x)[dim]
+    """A static size, or the run-time size (dlc.Size) of a symbolic one."""
+    size = _shape(x)[dim]
+    return D.dim(x, dim) if size is None else size
 
 
 def _sym(fn):
     def convert(node, a, b):
-        if a is None or b is None:
-            return None
         return fn(a, b)
     return convert
 

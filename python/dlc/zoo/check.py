@@ -6,6 +6,11 @@ Frontends:
   ``onnx-torchscript``  ``torch.onnx.export(..., dynamo=False)``, then :func:`dlc.from_onnx`
   ``torch-dynamic``     :func:`dlc.from_torch` with ``dynamic_batch=True``, run at the
                         example's batch size and at one more
+  ``torch-dynamic-seq`` :func:`dlc.from_torch` with the batch and the sequence of every
+                        text input dynamic (``dynamic_shapes``): one compiled function
+                        run at the example's shape, a longer and a shorter sequence
+                        and another batch (text models only: their inputs are token
+                        ids and masks of one [batch, seq] shape)
 
 :func:`check` returns a :class:`Result`: ``ok`` (within tolerance),
 ``mismatch`` (a wrong answer: a bug), ``unsupported`` (dlc refused with
@@ -29,7 +34,8 @@ import numpy as np
 
 __all__ = ["DEFAULT_FRONTENDS", "FRONTENDS", "RTOL", "Result", "check"]
 
-FRONTENDS = ("torch", "onnx-dynamo", "onnx-torchscript", "torch-dynamic")
+FRONTENDS = ("torch", "onnx-dynamo", "onnx-torchscript", "torch-dynamic",
+             "torch-dynamic-seq")
 #: what the zoo runs unless told (torch-dynamic: the importer fuzzer's)
 DEFAULT_FRONTENDS = FRONTENDS[:3]
 
@@ -94,6 +100,8 @@ def check(model, frontend):
             want = _outputs(module(*args))
     except Exception as error:  # noqa: BLE001 - the library's own failure
         return result("model-failed", _short(error))
+    if frontend == "torch-dynamic-seq":
+        return _check_dynamic_seq(model, module, args, want, result)
     proto = None
     try:
         if frontend in ("torch", "torch-dynamic"):
@@ -139,6 +147,73 @@ def check(model, frontend):
                                       f"the exported model as dlc does: torch's exporter "
                                       f"changed the computation", worst)
     return result("mismatch", detail, worst)
+
+
+def is_text(args):
+    """Whether a model's example inputs are text: integer [batch, seq]
+    tensors of one shape (ids, masks, token types)."""
+    import torch
+    return bool(args) and all(a.dim() == 2 and not torch.is_floating_point(a) and
+                              a.shape == args[0].shape for a in args)
+
+
+def _resized(args, batch, seq):
+    """Text inputs of another shape: ids cycled from the example's, masks
+    (0/1 inputs) keep their padding pattern on the right of row 0."""
+    import torch
+    out = []
+    for a in args:
+        rows = a.repeat((batch + a.shape[0] - 1) // a.shape[0],
+                        (seq + a.shape[1] - 1) // a.shape[1])[:batch, :seq].clone()
+        if bool(((a == 0) | (a == 1)).all()) and bool((a == 1).any()):
+            rows = torch.ones_like(rows)
+            if seq > 2:
+                rows[0, seq - 2:] = 0
+        out.append(rows.contiguous())
+    return out
+
+
+def _check_dynamic_seq(model, module, args, want, result):
+    import torch
+
+    import dlc
+    if not is_text(args):
+        return result("model-failed", "torch-dynamic-seq takes text models only (integer "
+                                      "[batch, seq] inputs)")
+    batch = torch.export.Dim("batch", min=1, max=64)
+    seq = torch.export.Dim("seq", min=2, max=48)
+    shapes = tuple({0: batch, 1: seq} for _ in args)
+    b, s = args[0].shape
+    try:
+        with torch.no_grad():
+            compiled = dlc.from_torch(module, *args, dynamic_shapes={"args": shapes})
+        runs = []
+        for shape in [(b, s), (b, s + 5), (1, 2), (b + 1, s - 3)]:
+            inputs = list(args) if shape == (b, s) else _resized(args, *shape)
+            with torch.no_grad():
+                expected = want if shape == (b, s) else _outputs(module(*inputs))
+            runs.append((shape, inputs, _outputs(compiled(*[a.numpy() for a in inputs])),
+                         expected))
+    except (dlc.UnsupportedOpError, dlc.DataDependentShapeError) as error:
+        return result("unsupported", str(error))
+    except Exception as error:  # noqa: BLE001 - reported, with the frame
+        if isinstance(error, dlc.ModelImportError) and \
+                "torch.export could not capture" in str(error):
+            return result("export-failed", _short(error))
+        frame = traceback.extract_tb(error.__traceback__)[-1]
+        return result("error", f"{_short(error)} [{frame.filename.split('/')[-1]}:"
+                               f"{frame.lineno}]")
+    if compiled._jit.cache_size() != 1:
+        return result("error", f"{compiled._jit.cache_size()} compilations for "
+                               f"{len(runs)} shapes: the sequence did not stay dynamic")
+    worst = 0.0
+    for shape, inputs, got, expected in runs:
+        status, detail, error = _verdict(model, module, inputs, got, expected)
+        if status != "ok":
+            return result("mismatch", f"at [batch, seq] = {list(shape)}: {detail}", error)
+        worst = max(worst, error if error is not None else 0.0)
+    return result("ok", f"one compilation, [batch, seq] = "
+                        f"{', '.join(str(list(r[0])) for r in runs)}", worst)
 
 
 def _verdict(model, module, args, got, want):
