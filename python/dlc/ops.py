@@ -906,6 +906,15 @@ def dim(x, axis):
     return dim_of(x, _normalize_axis("dim", axis, x.ndim))
 
 
+def size_tensor(size):
+    """A 0-d int64 value of a size: a numpy scalar for an int, a traced tensor
+    for a run-time size (:class:`dlc.Size`: the sum of that many ones, as no
+    op reads an index into a tensor), for arithmetic with tensors."""
+    if not isinstance(size, Size):
+        return np.asarray(int(size), np.int64)
+    return sum(broadcast_to(np.ones((1,), np.int64), (size,)))
+
+
 def _sizes(op_name, shape):
     """A shape of ints, -1/None and Sizes as (entries, size operands): each
     Size becomes a -1 entry with its value as an operand."""

@@ -22,6 +22,7 @@ from .. import dtypes
 from ..errors import DLCError, ModelImportError
 from ..tracing import Tensor, located
 from . import onnx_ops
+from .onnx_symbolic import SYMBOLIC, SymInts, materialize
 from .common import ImportedFunction, count_uses, raise_unsupported
 
 __all__ = ["from_onnx", "load_model", "MIN_OPSET"]
@@ -77,6 +78,22 @@ def _value_spec(value_info, where, dynamic):
     for dim in t.tensor_type.shape.dim:
         shape.append(dim.dim_value if dim.HasField("dim_value") else None)
     return dtype, tuple(shape)
+
+
+def _symbolic_dims(inputs, static_inputs):
+    """{input position: {axis: name}} of the inputs' symbolic dimensions: the
+    dim_param, or "<input>.<axis>" for a dimension with neither a value nor
+    a name."""
+    dynamic = {}
+    for position, value in enumerate(inputs):
+        shape = value.type.tensor_type.shape if value.type.HasField("tensor_type") else None
+        if value.name in static_inputs or shape is None:
+            continue
+        axes = {axis: dim.dim_param or f"{value.name}.{axis}"
+                for axis, dim in enumerate(shape.dim) if not dim.HasField("dim_value")}
+        if axes:
+            dynamic[position] = axes
+    return dynamic
 
 
 def _key(node):
@@ -173,6 +190,9 @@ class OnnxImporter:
         self.inputs = [i for i in self.graph.input if i.name not in self.initializers]
         self.used = self._used_names(self.graph)
         self.static_inputs = self._shape_inputs()
+        #: whether Shape of a dynamic dimension gives its run-time size
+        #: (from_onnx(dynamic_dims=True)); else it needs the size
+        self.symbolic = False
 
     # -- what the model needs ---------------------------------------------------
 
@@ -281,6 +301,14 @@ class OnnxImporter:
         return [env[o.name] for o in graph.output]
 
     def _convert(self, node, env):
+        if self.symbolic and node.proto.domain in ("", "ai.onnx") and (
+                node.op == "Shape" or any(isinstance(v, SymInts) for v in node.values)):
+            # shape arithmetic on dynamic dimensions (onnx_symbolic)
+            compute = SYMBOLIC.get(node.op)
+            result = compute(node) if compute is not None else None
+            if result is not None:
+                return result
+            node.values = [materialize(v) for v in node.values]
         present = [v for v in node.values if v is not None]
         foldable = node.op not in _RANDOM and not any(
             a.HasField("g") or a.graphs for a in node.proto.attribute)
@@ -398,7 +426,7 @@ class OnnxImporter:
         return [by_name.get(n) for n in node.proto.output]
 
 
-def from_onnx(model, *, dynamic_batch=False, **jit_kwargs):
+def from_onnx(model, *, dynamic_batch=False, dynamic_dims=False, **jit_kwargs):
     """Compiles an ONNX model with dlc.
 
     Args:
@@ -408,6 +436,12 @@ def from_onnx(model, *, dynamic_batch=False, **jit_kwargs):
         the inputs whose first dimension is symbolic in the model (shape
         computations must then not depend on it); by default each batch size
         compiles its own version.
+      dynamic_dims: ``True`` makes every symbolic dimension of the inputs
+        (``dim_param``, e.g. "batch" and "sequence") dynamic: one compiled
+        version serves every size, the model's shape computations (Shape,
+        Gather, Concat, Reshape, Expand, Range...) done at run time on them.
+        Inputs sharing a ``dim_param`` must agree on its size at a call, which
+        checks it. Not with `dynamic_batch`.
       **jit_kwargs: as for :func:`dlc.jit` (``target``, ``options``,
         ``disable``, CPU/GPU option shortcuts).
 
@@ -417,10 +451,18 @@ def from_onnx(model, *, dynamic_batch=False, **jit_kwargs):
     them for several outputs. Raises :class:`dlc.UnsupportedOpError` listing
     every unsupported operator at once.
     """
+    if dynamic_batch and dynamic_dims:
+        raise ValueError("dlc.from_onnx: give dynamic_batch or dynamic_dims, not both "
+                         "(dynamic_dims makes a symbolic batch dynamic too)")
     proto = load_model(model)
     importer = OnnxImporter(proto)
     importer.check_supported()
+    importer.symbolic = bool(dynamic_dims)
     specs = [_value_spec(i, f"input {i.name!r}", dynamic_batch) for i in importer.inputs]
+    if dynamic_dims:
+        dynamic = _symbolic_dims(importer.inputs, importer.static_inputs)
+        if dynamic:
+            jit_kwargs = dict(jit_kwargs, dynamic=dynamic)
     initializers = importer.initializer_values()
     source = os.path.basename(os.fspath(model)) if isinstance(model, (str, os.PathLike)) \
         else (proto.graph.name or "model") + ".onnx"

@@ -927,6 +927,8 @@ def _gather_elements(node):
 def _gather_nd(node):
     x, indices = _t(node.input(0)), _t(node.input(1))
     batch = node.attr("batch_dims", 0)
+    if not batch and (None in _shape(x) or None in _shape(indices)[:-1]):
+        return _gather_nd_dynamic(node, x, indices)
     shape = _static_shape(node, x)
     ishape = _static_shape(node, indices, "indices")
     depth = ishape[-1]
@@ -951,6 +953,34 @@ def _gather_nd(node):
                    np.arange(elements, dtype=np.int64))
     flat = D.reshape(x, (-1,))
     return D.reshape(D.take(flat, linear), ishape[:-1] + inner)
+
+
+def _gather_nd_dynamic(node, x, indices):
+    """GatherND (no batch dimensions) where dimensions of x or of the indices
+    are dynamic: the same linear index, its strides and bounds computed from
+    run-time sizes."""
+    depth = _shape(indices)[-1]
+    if depth is None:
+        node.fail("the indices' last dimension (the index depth) must be static")
+    sizes = [D.dim(x, a) for a in range(_ndim(x))]
+    dims, inner = sizes[:depth], sizes[depth:]
+    if builtins.any(s is None for s in _shape(x)[depth:]):
+        node.fail("the dimensions of x after the indexed ones must be static")
+
+    def vector(entries):
+        return D.concatenate([D.reshape(D.asarray(D.size_tensor(e)), (1,)) for e in entries])
+    strides = [1] * depth
+    for i in range(depth - 2, -1, -1):
+        strides[i] = strides[i + 1] * dims[i + 1]
+    indices = D.astype(indices, np.int64)
+    normalized = D.where(D.less(indices, 0), D.add(indices, vector(dims)), indices)
+    linear = D.sum(D.multiply(normalized, vector(strides)), axis=-1)
+    elements = int(np.prod(inner, dtype=np.int64))
+    linear = D.add(D.expand_dims(D.multiply(linear, elements), -1),
+                   np.arange(elements, dtype=np.int64))
+    flat = D.reshape(x, (-1,))
+    out = [D.dim(indices, a) for a in range(_ndim(indices) - 1)] + inner
+    return D.reshape(D.take(flat, linear), tuple(out))
 
 
 @converter("Constant")

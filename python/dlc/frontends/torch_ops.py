@@ -640,26 +640,6 @@ def _sizes(size):
     return tuple(s if isinstance(s, Size) else -1 if s is None else int(s) for s in size)
 
 
-def _size_tensor(size):
-    """A 0-d int64 tensor holding a size (a dlc.Size counted as the sum of
-    that many ones: there is no op reading an index into a tensor)."""
-    if not isinstance(size, Size):
-        return np.asarray(size, np.int64)
-    return D.sum(D.broadcast_to(np.ones((1,), np.int64), (size,)))
-
-
-def _known_sizes(node, size):
-    """`size` with every entry torch.export knows to be static (the node's
-    output shape) as that int: a -1 or a run-time size next to symbolic ones
-    (view(b, s, -1, 64) has 12 heads, whatever b and s are)."""
-    sizes = _sizes(size)
-    value = node.meta.get("val") if node is not None else None
-    shape = getattr(value, "shape", None)
-    if shape is None or len(shape) != len(sizes):
-        return sizes
-    return tuple(d if isinstance(d, int) else s for s, d in zip(sizes, shape))
-
-
 @converter("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default")
 def _view(node, x, size):
     return D.reshape(x, _known_sizes(node, size))
@@ -1064,7 +1044,7 @@ def _index(node, x, indices):
     # Sizes of the indexed dimensions: ints, or run-time sizes (their tensor
     # form for the index arithmetic).
     sizes = {axis: D.dim(x, axis) for axis in present}
-    size_values = {axis: _size_tensor(size) if isinstance(size, Size) else size
+    size_values = {axis: D.size_tensor(size) if isinstance(size, Size) else size
                    for axis, size in sizes.items()}
     linear = None
     for axis in present:
@@ -1128,7 +1108,15 @@ def _creation_dtype(dtype, value):
 
 @converter("aten.full.default")
 def _full(node, size, value, dtype=None, **kwargs):
-    return np.full(_sizes(size), value, _creation_dtype(dtype, value))
+    return _filled(_known_sizes(node, size), value, _creation_dtype(dtype, value))
+
+
+def _filled(sizes, value, dtype):
+    """A tensor of `sizes` (ints, or run-time sizes) holding `value`: a numpy
+    constant when static, else a broadcast scalar."""
+    if not builtins.any(isinstance(s, Size) for s in sizes):
+        return np.full(sizes, value, dtype)
+    return D.broadcast_to(np.full((), value, dtype), tuple(sizes))
 
 
 @converter("aten.scalar_tensor.default")
@@ -1140,19 +1128,19 @@ def _scalar_tensor(node, value, dtype=None, **kwargs):
 @converter("aten.full_like.default")
 def _full_like(node, x, value, dtype=None, **kwargs):
     dtype = _np_dtype(dtype) if dtype is not None else x.dtype
-    if None in _shape(x):
-        return D.add(D.multiply(_cast(x, dtype), np.zeros((), dtype)), np.asarray(value, dtype))
-    return np.full(_shape(x), value, dtype)
+    # (not x * 0 + value: an inf or a NaN in x would leak into the result)
+    return _filled([D.dim(x, axis) if size is None else size
+                    for axis, size in enumerate(_shape(x))], value, dtype)
 
 
 @converter("aten.zeros.default")
 def _zeros(node, size, dtype=None, **kwargs):
-    return np.zeros(_sizes(size), _creation_dtype(dtype, 0.0))
+    return _filled(_known_sizes(node, size), 0, _creation_dtype(dtype, 0.0))
 
 
 @converter("aten.ones.default")
 def _ones(node, size, dtype=None, **kwargs):
-    return np.ones(_sizes(size), _creation_dtype(dtype, 0.0))
+    return _filled(_known_sizes(node, size), 1, _creation_dtype(dtype, 0.0))
 
 
 @converter("aten.zeros_like.default")
@@ -1168,7 +1156,7 @@ def _ones_like(node, x, dtype=None, **kwargs):
 @converter("aten.empty.memory_format", "aten.empty_permuted.default")
 def _empty(node, size, *args, dtype=None, **kwargs):
     """Uninitialized memory in torch: zeros here (every use overwrites it)."""
-    return np.zeros(_sizes(size), _creation_dtype(dtype, 0.0))
+    return _filled(_known_sizes(node, size), 0, _creation_dtype(dtype, 0.0))
 
 
 @converter("aten.sort.default", "aten.sort.stable")
@@ -1239,7 +1227,7 @@ def _arange(node, start, end=None, step=1, dtype=None, **kwargs):
         if step != 1:
             values = values * step
         if isinstance(start, Size) or start != 0:
-            values = values + _size_tensor(start)
+            values = values + D.size_tensor(start)
         wanted = _np_dtype(dtype) if dtype is not None else np.int64
         return values if wanted == np.int64 else D.astype(values, wanted)
     values = np.arange(start, end, step)
