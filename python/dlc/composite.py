@@ -651,7 +651,6 @@ def sort(x, axis=-1, descending=False):
     experts' routing; not for long ones)."""
     x = _tensor(x, "sort")
     axis = _normalize_axis("sort", axis, x.ndim)
-    _static_dims("sort", x, [axis])
     n = x.shape[axis]
     last = x.ndim - 1
     order = [d for d in range(x.ndim) if d != axis] + [axis]
@@ -659,14 +658,21 @@ def sort(x, axis=-1, descending=False):
     mine = expand_dims(moved, -1)                    # (..., n_i, 1)
     theirs = expand_dims(moved, -2)                  # (..., 1, n_j)
     before = greater(mine, theirs) if not descending else less(mine, theirs)
-    i = np.arange(n, dtype=np.int64).reshape(n, 1)
-    j = np.arange(n, dtype=np.int64).reshape(1, n)
-    tie_before = where(np.less(j, i), equal(mine, theirs), np.zeros((), bool))
+    if n is None:  # a run-time length: positions counted at run time
+        positions = arange(dim(x, axis))
+        i, j = expand_dims(positions, 1), expand_dims(positions, 0)
+    else:
+        i = np.arange(n, dtype=np.int64).reshape(n, 1)
+        j = np.arange(n, dtype=np.int64).reshape(1, n)
+    tie_before = where(less(j, i), equal(mine, theirs), np.zeros((), bool))
     rank = sum(astype(before, np.int64), axis=-1) + sum(astype(tie_before, np.int64), axis=-1)
     # indices[..., r] = the i whose rank is r
     hits = equal(expand_dims(rank, -2), i)           # (..., n_r, n_i)
     indices = sum(where(hits, j, np.zeros((), np.int64)), axis=-1)
-    values = take_along_axis(moved, indices, -1)
+    if n is None:  # values read with the same one-hot selection (exact)
+        values = sum(where(hits, expand_dims(moved, -2), np.zeros((), moved.dtype)), axis=-1)
+    else:
+        values = take_along_axis(moved, indices, -1)
     if axis != last:
         back = list(np.argsort(order))
         values, indices = transpose(values, back), transpose(indices, back)

@@ -141,7 +141,130 @@ def test_dynamic_sizes_are_not_python_ints():
         dlc.jit(f, dynamic={"x": (1,)})(np.ones((2, 3), np.float32))
 
     def g(x):
-        return x.reshape(dlc.dim(x, 0), -1, 2)
+        return x.reshape(dlc.dim(x, 0), -1, 2)   # the -1 from the element count
+
+    x = np.arange(12, dtype=np.float32).reshape(2, 6)
+    np.testing.assert_array_equal(dlc.jit(g, dynamic={"x": (0, 1)})(x), x.reshape(2, 3, 2))
+
+    def h(x):
+        return x.reshape(dlc.dim(x, 0), -1, -1)
 
     with pytest.raises(ValueError, match="gives every other size"):
-        dlc.jit(g, dynamic={"x": (0, 1)})(np.ones((2, 4), np.float32))
+        dlc.jit(h, dynamic={"x": (0, 1)})(np.ones((2, 4), np.float32))
+
+
+# -- the importers -----------------------------------------------------------------------
+
+def test_onnx_shape_computations_on_symbolic_dimensions():
+    """Shape -> Gather/Slice/Concat/Mul -> Reshape, Expand, Range and
+    ConstantOfShape, on inputs [batch, seq, 8] and [batch, seq] whose
+    dimensions are dim_params: run-time sizes with dynamic_dims=True."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    def const(name, values):
+        return helper.make_node("Constant", [], [name], value=helper.make_tensor(
+            name, TensorProto.INT64, [len(values)], values))
+
+    nodes = [
+        const("zero", [0]), const("one", [1]), const("two", [2]), const("heads", [2, 4]),
+        helper.make_node("Shape", ["x"], ["shape"]),
+        helper.make_node("Gather", ["shape", "zero"], ["b"], axis=0),
+        helper.make_node("Slice", ["shape", "one", "two"], ["s"]),
+        helper.make_node("Concat", ["b", "s", "heads"], ["split_shape"], axis=0),
+        helper.make_node("Reshape", ["x", "split_shape"], ["split"]),
+        helper.make_node("Transpose", ["split"], ["heads_first"], perm=[0, 2, 1, 3]),
+        helper.make_node("Mul", ["b", "s"], ["rows"]),
+        helper.make_node("Concat", ["rows", "heads"], ["flat_shape"], axis=0),
+        helper.make_node("Reshape", ["x", "flat_shape"], ["flat"]),
+        helper.make_node("Squeeze", ["s", "zero"], ["s0"]),
+        helper.make_node("Constant", [], ["start"], value=helper.make_tensor(
+            "start", TensorProto.INT64, [], [0])),
+        helper.make_node("Constant", [], ["step"], value=helper.make_tensor(
+            "step", TensorProto.INT64, [], [1])),
+        helper.make_node("Range", ["start", "s0", "step"], ["positions"]),
+        helper.make_node("Shape", ["mask"], ["mask_shape"]),
+        helper.make_node("Expand", ["positions", "mask_shape"], ["grid"]),
+        helper.make_node("ConstantOfShape", ["mask_shape"], ["ones"],
+                         value=helper.make_tensor("v", TensorProto.INT64, [1], [1])),
+        helper.make_node("Add", ["grid", "ones"], ["counted"]),
+        helper.make_node("Mul", ["counted", "mask"], ["masked"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "shapes",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "seq", 8]),
+         helper.make_tensor_value_info("mask", TensorProto.INT64, ["batch", "seq"])],
+        [helper.make_tensor_value_info("heads_first", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("flat", TensorProto.FLOAT, None),
+         helper.make_tensor_value_info("masked", TensorProto.INT64, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    f = dlc.from_onnx(model, dynamic_dims=True)
+    for batch, seq in [(2, 3), (1, 1), (3, 11)]:
+        x = RNG.standard_normal((batch, seq, 8)).astype(np.float32)
+        mask = RNG.integers(0, 2, (batch, seq))
+        heads_first, flat, masked = f(x, mask)
+        np.testing.assert_array_equal(heads_first,
+                                      x.reshape(batch, seq, 2, 4).transpose(0, 2, 1, 3))
+        np.testing.assert_array_equal(flat, x.reshape(batch * seq, 2, 4))
+        np.testing.assert_array_equal(masked, (np.arange(seq) + 1) * mask)
+    assert f._jit.cache_size() == 1
+    with pytest.raises(dlc.ShapeError, match="dimension 'seq'"):
+        f(np.zeros((2, 3, 8), np.float32), np.zeros((2, 4), np.int64))
+    with pytest.raises(ValueError, match="not both"):
+        dlc.from_onnx(model, dynamic_dims=True, dynamic_batch=True)
+
+
+def _tiny_bert():
+    transformers = pytest.importorskip("transformers")
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    config = transformers.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=1,
+                                      num_attention_heads=2, intermediate_size=37,
+                                      max_position_embeddings=64)
+    return transformers.BertModel(config).eval(), torch
+
+
+def _bert_inputs(torch, batch, seq):
+    ids = torch.randint(0, 100, (batch, seq))
+    mask = torch.ones(batch, seq, dtype=torch.long)
+    mask[0, seq // 2 + 1:] = 0
+    return ids, mask
+
+
+@pytest.mark.parametrize("frontend", ["torch", "onnx-dynamo"])
+def test_transformers_bert_serves_every_batch_and_sequence(frontend):
+    """transformers' BertModel (its mask utilities, position-id slices, token
+    type gathers, attention) through both importers with the batch and the
+    sequence dynamic: one compiled function, eager's answers at every shape
+    (max abs error <= 1e-4 x max |eager|)."""
+    model, torch = _tiny_bert()
+    batch = torch.export.Dim("batch", min=1, max=8)
+    seq = torch.export.Dim("seq", min=2, max=64)
+    shapes = {"input_ids": {0: batch, 1: seq}, "attention_mask": {0: batch, 1: seq}}
+    example = _bert_inputs(torch, 2, 16)
+    if frontend == "torch":
+        f = dlc.from_torch(model, *example, dynamic_shapes=shapes)
+    else:
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            program = torch.onnx.export(model, example, dynamo=True, dynamic_shapes=shapes,
+                                        verbose=False)
+        f = dlc.from_onnx(program.model_proto, dynamic_dims=True)
+    for b, s in [(2, 16), (1, 2), (3, 9), (1, 64)]:
+        ids, mask = _bert_inputs(torch, b, s)
+        with torch.no_grad():
+            want = model(ids, attention_mask=mask).last_hidden_state.numpy()
+        got = f(ids.numpy(), mask.numpy())
+        got = got[0] if isinstance(got, tuple) else got
+        assert got.shape == want.shape
+        assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
+    assert f._jit.cache_size() == 1
+
+
+def test_from_torch_dynamic_shapes_refusals():
+    model, torch = _tiny_bert()
+    example = _bert_inputs(torch, 2, 16)
+    with pytest.raises(ValueError, match="not both"):
+        dlc.from_torch(model, *example, dynamic_batch=True,
+                       dynamic_shapes={"input_ids": {1: torch.export.Dim("seq")}})

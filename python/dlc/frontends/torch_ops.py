@@ -640,6 +640,18 @@ def _sizes(size):
     return tuple(s if isinstance(s, Size) else -1 if s is None else int(s) for s in size)
 
 
+def _known_sizes(node, size):
+    """`size` with every entry torch.export knows to be static (the node's
+    output shape) as that int: a -1 or a run-time size next to symbolic ones
+    (view(b, s, -1, 64) has 12 heads, whatever b and s are)."""
+    sizes = _sizes(size)
+    value = node.meta.get("val") if node is not None else None
+    shape = getattr(value, "shape", None)
+    if shape is None or len(shape) != len(sizes):
+        return sizes
+    return tuple(d if isinstance(d, int) else s for s, d in zip(sizes, shape))
+
+
 @converter("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default")
 def _view(node, x, size):
     return D.reshape(x, _known_sizes(node, size))
@@ -1202,10 +1214,11 @@ def _grouped_mm(node, x, weight, offs):
     whatever the routing, at E times the arithmetic of the rows' own
     experts."""
     s, e = _shape(x)[0], _shape(weight)[0]
-    if s is None or e is None:
-        raise ModelImportError("grouped_mm needs static row and expert counts")
+    if e is None:
+        raise ModelImportError("grouped_mm needs a static expert count")
     every = D.matmul(D.astype(x, weight.dtype) if x.dtype != weight.dtype else x, weight)
-    rows = np.arange(s, dtype=np.int64).reshape(1, s)
+    rows = np.arange(s, dtype=np.int64).reshape(1, s) if s is not None else \
+        D.expand_dims(D.arange(D.dim(x, 0)), 0)       # a run-time row count
     bounds = D.reshape(D.astype(offs, np.int64), (e, 1))
     expert = D.sum(D.astype(D.less_equal(bounds, rows), np.int64), axis=0)   # (S,)
     owner = D.equal(D.expand_dims(expert, 0), np.arange(e, dtype=np.int64).reshape(e, 1))

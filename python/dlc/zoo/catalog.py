@@ -408,17 +408,24 @@ _TIER_DYNAMO = {
 }
 
 
+#: text models the tier also runs with the batch and the sequence dynamic
+_TIER_DYNAMIC_SEQ = {"BertModel", "LlamaForCausalLM", "GPT2LMHeadModel", "T5EncoderModel"}
+
+
 def test_tier():
     """The (model, frontend) pairs of make test's zoo tier: every transformers
-    architecture through from_torch and one of each kind through the dynamo
-    exporter, and 50 timm architectures through from_torch (the tier stays
-    under ten minutes on two cores; `python -m dlc.zoo` runs every pair)."""
+    architecture through from_torch, one of each kind through the dynamo
+    exporter and a few text models with a dynamic sequence, and 50 timm
+    architectures through from_torch (the tier stays under ten minutes on two
+    cores; `python -m dlc.zoo` runs every pair)."""
     pairs = []
     for model in all_models():
         if model.library == "transformers":
             pairs.append((model, "torch"))
             if model.name in _TIER_DYNAMO:
                 pairs.append((model, "onnx-dynamo"))
+            if model.name in _TIER_DYNAMIC_SEQ:
+                pairs.append((model, "torch-dynamic-seq"))
         elif model.name in _TIER_TIMM:
             pairs.append((model, "torch"))
     return pairs
