@@ -64,11 +64,17 @@ function it compiles on the first call per input signature, and
 `f.lower(x).as_text(stage)` shows the IR at every stage. Options of `dlc.jit`
 (`target`, `options`, `disable`, CPU/GPU shortcuts) are accepted as keywords.
 
-- `dlc.from_torch(module, *example_args, dynamic_batch=False, params="constants")`:
+- `dlc.from_torch(module, *example_args, dynamic_batch=False, dynamic_shapes=None,
+  params="constants")`:
   the module is captured with `torch.export` and decomposed to core ATen. Parameters
   and buffers are constants (batch norms fold into convolutions) or, with
   `params="arguments"`, read from the module at every call. `dynamic_batch=True`
-  exports the leading dimension of every input as one `torch.export.Dim`. Each `dl` op
+  exports the leading dimension of every input as one `torch.export.Dim`;
+  `dynamic_shapes` (torch.export's own argument, e.g. `{"input_ids": {0: batch, 1:
+  seq}}`) makes any dimensions dynamic: one compiled function for every sequence length
+  (torch's symbolic sizes become run-time sizes: views, expands, slices of position
+  tables, `arange`, the masks transformers builds; the sizes torch knows static stay
+  static), each call checking that the inputs agree on each symbol. Each `dl` op
   is located at the line of the module's source that produced it. Where torch's
   core-ATen decomposition fails on a view its re-trace cannot apply (GPT-2's
   attention), the views are imported as reshapes (dlc's tensors have no strides) and
@@ -80,7 +86,7 @@ function it compiles on the first call per input signature, and
   their architectures from small configurations with random weights, runs each
   through `from_torch` and both of torch's ONNX exporters, compares with eager and
   writes [zoo.md](zoo.md); `make test` runs its tier (`test/python/test_zoo.py`).
-- `dlc.from_onnx(model, dynamic_batch=False)`: default-domain opsets 7 to the newest
+- `dlc.from_onnx(model, dynamic_batch=False, dynamic_dims=False)`: default-domain opsets 7 to the newest
   the installed `onnx` knows (older opsets for operators unchanged since opset 7).
   Initializers are constants. A node whose inputs are all known at import
   (initializers, `Constant`, shape computations such as `Shape -> Gather -> Concat ->
@@ -90,7 +96,12 @@ function it compiles on the first call per input signature, and
   compiled function is specialized on their values. `dynamic_batch=True` makes the
   inputs whose first dimension is symbolic dynamic; where the graph computes with the
   batch size (`Shape` of it feeding a `Reshape`), the function warns and compiles one
-  version per batch size instead (`dlc.DynamicDimensionError` is what the graph raised). `Loop` (known trip count), `Scan`
+  version per batch size instead (`dlc.DynamicDimensionError` is what the graph raised).
+  `dynamic_dims=True` makes every symbolic input dimension dynamic instead (named by its
+  `dim_param`; inputs sharing one must agree at a call), and the graph's shape
+  computations on them (`Shape`, `Gather`, `Slice`, `Concat`, integer arithmetic,
+  `Reshape`, `Expand`, `Range`, `ConstantOfShape`) are done on run-time sizes
+  (`frontends/onnx_symbolic.py`). `Loop` (known trip count), `Scan`
   and `If` (known condition) are unrolled or inlined at import.
 - `dlc.onnx_backend.DlcBackend`: an `onnx.backend.base.Backend`; the ONNX backend node
   cases run through it in `make test` ([onnx_node_tests.md](onnx_node_tests.md)).
