@@ -148,10 +148,18 @@ def test_max_of_an_empty_axis():
     assert dlc.jit(lambda x: dlc.max(x, axis=1))(np.ones((0, 3), F32)).shape == (0,)
 
 
-def test_reshape_of_dynamic_batch_needs_minus_one_first():
+def test_reshape_of_dynamic_batch_keeps_whole_rows():
+    # The -1 takes the dynamic factor wherever it is: [?, 6] -> [2, 3 * batch].
     f = dlc.jit(lambda x: x.reshape(2, -1), dynamic_batch=True)
-    with pytest.raises(dlc.ShapeError, match=r"needs -1 as the first entry of the new shape"):
-        f(np.ones((4, 6), F32))
+    x = np.arange(24, dtype=F32).reshape(4, 6)
+    np.testing.assert_array_equal(f(x), x.reshape(2, -1))
+    # ... when the static part divides: 6 elements per row are not whole 4s.
+    g = dlc.jit(lambda x: x.reshape(-1, 4), dynamic_batch=True)
+    with pytest.raises(dlc.ShapeError, match=r"for every size of its dynamic dimensions"):
+        g(np.ones((4, 6), F32))
+    h = dlc.jit(lambda x: x.reshape(2, 6), dynamic_batch=True)
+    with pytest.raises(dlc.ShapeError, match=r"needs a -1 in the new shape for them"):
+        h(np.ones((2, 6), F32))
 
 
 def test_reshape_sizes_must_be_ints():

@@ -7,7 +7,8 @@ without -verify-diagnostics) and with the whole CPU pipeline. Each input is
 a seed with a few mutations, as an outside tester would make them: a line
 deleted, duplicated or swapped with another, an integer (a shape, an
 attribute) changed to an edge value, one type swapped for another, one op
-name swapped for another of the same dialect. Inputs are deterministic in
+name swapped for another of the same dialect, a static dimension of a tensor
+type made dynamic wherever that type is written. Inputs are deterministic in
 (seed, index).
 
 A run is a finding when dl-opt dies of a signal (an assertion's abort, a
@@ -50,6 +51,7 @@ EDGE_INTEGERS = ["0", "1", "-1", "2", "3", "7", "64", "65536", "2147483647",
 TYPES = ["f32", "f16", "bf16", "f64", "i1", "i8", "i32", "i64", "index"]
 INT_RE = re.compile(r"(?<![\w#%.])-?\d+(?![\w.])")
 TYPE_RE = re.compile(r"\b(f16|bf16|f32|f64|i1|i8|i16|i32|i64|index)\b")
+TENSOR_RE = re.compile(r"tensor<(?:[0-9?]+x)+[a-z0-9]+>")
 OP_RE = re.compile(r"\b(dl|linalg|affine|memref|tensor|arith|vector|scf)\.([a-z_0-9]+)\b")
 FULL_PIPELINE = ["--pass-pipeline=builtin.module(dl-cpu-pipeline)"]
 # Targets a pass run alone is given (AVX-512, AVX2, NEON): the target-driven
@@ -125,8 +127,20 @@ def mutate(text, rng, count):
     for _ in range(count):
         if not lines:
             break
-        kind = rng.randrange(7)
+        kind = rng.randrange(8)
         i = rng.randrange(len(lines))
+        if kind == 7:
+            # a static dimension made dynamic, in every use of that type
+            found = list(TENSOR_RE.finditer(lines[i]))
+            if found:
+                old = rng.choice(found).group(0)
+                dims = old[len("tensor<"):-1].split("x")
+                static = [k for k, d in enumerate(dims[:-1]) if d.isdigit()]
+                if static:
+                    dims[rng.choice(static)] = "?"
+                    new = "tensor<" + "x".join(dims) + ">"
+                    lines = [line.replace(old, new) for line in lines]
+            continue
         if kind == 0 and len(lines) > 1:
             del lines[i]
         elif kind == 1:

@@ -856,6 +856,10 @@ def _index_put(node, x, indices, values, accumulate=False):
     first, last = present[0], present[-1]
     pre, post = shape[:first], shape[last + 1:]
     dynamic = None in shape
+    index_dynamic = builtins.any(None in tuple(indices[a].shape) for a in present)
+    if (None in shape[first:] or index_dynamic) and None not in pre:
+        return _index_put_dynamic(x, [indices[a] for a in present], values, accumulate,
+                                  first, last)
     if dynamic and (accumulate or None in shape[first:]):
         raise ModelImportError("index_put into a tensor with a dynamic dimension is "
                                "supported only for a dynamic batch before the indexed "
@@ -909,6 +913,64 @@ def _index_put(node, x, indices, values, accumulate=False):
     gathered = D.take(values, D.maximum(last_hit, 0), axis=len(pre))
     result = D.where(D.reshape(hit, (m,) + tail), gathered, merged)
     return D.reshape(result, shape)
+
+
+def _index_put_dynamic(x, indices, values, accumulate, first, last):
+    """index_put where the indexed dimensions, the ones after them or the
+    index tensors are dynamic (a mixture of experts adding each expert's
+    rows into the tokens, for any number of tokens): the same hit matrix,
+    its sizes known at run time. The index tensors have one shape."""
+    shape = _shape(x)
+    pre = shape[:first]
+    ishape = tuple(indices[0].shape)
+    if builtins.any(tuple(i.shape) != ishape for i in indices):
+        raise ModelImportError("index_put with index tensors of different dynamic "
+                               "shapes is not supported")
+    x = D.asarray(x)
+    sizes = [D.dim(x, a) for a in range(first, last + 1)]
+    post = [D.dim(x, a) for a in range(last + 1, len(shape))]
+    anchor = D.asarray(indices[0])
+    count = 1
+    for axis in range(len(ishape)):
+        count = count * D.dim(anchor, axis)
+    m = 1
+    for size in sizes:
+        m = m * size
+    linear = None
+    for index, size in zip(indices, sizes):
+        index = D.astype(D.asarray(index), np.int64)
+        extent = D.size_tensor(size)
+        index = D.where(D.less(index, 0), D.add(index, extent), index)
+        linear = index if linear is None else D.add(D.multiply(linear, extent), index)
+    merged = D.reshape(x, tuple(pre) + (m,) + tuple(post))
+    values = D.asarray(values)
+    if values.dtype != x.dtype:
+        values = D.astype(values, x.dtype)
+    full = list(pre) + [D.dim(anchor, a) for a in range(len(ishape))] + post
+    if tuple(values.shape) != tuple(None if isinstance(d, Size) else d for d in full):
+        values = D.broadcast_to(values, tuple(full))
+    values = D.reshape(values, tuple(pre) + (count,) + tuple(post))
+    rows = D.expand_dims(D.arange(m), 1)                               # (m, 1)
+    hits = D.equal(rows, D.reshape(linear, (1, count)))                # (m, count)
+    tail = (1,) * len(post)
+    if accumulate:
+        if not np.issubdtype(np.dtype(x.dtype), np.floating) and x.dtype != dtypes.BFLOAT16:
+            raise ModelImportError("index_put with accumulate=True on integers is not "
+                                   "supported")
+        inner = 1
+        for size in post:
+            inner = inner * size
+        outer = int(np.prod(pre, dtype=np.int64))
+        flat = D.reshape(values, (outer, count, inner))
+        added = D.reshape(D.matmul(D.astype(hits, x.dtype), flat),
+                          tuple(pre) + (m,) + tuple(post))
+        return D.reshape(D.add(merged, added), tuple(D.dim(x, a) for a in range(len(shape))))
+    position = D.expand_dims(D.arange(count), 0)                       # (1, count)
+    last_hit = D.max(D.where(hits, position, -1), axis=1)              # (m,)
+    hit = D.greater_equal(last_hit, 0)
+    gathered = D.take(values, D.maximum(last_hit, 0), axis=len(pre))
+    result = D.where(D.reshape(hit, (m,) + tail), gathered, merged)
+    return D.reshape(result, tuple(D.dim(x, a) for a in range(len(shape))))
 
 
 @converter("aten.as_strided.default", "aten.as_strided_copy.default")

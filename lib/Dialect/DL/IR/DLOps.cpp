@@ -290,6 +290,14 @@ FailureOr<RankedTensorType> image(Loc loc, Value input) {
     (void)opError<OpTy>(loc, "expects a 4-D input, but got ", *type);
     return failure();
   }
+  // The windows' lowerings (im2col, padding, direct loops) size their
+  // buffers from the channels and the image: only the batch may be dynamic.
+  if (llvm::any_of(type->getShape().drop_front(), ShapedType::isDynamic)) {
+    (void)opError<OpTy>(loc, "expects static channel and spatial dimensions "
+                             "(only the batch may be dynamic), but got ",
+                        *type);
+    return failure();
+  }
   return type;
 }
 
