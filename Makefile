@@ -15,7 +15,7 @@ BENCH_STAMP := $(VENV)/.bench-requirements-installed
 BUILD_NINJA := $(BUILD)/build.ninja
 PTH_STAMP   := $(VENV)/.dlc-pth-installed
 
-.PHONY: all venv configure build test lit pytest demo bench fuzz zoo clean distclean
+.PHONY: all venv configure build test lit pytest demo bench fuzz zoo zoo-dynamic clean distclean
 
 all: build
 
@@ -86,6 +86,12 @@ fuzz: build
 ZOO_JOBS ?= $(JOBS)
 zoo: build
 	$(PY) -m dlc.zoo --jobs $(ZOO_JOBS) --json $(BUILD)/zoo.json --markdown docs/zoo.md
+
+# The text models with the batch and the sequence dynamic (one compilation,
+# run at four shapes): writes docs/zoo_dynamic.md.
+zoo-dynamic: build
+	$(PY) -m dlc.zoo --jobs $(ZOO_JOBS) --frontends torch-dynamic-seq --text-only \
+	  --json $(BUILD)/zoo_dynamic.json --markdown docs/zoo_dynamic.md
 
 # The benchmark's peers (PyTorch) and plotting come from their own file.
 $(BENCH_STAMP): requirements-bench.txt $(VENV_STAMP)

@@ -3,7 +3,10 @@ process (a crash or a hang is a finding, not the end of the run), and writes
 the results as JSON and as the page docs/zoo.md.
 
     python -m dlc.zoo [--jobs N] [--only SUBSTRING ...] [--frontends torch,...]
-                      [--json FILE] [--markdown FILE] [--timeout SECONDS]
+                      [--text-only] [--json FILE] [--markdown FILE] [--timeout SECONDS]
+
+`make zoo-dynamic` runs the text models with a dynamic batch and sequence
+(the torch-dynamic-seq frontend) and writes docs/zoo_dynamic.md.
 
 The compile cache is off in the workers (a cached library cannot hide a
 compile failure).
@@ -263,6 +266,16 @@ def _write(args, records, meta):
             f.write(markdown(records, meta))
 
 
+def _is_text_model(model):
+    from .check import is_text
+    if model.library != "transformers":
+        return False
+    try:
+        return is_text(model.build()[1])
+    except Exception:  # noqa: BLE001 - a model the library cannot build is not text
+        return False
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m dlc.zoo", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -274,6 +287,9 @@ def main(argv=None):
                         help=f"comma-separated, of {', '.join(FRONTENDS)}")
     parser.add_argument("--timeout", type=float, default=600.0,
                         help="seconds per model (all its frontends)")
+    parser.add_argument("--text-only", action="store_true",
+                        help="only the text models (token ids and masks of one "
+                             "[batch, seq] shape: what torch-dynamic-seq takes)")
     parser.add_argument("--json", default=None)
     parser.add_argument("--markdown", default=None)
     parser.add_argument("--merge", nargs="+", default=None, metavar="JSON",
@@ -288,6 +304,8 @@ def main(argv=None):
         return _merge(args)
     keys = [m.key for m in catalog.all_models()
             if not args.only or any(s.lower() in m.key.lower() for s in args.only)]
+    if args.text_only:
+        keys = [k for k in keys if _is_text_model(catalog.find(k))]
     if not keys:
         parser.error("no zoo model matches --only")
     def report(done, total, result):
