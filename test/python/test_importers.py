@@ -126,10 +126,16 @@ def test_torch_index_put_with_a_dynamic_batch():
             y = x.clone()
             y[:, torch.tensor([0])] = v
             return y
-    with pytest.raises(dlc.ModelImportError, match="the same for every row"):
-        dlc.from_torch(PerRow().eval(), torch.randn(2, 3), torch.randn(2, 1),
-                       dynamic_batch=True)(np.ones((2, 3), np.float32),
-                                           np.ones((2, 1), np.float32))
+    # Values that differ per row need the batch size: the operator says so
+    # (DynamicDimensionError) and the model compiles per batch size instead,
+    # with a warning naming why.
+    per_row = dlc.from_torch(PerRow().eval(), torch.randn(2, 3), torch.randn(2, 1),
+                             dynamic_batch=True)
+    x, v = np.ones((2, 3), np.float32), np.arange(2, dtype=np.float32).reshape(2, 1)
+    with pytest.warns(UserWarning, match="one version per batch size.*the same for every row"):
+        got = per_row(x, v)
+    np.testing.assert_array_equal(got, PerRow()(torch.from_numpy(x), torch.from_numpy(v)))
+    assert not per_row.dynamic_batch
 
 
 def test_onnx_dynamic_batch_from_symbolic_dims():

@@ -15,8 +15,9 @@ import os
 import numpy as np
 
 from .. import dtypes
-from ..errors import DataDependentShapeError, DLCError, ModelImportError
-from ..tracing import Tensor, located
+from ..errors import (DataDependentShapeError, DLCError, DynamicDimensionError,
+                      ModelImportError, UnsupportedOpError)
+from ..tracing import Size, Tensor, located
 from . import torch_ops
 from .common import ImportedFunction, count_uses, raise_unsupported
 
@@ -317,6 +318,19 @@ class _WithParameters:
         return self.function.lower(*args, *self._values())
 
 
+def _touches_dynamic(args, kwargs):
+    """Whether a converter's arguments include a tensor with a dynamic
+    dimension or a run-time size."""
+    stack = list(args) + list(kwargs.values())
+    while stack:
+        value = stack.pop()
+        if isinstance(value, (list, tuple)):
+            stack.extend(value)
+        elif isinstance(value, Size) or (isinstance(value, Tensor) and None in value.shape):
+            return True
+    return False
+
+
 def _run(graph, env):
     def value(arg):
         if hasattr(arg, "op") and hasattr(arg, "name") and hasattr(arg, "meta"):
@@ -343,13 +357,23 @@ def _run(graph, env):
         with located(location):
             try:
                 env[node.name] = converter(node, *args, **kwargs)
-            except ModelImportError:
+            except (DynamicDimensionError, DataDependentShapeError, UnsupportedOpError):
                 raise
-            except DLCError as error:
-                raise type(error)(f"{_key(node)} at {_describe(location)}: {error}") from None
-            except (ValueError, TypeError, IndexError, NotImplementedError) as error:
-                raise ModelImportError(f"{_key(node)} at {_describe(location)}: "
-                                       f"{error}") from None
+            except (DLCError, ValueError, TypeError, IndexError,
+                    NotImplementedError) as error:
+                # An operator that cannot work on a dynamic dimension of its
+                # inputs says so (a dynamic batch then falls back to one
+                # version per batch size); any other failure keeps its kind.
+                text = f"{_key(node)} at {_describe(location)}: {error}"
+                if _touches_dynamic(args, kwargs):
+                    raise DynamicDimensionError(
+                        f"{text} (an input of this operator has a dynamic "
+                        f"dimension)") from None
+                if isinstance(error, ModelImportError):
+                    raise
+                if isinstance(error, DLCError):
+                    raise type(error)(text) from None
+                raise ModelImportError(text) from None
     raise ModelImportError("dlc.from_torch: the graph has no output")
 
 
