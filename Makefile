@@ -90,7 +90,7 @@ zoo: build
 # The text models with the batch and the sequence dynamic (one compilation,
 # run at four shapes): writes docs/zoo_dynamic.md.
 zoo-dynamic: build
-	$(PY) -m dlc.zoo --jobs $(ZOO_JOBS) --frontends torch-dynamic-seq --text-only \
+	$(PY) -m dlc.zoo --jobs $(ZOO_JOBS) --frontends torch-dynamic-seq,onnx-dynamic-seq --text-only \
 	  --json $(BUILD)/zoo_dynamic.json --markdown docs/zoo_dynamic.md
 
 # The benchmark's peers (PyTorch) and plotting come from their own file.

@@ -1200,8 +1200,9 @@ def pad(x, pad_width, mode="constant", constant_values=0):
     if builtins.any(w < 0 for pair in widths for w in pair):
         raise ValueError(f"{_where()}: dlc.pad: pad widths must be >= 0, got {pad_width!r}")
     for (before, after), size in zip(widths, x.shape):
-        if size is None and (before or after):
-            raise ShapeError(f"{_where()}: dlc.pad cannot pad the dynamic dimension of {x!r}")
+        if size is None and (before or after) and mode != "constant":
+            raise ShapeError(f"{_where()}: dlc.pad: mode {mode!r} cannot pad the dynamic "
+                             f"dimension of {x!r} (only 'constant' can)")
     if mode != "constant":
         return _pad_by_copies(x, widths, mode)
     low = [p[0] for p in widths]

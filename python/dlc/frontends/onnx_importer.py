@@ -193,6 +193,25 @@ class OnnxImporter:
         #: whether Shape of a dynamic dimension gives its run-time size
         #: (from_onnx(dynamic_dims=True)); else it needs the size
         self.symbolic = False
+        #: value name -> shape (ints, None where symbolic or unknown) from the
+        #: graph's value_info (see use_shape_inference)
+        self.known_shapes = {}
+
+    def use_shape_inference(self):
+        """Reads the static sizes ONNX's shape inference gives every value
+        (the graph's value_info, completed by onnx.shape_inference), for the
+        shape computations done on run-time sizes."""
+        import onnx
+        try:
+            inferred = onnx.shape_inference.infer_shapes(self.model).graph
+        except Exception:  # noqa: BLE001 - a model onnx cannot infer: its own info
+            inferred = self.graph
+        for info in list(inferred.value_info) + list(inferred.output):
+            t = info.type
+            if t.HasField("tensor_type") and t.tensor_type.HasField("shape"):
+                self.known_shapes[info.name] = [
+                    d.dim_value if d.HasField("dim_value") else None
+                    for d in t.tensor_type.shape.dim]
 
     # -- what the model needs ---------------------------------------------------
 
@@ -458,6 +477,8 @@ def from_onnx(model, *, dynamic_batch=False, dynamic_dims=False, **jit_kwargs):
     importer = OnnxImporter(proto)
     importer.check_supported()
     importer.symbolic = bool(dynamic_dims)
+    if dynamic_dims:
+        importer.use_shape_inference()
     specs = [_value_spec(i, f"input {i.name!r}", dynamic_batch) for i in importer.inputs]
     if dynamic_dims:
         dynamic = _symbolic_dims(importer.inputs, importer.static_inputs)

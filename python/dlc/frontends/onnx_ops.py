@@ -18,7 +18,7 @@ from .. import dtypes
 from .. import ops as D
 from ..errors import DynamicDimensionError
 from ..mlir.dialects import dl
-from ..tracing import Tensor
+from ..tracing import Size, Tensor
 from .common import registrar
 
 __all__ = ["CONVERTERS", "STATIC_INPUTS"]
@@ -820,7 +820,10 @@ def _concat(node):
 def _split(node):
     x = node.input(0)
     axis = node.attr("axis", 0) % _ndim(x)
-    size = _static_shape(node, x)[axis]
+    size = _shape(x)[axis]
+    if size is None:
+        raise DynamicDimensionError(f"{node}: splitting the dynamic dimension {axis} "
+                                    f"needs its size")
     if node.opset >= 13:
         split = node.static_ints(1, "split")
     else:
@@ -855,8 +858,12 @@ def _slice(node):
         if size is None:
             if (start, step) == (0, 1) and end >= 2**31 - 1:
                 continue
-            raise DynamicDimensionError(f"{node}: slicing the dynamic dimension needs "
-                                        f"its size")
+            if start < 0 or step < 0:
+                raise DynamicDimensionError(f"{node}: slicing the dynamic dimension "
+                                            f"from its end or backwards needs its size")
+            # a window of a run-time length (clamped like Python's slicing)
+            key[axis] = slice(start, None if end >= 2**31 - 1 else end, step)
+            continue
         # ONNX clamps out-of-range bounds; Python slices do the same for
         # values beyond the size, except the huge sentinels, clamped here.
         start = builtins.max(builtins.min(start, size), -size - 1)
@@ -902,7 +909,21 @@ def _pad(node):
 def _expand(node):
     x = _t(node.input(0))
     target = node.static_ints(1, "shape")
-    shape = np.broadcast_shapes(tuple(1 if d is None else d for d in _shape(x)), tuple(target))
+    have = _shape(x)
+    if None in have:
+        # A dynamic dimension keeps its size where the target says 1; against
+        # a larger size it would have to be that size or 1, unknown here.
+        rank = builtins.max(len(have), len(target))
+        padded_have = (1,) * (rank - len(have)) + have
+        padded_target = [1] * (rank - len(target)) + list(target)
+        shape = []
+        for h, t in zip(padded_have, padded_target):
+            if h is None and t != 1:
+                raise DynamicDimensionError(f"{node}: expanding a dynamic dimension to "
+                                            f"{t} needs its size")
+            shape.append(-1 if h is None else builtins.max(h, t) if 1 in (h, t) else h)
+        return D.broadcast_to(x, tuple(shape))
+    shape = np.broadcast_shapes(tuple(have), tuple(target))
     return D.broadcast_to(x, shape)
 
 
@@ -964,8 +985,6 @@ def _gather_nd_dynamic(node, x, indices):
         node.fail("the indices' last dimension (the index depth) must be static")
     sizes = [D.dim(x, a) for a in range(_ndim(x))]
     dims, inner = sizes[:depth], sizes[depth:]
-    if builtins.any(s is None for s in _shape(x)[depth:]):
-        node.fail("the dimensions of x after the indexed ones must be static")
 
     def vector(entries):
         return D.concatenate([D.reshape(D.asarray(D.size_tensor(e)), (1,)) for e in entries])
@@ -975,9 +994,14 @@ def _gather_nd_dynamic(node, x, indices):
     indices = D.astype(indices, np.int64)
     normalized = D.where(D.less(indices, 0), D.add(indices, vector(dims)), indices)
     linear = D.sum(D.multiply(normalized, vector(strides)), axis=-1)
-    elements = int(np.prod(inner, dtype=np.int64))
-    linear = D.add(D.expand_dims(D.multiply(linear, elements), -1),
-                   np.arange(elements, dtype=np.int64))
+    elements = 1
+    for size in inner:
+        elements = elements * size
+    # each index selects `elements` consecutive values (a run-time count
+    # where a dimension after the indexed ones is dynamic)
+    offsets = D.arange(elements, np.int64) if isinstance(elements, Size) else \
+        np.arange(elements, dtype=np.int64)
+    linear = D.add(D.expand_dims(D.multiply(linear, D.size_tensor(elements)), -1), offsets)
     flat = D.reshape(x, (-1,))
     out = [D.dim(indices, a) for a in range(_ndim(indices) - 1)] + inner
     return D.reshape(D.take(flat, linear), tuple(out))

@@ -221,12 +221,33 @@ def _where(node):
     return _result([p if f else q for f, p, q in zip(flags, x, y)])
 
 
+def _known(node, shape):
+    """`shape` (of the node's first output) with the sizes ONNX's shape
+    inference knows static (the graph's value_info: the exporter's, or
+    onnx.shape_inference's) as ints: a reshape's -1 next to run-time sizes
+    (the heads of [batch, seq, -1, 64]) stays a static dimension."""
+    known = node.importer.known_shapes.get(node.proto.output[0])
+    if known is None or len(known) != len(shape):
+        return shape
+    return [k if k is not None else s for s, k in zip(shape, known)]
+
+
 def _reshape(node):
     target = _items(node.input(1))
     if target is None:
         return None
-    x = D.asarray(node.input(0))
-    shape = list(target[0])
+    data = node.input(0)
+    if isinstance(data, SymInts):
+        # a shape vector reshaped: to one entry, a scalar, or a vector
+        items = [t for t in target[0]]
+        if builtins.all(isinstance(t, int) for t in items) and len(items) <= 1:
+            if not items and len(data.items) == 1:
+                return SymInts(data.items, scalar=True)
+            if items and items[0] in (-1, len(data.items)):
+                return SymInts(data.items)
+        data = materialize(data)
+    x = D.asarray(data)
+    shape = _known(node, list(target[0]))
     if not node.attr("allowzero", 0):
         shape = [D.dim(x, i) if not isinstance(t, Size) and t == 0 and i < x.ndim else t
                  for i, t in enumerate(shape)]
@@ -238,9 +259,11 @@ def _expand(node):
     target = _items(node.input(1))
     if target is None:
         return None
-    x = D.asarray(node.input(0))
-    wanted = target[0]
+    x = D.asarray(materialize(node.input(0)))
+    wanted = list(target[0])
     rank = builtins.max(len(wanted), x.ndim)
+    wanted = _known(node, [1] * (rank - len(wanted)) + wanted) if len(wanted) <= rank \
+        else wanted
     wanted = [1] * (rank - len(wanted)) + wanted
     have = [1] * (rank - x.ndim) + list(x.shape)
     shape = []

@@ -410,6 +410,8 @@ _TIER_DYNAMO = {
 
 #: text models the tier also runs with the batch and the sequence dynamic
 _TIER_DYNAMIC_SEQ = {"BertModel", "LlamaForCausalLM", "GPT2LMHeadModel", "T5EncoderModel"}
+#: ... and through the dynamo ONNX exporter with symbolic dimensions
+_TIER_ONNX_DYNAMIC_SEQ = {"LlamaForCausalLM", "GPT2LMHeadModel"}
 
 
 def test_tier():
@@ -426,6 +428,8 @@ def test_tier():
                 pairs.append((model, "onnx-dynamo"))
             if model.name in _TIER_DYNAMIC_SEQ:
                 pairs.append((model, "torch-dynamic-seq"))
+            if model.name in _TIER_ONNX_DYNAMIC_SEQ:
+                pairs.append((model, "onnx-dynamic-seq"))
         elif model.name in _TIER_TIMM:
             pairs.append((model, "torch"))
     return pairs

@@ -11,6 +11,9 @@ Frontends:
                         run at the example's shape, a longer and a shorter sequence
                         and another batch (text models only: their inputs are token
                         ids and masks of one [batch, seq] shape)
+  ``onnx-dynamic-seq``  the same through ``torch.onnx.export(..., dynamo=True,
+                        dynamic_shapes=...)`` and :func:`dlc.from_onnx` with
+                        ``dynamic_dims=True``
 
 :func:`check` returns a :class:`Result`: ``ok`` (within tolerance),
 ``mismatch`` (a wrong answer: a bug), ``unsupported`` (dlc refused with
@@ -35,7 +38,7 @@ import numpy as np
 __all__ = ["DEFAULT_FRONTENDS", "FRONTENDS", "RTOL", "Result", "check"]
 
 FRONTENDS = ("torch", "onnx-dynamo", "onnx-torchscript", "torch-dynamic",
-             "torch-dynamic-seq")
+             "torch-dynamic-seq", "onnx-dynamic-seq")
 #: what the zoo runs unless told (torch-dynamic: the importer fuzzer's)
 DEFAULT_FRONTENDS = FRONTENDS[:3]
 
@@ -100,8 +103,9 @@ def check(model, frontend):
             want = _outputs(module(*args))
     except Exception as error:  # noqa: BLE001 - the library's own failure
         return result("model-failed", _short(error))
-    if frontend == "torch-dynamic-seq":
-        return _check_dynamic_seq(model, module, args, want, result)
+    if frontend in ("torch-dynamic-seq", "onnx-dynamic-seq"):
+        return _check_dynamic_seq(model, module, args, want, result,
+                                  onnx=frontend == "onnx-dynamic-seq")
     proto = None
     try:
         if frontend in ("torch", "torch-dynamic"):
@@ -178,20 +182,31 @@ def _resized(args, batch, seq):
     return out
 
 
-def _check_dynamic_seq(model, module, args, want, result):
+def _check_dynamic_seq(model, module, args, want, result, onnx=False):
     import torch
 
     import dlc
     if not is_text(args):
-        return result("model-failed", "torch-dynamic-seq takes text models only (integer "
-                                      "[batch, seq] inputs)")
+        return result("model-failed", "the dynamic-seq frontends take text models only "
+                                      "(integer [batch, seq] inputs)")
     batch = torch.export.Dim("batch", min=1, max=64)
     seq = torch.export.Dim("seq", min=2, max=48)
     shapes = tuple({0: batch, 1: seq} for _ in args)
     b, s = args[0].shape
+    if onnx:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                proto = torch.onnx.export(module, tuple(args), dynamo=True, verbose=False,
+                                          dynamic_shapes={"args": shapes}).model_proto
+        except Exception as error:  # noqa: BLE001 - torch's exporter
+            return result("export-failed", _short(error))
     try:
-        with torch.no_grad():
-            compiled = dlc.from_torch(module, *args, dynamic_shapes={"args": shapes})
+        if onnx:
+            compiled = dlc.from_onnx(proto, dynamic_dims=True)
+        else:
+            with torch.no_grad():
+                compiled = dlc.from_torch(module, *args, dynamic_shapes={"args": shapes})
         runs = []
         for shape in [(b, s), (b, s + 5), (1, 2), (b + 1, s - 3)]:
             inputs = list(args) if shape == (b, s) else _resized(args, *shape)

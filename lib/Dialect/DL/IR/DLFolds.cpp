@@ -948,7 +948,10 @@ OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult PadOp::fold(FoldAdaptor adaptor) {
-  if (getInput().getType() == getType())
+  // Nothing added (a dynamic dimension keeps its type when padded: the
+  // widths, not the types, say whether it grew).
+  auto isZero = [](int64_t w) { return w == 0; };
+  if (llvm::all_of(getLow(), isZero) && llvm::all_of(getHigh(), isZero))
     return getInput();
   auto values = read(adaptor.getInput());
   auto type = cast<RankedTensorType>(getType());

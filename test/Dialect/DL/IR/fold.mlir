@@ -319,3 +319,31 @@ func.func @matmul_of_transposes_refused(%a: tensor<2x64xf32>, %b: tensor<64x2xf3
   %s = dl.matmul %ct, %ct : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
   return %r, %s : tensor<64x64xf32>, tensor<8x8xf32>
 }
+
+// A pad of a dynamic dimension keeps the type but not the shape: not folded.
+// CHECK-LABEL: func @pad_dynamic_not_folded
+// CHECK: dl.pad
+func.func @pad_dynamic_not_folded(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = dl.pad %x low = [1, 0] high = [2, 0] value = 0.0 : tensor<?x4xf32> -> tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+
+// A reshape of the same type with two dynamic dimensions may trade their
+// sizes: not folded; with one, it is the identity.
+// CHECK-LABEL: func @reshape_dynamic_identity
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?xf32>, %[[Y:.*]]: tensor<?x4xf32>
+// CHECK: %[[R:.*]] = dl.reshape %[[X]]
+// CHECK: return %[[R]], %[[Y]]
+func.func @reshape_dynamic_identity(%x: tensor<?x?xf32>, %y: tensor<?x4xf32>, %a: index, %b: index) -> (tensor<?x?xf32>, tensor<?x4xf32>) {
+  %0 = dl.reshape %x shape = [-1, -1] sizes(%a, %b) : tensor<?x?xf32> -> tensor<?x?xf32>
+  %1 = dl.reshape %y shape = [-1, 4] : tensor<?x4xf32> -> tensor<?x4xf32>
+  return %0, %1 : tensor<?x?xf32>, tensor<?x4xf32>
+}
+
+// A slice of a run-time size may be shorter than its input: not folded.
+// CHECK-LABEL: func @slice_window_not_folded
+// CHECK: dl.slice
+func.func @slice_window_not_folded(%x: tensor<?xf32>, %n: index) -> tensor<?xf32> {
+  %0 = dl.slice %x starts = [0] sizes = [-1] strides = [1] dynamic_sizes(%n) : tensor<?xf32> -> tensor<?xf32>
+  return %0 : tensor<?xf32>
+}
