@@ -102,6 +102,7 @@ bench: build $(BENCH_STAMP)
 	$(PY) -m dlc.bench --models --out bench/results
 	$(PY) bench/train_memory.py
 	$(PY) bench/generation.py --json bench/results/generation.json
+	$(PY) bench/dynamic_seq.py --json bench/results/dynamic_seq.json
 
 clean:
 	rm -rf $(BUILD)
