@@ -971,15 +971,29 @@ def _infer_unknown(x, shape):
     return shape
 
 
-def arange(n, dtype=np.int64):
-    """0, 1, ..., n - 1 for a run-time size `n` (``dlc.dim``), like
-    numpy.arange; a static `n` gives a constant."""
+def arange(start, stop=None, step=1, dtype=np.int64):
+    """numpy.arange of integer bounds that may be run-time sizes
+    (``dlc.dim``): ``arange(n)``, ``arange(start, stop[, step])`` with a
+    positive step; all static, a constant."""
     trace = _trace("arange")
-    if not isinstance(n, Size):
-        return trace.constant(np.arange(int(n), dtype=dtype))
-    return trace.emit("dl.iota", lambda: dl.IotaOp(
+    if stop is None:
+        start, stop = 0, start
+    bounds = (start, stop, step)
+    if not builtins.any(isinstance(v, Size) for v in bounds):
+        return trace.constant(np.arange(start, stop, step).astype(dtype))
+    if isinstance(step, Size) or not isinstance(step, numbers.Integral) or step <= 0 or \
+            not builtins.all(isinstance(v, (numbers.Integral, Size)) for v in bounds):
+        raise ValueError(f"{_where()}: dlc.arange of a run-time length takes integer "
+                         f"bounds and a positive static step, but got {bounds!r}")
+    count = (stop - start + (step - 1)) // step
+    values = trace.emit("dl.iota", lambda: dl.IotaOp(
         ir.RankedTensorType.get([ir.ShapedType.get_dynamic_size()],
-                                dtypes.to_mlir(np.dtype(dtype))), n.value))
+                                dtypes.to_mlir(np.dtype(np.int64))), count.value))
+    if step != 1:
+        values = multiply(values, np.asarray(step, np.int64))
+    if isinstance(start, Size) or start != 0:
+        values = add(values, size_tensor(start))
+    return values if np.dtype(dtype) == np.int64 else astype(values, dtype)
 
 
 def flatten(x, start_axis=1):

@@ -117,13 +117,14 @@ def test_shape_helpers_keep_dynamic_dimensions():
         grown = dlc.expand_dims(x, 1)                 # [b, 1, s, 4]
         back = dlc.squeeze(grown, 1)                  # [b, s, 4]
         merged = x.reshape(dlc.dim(x, 0) * dlc.dim(x, 1), 4)
-        return (flat, grown, back + 1, merged, dlc.arange(dlc.dim(x, 1) * 2, np.float32),
-                dlc.pad(x, ((0, 0), (1, 2), (0, 0)), constant_values=-1.0))
+        return (flat, grown, back + 1, merged, dlc.arange(dlc.dim(x, 1) * 2, dtype=np.float32),
+                dlc.pad(x, ((0, 0), (1, 2), (0, 0)), constant_values=-1.0),
+                dlc.arange(1, dlc.dim(x, 1) + 4, 2))
 
     g = dlc.jit(f, dynamic={"x": (0, 1)})
     for shape in [(2, 3, 4), (1, 1, 4), (5, 2, 4)]:
         x = RNG.standard_normal(shape).astype(np.float32)
-        flat, grown, back, merged, counted, padded = g(x)
+        flat, grown, back, merged, counted, padded, stepped = g(x)
         np.testing.assert_array_equal(padded, np.pad(x, ((0, 0), (1, 2), (0, 0)),
                                                      constant_values=-1.0))
         np.testing.assert_array_equal(flat, x.reshape(shape[0], -1))
@@ -131,6 +132,7 @@ def test_shape_helpers_keep_dynamic_dimensions():
         np.testing.assert_allclose(back, x + 1)
         np.testing.assert_array_equal(merged, x.reshape(-1, 4))
         np.testing.assert_array_equal(counted, np.arange(shape[1] * 2, dtype=np.float32))
+        np.testing.assert_array_equal(stepped, np.arange(1, shape[1] + 4, 2))
     assert g.cache_size() == 1
 
 

@@ -999,7 +999,7 @@ def _gather_nd_dynamic(node, x, indices):
         elements = elements * size
     # each index selects `elements` consecutive values (a run-time count
     # where a dimension after the indexed ones is dynamic)
-    offsets = D.arange(elements, np.int64) if isinstance(elements, Size) else \
+    offsets = D.arange(elements) if isinstance(elements, Size) else \
         np.arange(elements, dtype=np.int64)
     linear = D.add(D.expand_dims(D.multiply(linear, D.size_tensor(elements)), -1), offsets)
     flat = D.reshape(x, (-1,))

@@ -299,13 +299,7 @@ def _range(node):
     start, limit, delta = (b[0][0] for b in bounds)
     if isinstance(delta, Size) or not isinstance(delta, numbers.Integral) or delta <= 0:
         return None
-    count = (limit - start + (delta - 1)) // delta
-    values = D.arange(count, np.int64)
-    if delta != 1:
-        values = values * delta
-    if isinstance(start, Size) or start != 0:
-        values = values + D.size_tensor(start)
-    return values
+    return D.arange(start, limit, delta)
 
 
 def _identity(node):

@@ -1293,18 +1293,7 @@ def _arange(node, start, end=None, step=1, dtype=None, **kwargs):
     if end is None:
         start, end = 0, start
     if builtins.any(isinstance(v, Size) for v in (start, end, step)):
-        if isinstance(step, Size) or not isinstance(step, numbers.Integral) or step <= 0 \
-                or not isinstance(start, (numbers.Integral, Size)):
-            raise ModelImportError("arange of a run-time length takes integer bounds and "
-                                   "a positive step")
-        count = (end - start + (step - 1)) // step
-        values = D.arange(count, np.int64)
-        if step != 1:
-            values = values * step
-        if isinstance(start, Size) or start != 0:
-            values = values + D.size_tensor(start)
-        wanted = _np_dtype(dtype) if dtype is not None else np.int64
-        return values if wanted == np.int64 else D.astype(values, wanted)
+        return D.arange(start, end, step, _np_dtype(dtype) if dtype is not None else np.int64)
     values = np.arange(start, end, step)
     if dtype is not None:
         return values.astype(_np_dtype(dtype))
