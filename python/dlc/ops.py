@@ -907,12 +907,18 @@ def dim(x, axis):
 
 
 def size_tensor(size):
-    """A 0-d int64 value of a size: a numpy scalar for an int, a traced tensor
-    for a run-time size (:class:`dlc.Size`: the sum of that many ones, as no
-    op reads an index into a tensor), for arithmetic with tensors."""
+    """A 0-d int64 value of a size, for arithmetic with tensors: a numpy
+    scalar for an int, a traced tensor for a run-time size (:class:`dlc.Size`:
+    ``tensor.from_elements`` of the index cast to i64)."""
     if not isinstance(size, Size):
         return np.asarray(int(size), np.int64)
-    return sum(broadcast_to(np.ones((1,), np.int64), (size,)))
+    from .mlir.dialects import arith, tensor
+
+    def build():
+        i64 = ir.IntegerType.get_signless(64)
+        value = arith.IndexCastOp(i64, size.value).result
+        return tensor.FromElementsOp(ir.RankedTensorType.get([], i64), [value])
+    return _trace("size_tensor").emit("tensor.from_elements", build)
 
 
 def _sizes(op_name, shape):
