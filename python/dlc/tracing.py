@@ -270,10 +270,12 @@ class Size:
         return self._binary(other, arith.MulIOp, True)
 
     def __floordiv__(self, other):
-        return self._binary(other, arith.FloorDivSIOp)
+        if isinstance(other, (int, np.integer)) and other == 0:
+            raise ZeroDivisionError("a dlc.Size divided by zero")
+        return self._binary(other, _safe_floordiv)
 
     def __rfloordiv__(self, other):
-        return self._binary(other, arith.FloorDivSIOp, True)
+        return self._binary(other, _safe_floordiv, True)
 
     def __bool__(self):
         raise TraceError(f"{format_location(user_location())}: a dynamic size is not "
@@ -284,6 +286,13 @@ class Size:
                          f"known at trace time; it is not a Python int")
 
     __hash__ = object.__hash__
+
+
+def _safe_floordiv(lhs, rhs):
+    """lhs // max(rhs, 1): a run-time size of 0 divides nothing (an element
+    count over the sizes of an empty tensor is 0) instead of trapping."""
+    one = arith.ConstantOp(ir.IndexType.get(), 1).result
+    return arith.FloorDivSIOp(lhs, arith.MaxSIOp(rhs, one).result)
 
 
 def dim_of(tensor, axis):

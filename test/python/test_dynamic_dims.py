@@ -273,3 +273,22 @@ def test_from_torch_dynamic_shapes_refusals():
     with pytest.raises(ValueError, match="not both"):
         dlc.from_torch(model, *example, dynamic_batch=True,
                        dynamic_shapes={"input_ids": {1: torch.export.Dim("seq")}})
+
+
+def test_empty_dynamic_dimensions_do_not_trap():
+    """Run-time sizes of 0: an element count over them divides by max(size, 1)
+    (no division by zero), windows and sums of nothing are empty or zero."""
+    def f(x):
+        rows = x.reshape(dlc.dim(x, 0), -1)
+        return rows, dlc.sum(x, axis=1), x[:, :dlc.dim(x, 1) - 1]
+
+    g = dlc.jit(f, dynamic={"x": (0, 1)})
+    for shape in [(2, 0), (0, 3), (3, 1)]:
+        x = np.ones(shape, np.float32)
+        rows, total, window = g(x)
+        assert rows.shape[0] == shape[0] and rows.size == x.size
+        np.testing.assert_array_equal(total, x.sum(1))
+        np.testing.assert_array_equal(window, x[:, :max(shape[1] - 1, 0)])
+    with pytest.raises(ZeroDivisionError):
+        dlc.jit(lambda x: x.reshape(dlc.dim(x, 0) // 0, -1), dynamic={"x": (0,)})(
+            np.ones((2, 2), np.float32))
