@@ -127,21 +127,28 @@ class JitFunction:
             raise TypeError(f"dynamic_batch must be True, False or a tuple of argument "
                             f"positions or names, but got {batch!r}")
         parameters = list(self._signature.parameters.values())
+        for entry in batch:
+            self._check_argument(entry, "dynamic_batch", "dynamic_batch entries")
+        return tuple(batch)
+
+    def _check_argument(self, entry, option, what):
+        """`entry` names an argument of this function (a name, or a position
+        in range unless it takes *args); else a TypeError/ValueError naming
+        `option`."""
+        parameters = list(self._signature.parameters.values())
         names = [p.name for p in parameters]
         variadic = any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in parameters)
-        for entry in batch:
-            if isinstance(entry, bool) or not isinstance(entry, (int, str)):
-                raise TypeError(f"dynamic_batch entries must be argument positions or "
-                                f"names, but got {entry!r}")
-            if isinstance(entry, str) and entry not in names:
-                raise ValueError(f"dynamic_batch names {entry!r}, which is not an argument "
-                                 f"of {getattr(self, '__name__', 'the function')}; its "
-                                 f"arguments are {names}")
-            if isinstance(entry, int) and not variadic and not 0 <= entry < len(names):
-                raise ValueError(f"dynamic_batch position {entry} is out of range for "
-                                 f"{getattr(self, '__name__', 'the function')}, which takes "
-                                 f"{len(names)} argument(s)")
-        return tuple(batch)
+        if isinstance(entry, bool) or not isinstance(entry, (int, str)):
+            raise TypeError(f"{what} must be argument positions or names, but got "
+                            f"{entry!r}")
+        if isinstance(entry, str) and entry not in names:
+            raise ValueError(f"{option} names {entry!r}, which is not an argument "
+                             f"of {getattr(self, '__name__', 'the function')}; its "
+                             f"arguments are {names}")
+        if isinstance(entry, int) and not variadic and not 0 <= entry < len(names):
+            raise ValueError(f"{option} position {entry} is out of range for "
+                             f"{getattr(self, '__name__', 'the function')}, which takes "
+                             f"{len(names)} argument(s)")
 
     def _check_dynamic(self, dynamic):
         """`dynamic` as {argument position or name: {axis: dimension name}}.
@@ -157,13 +164,7 @@ class JitFunction:
         names = [p.name for p in self._signature.parameters.values()]
         result = {}
         for arg, axes in dynamic.items():
-            if isinstance(arg, bool) or not isinstance(arg, (int, str)):
-                raise TypeError(f"dynamic: keys must be argument names or positions, "
-                                f"but got {arg!r}")
-            if isinstance(arg, str) and arg not in names:
-                raise ValueError(f"dynamic names {arg!r}, which is not an argument of "
-                                 f"{getattr(self, '__name__', 'the function')}; its "
-                                 f"arguments are {names}")
+            self._check_argument(arg, "dynamic", "dynamic's keys")
             label = arg if isinstance(arg, str) else (
                 names[arg] if 0 <= arg < len(names) else f"#{arg}")
             if isinstance(axes, dict):

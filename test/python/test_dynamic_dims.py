@@ -84,6 +84,10 @@ def test_unnamed_dynamic_axes_and_bad_specs():
     assert f.cache_size() == 1
     with pytest.raises(ValueError, match="'y', which is not an argument"):
         dlc.jit(lambda x: x, dynamic={"y": (0,)})
+    with pytest.raises(ValueError, match="dynamic position 3 is out of range"):
+        dlc.jit(lambda x: x, dynamic={3: (0,)})
+    with pytest.raises(TypeError, match="dynamic's keys must be argument positions"):
+        dlc.jit(lambda x: x, dynamic={1.5: (0,)})
     with pytest.raises(TypeError, match="dynamic must be a dict"):
         dlc.jit(lambda x: x, dynamic=(0,))
     with pytest.raises(dlc.ShapeError, match="has 1 dimension"):
