@@ -105,18 +105,6 @@ def run_stages(source, start, stop, options, name="dlc"):
             raise CompileError(_describe_failure(start, stop, error) + "\n" +
                                reproducer(text, start, stop, options, name)) from None
     return module
-    # The IR before, printed only if the lowering fails (a copy: the
-    # lowering changes `module` in place).
-    before = clone(module)
-    with module.context:
-        pm = _pass_manager(start, stop, options)
-        try:
-            pm.run(module.operation)
-        except ir.MLIRError as error:
-            text = before.operation.get_asm(enable_debug_info=True)
-            raise CompileError(_describe_failure(start, stop, error) + "\n" +
-                               reproducer(text, start, stop, options, name)) from None
-    return module
 
 
 def reproducer_command(path, start, stop, options):
