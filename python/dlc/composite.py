@@ -525,11 +525,12 @@ def group_norm(x, num_groups, scale=None, bias=None, eps=1e-5):
         raise ShapeError(f"{_where()}: dlc.group_norm: the channels of {x!r} do not "
                          f"divide into {num_groups} groups")
     g = int(num_groups)
-    shape = tuple(-1 if d is None else d for d in x.shape)
+    # run-time sizes (a dynamic batch or image) as dlc.Size values
+    shape = tuple(dim(x, axis) if d is None else d for axis, d in enumerate(x.shape))
     rest = x.shape[1:]
-    if shape[0] == -1 and None not in rest:
-        # a dynamic batch is the one -1: the group's size is static
-        grouped = reshape(x, (-1, g, int(np.prod(rest, dtype=np.int64)) // g))
+    if None not in rest:
+        # the group's size is static
+        grouped = reshape(x, (shape[0], g, int(np.prod(rest, dtype=np.int64)) // g))
     else:
         grouped = reshape(x, (shape[0], g, -1))
     y = reshape(_normalize(grouped, (2,), eps), shape)

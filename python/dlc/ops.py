@@ -764,7 +764,17 @@ def _padding(op_name, padding, spatial, kernel, strides, dilations):
         return [0, 0, 0, 0]
     if padding == "same":
         pads = []
-        for size, k, s, d in zip(spatial, kernel, strides, dilations):
+        for axis, size, k, s, d in zip(("height", "width"), spatial, kernel, strides,
+                                       dilations):
+            if size is None and s != 1:
+                # TensorFlow's split depends on the size modulo the stride.
+                raise ShapeError(
+                    f"{_where()}: dlc.{op_name}: padding='same' with stride {s} needs a "
+                    f"static {axis} (it is dynamic here); pass the padding explicitly")
+            if size is None:
+                total = (k - 1) * d
+                pads += [total // 2, total - total // 2]
+                continue
             out = -(-size // s)
             total = builtins.max((out - 1) * s + (k - 1) * d + 1 - size, 0)
             pads += [total // 2, total - total // 2]

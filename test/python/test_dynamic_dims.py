@@ -296,3 +296,195 @@ def test_empty_dynamic_dimensions_do_not_trap():
     with pytest.raises(ZeroDivisionError):
         dlc.jit(lambda x: x.reshape(dlc.dim(x, 0) // 0, -1), dynamic={"x": (0,)})(
             np.ones((2, 2), np.float32))
+
+
+# -- images of any size: convolutions and poolings ----------------------------------
+
+
+def _conv_reference(torch, x, w, b, **kw):
+    F = torch.nn.functional
+    return F.conv2d(torch.tensor(x), torch.tensor(w), None if b is None else torch.tensor(b),
+                    **kw).numpy()
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+def test_convolutions_and_poolings_over_images_of_any_size(layout):
+    """A dense (im2col GEMM), a grouped and a depthwise convolution, max and
+    average pooling (padding not counted) with the batch, height and width
+    dynamic: one compilation, PyTorch's answers at every size, and an empty
+    output where the image is smaller than the window (no read outside it)."""
+    torch = pytest.importorskip("torch")
+    F = torch.nn.functional
+    dense = RNG.standard_normal((16, 6, 3, 3)).astype(np.float32) / 4
+    grouped = RNG.standard_normal((16, 8, 3, 3)).astype(np.float32) / 4
+    depthwise = RNG.standard_normal((16, 1, 5, 5)).astype(np.float32) / 4
+    bias = RNG.standard_normal(16).astype(np.float32)
+    nhwc = layout == "NHWC"
+
+    def filt(w):
+        return np.ascontiguousarray(w.transpose(2, 3, 1, 0)) if nhwc else w
+
+    def f(x, w1, b1, w2, w3):
+        y = dlc.relu(dlc.conv2d(x, w1, b1, stride=2, padding=1, layout=layout))
+        y = dlc.conv2d(y, w2, groups=2, padding="same", layout=layout)
+        y = dlc.conv2d(y, w3, groups=16, padding=2, layout=layout)
+        return (dlc.max_pool2d(y, 3, 2, 1, layout=layout),
+                dlc.avg_pool2d(y, 3, 2, 1, count_include_pad=False, layout=layout))
+
+    axes = (0, 1, 2) if nhwc else (0, 2, 3)
+    g = dlc.jit(f, dynamic={"x": axes})
+    for n, h, w in [(2, 17, 23), (1, 8, 5), (3, 32, 9), (1, 1, 1)]:
+        x = RNG.standard_normal((n, 6, h, w)).astype(np.float32)
+        y = F.relu(torch.tensor(_conv_reference(torch, x, dense, bias, stride=2, padding=1)))
+        y = F.conv2d(y, torch.tensor(grouped), groups=2, padding="same")
+        y = F.conv2d(y, torch.tensor(depthwise), groups=16, padding=2)
+        want = (F.max_pool2d(y, 3, 2, 1).numpy(),
+                F.avg_pool2d(y, 3, 2, 1, count_include_pad=False).numpy())
+        arg = np.ascontiguousarray(x.transpose(0, 2, 3, 1)) if nhwc else x
+        got = g(arg, filt(dense), bias, filt(grouped), filt(depthwise))
+        for a, b in zip(got, want):
+            a = a.transpose(0, 3, 1, 2) if nhwc else a
+            assert a.shape == b.shape
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+    assert g.cache_size() == 1
+    # an image smaller than the window: empty, as the output size says
+    small = dlc.jit(lambda x, w: dlc.conv2d(x, w), dynamic={"x": (2, 3)})
+    assert small(np.ones((1, 6, 2, 7), np.float32), dense).shape == (1, 16, 0, 5)
+
+
+def test_same_padding_with_stride_needs_a_static_image():
+    w = np.ones((4, 3, 3, 3), np.float32)
+    g = dlc.jit(lambda x: dlc.conv2d(x, w, stride=2, padding="same"), dynamic={"x": (2, 3)})
+    with pytest.raises(dlc.ShapeError, match="padding='same' with stride 2 needs a static "
+                                             "height"):
+        g(np.ones((1, 3, 8, 8), np.float32))
+
+
+def test_an_image_of_any_size_on_the_gpu_path():
+    """The emulated GPU path: the im2col GEMM's [N, F, OH*OW] result is
+    reshaped through a shape buffer that stays on the host."""
+    torch = pytest.importorskip("torch")
+    w = RNG.standard_normal((8, 3, 3, 3)).astype(np.float32)
+    g = dlc.jit(lambda x, w: dlc.relu(dlc.conv2d(x, w, padding=1, stride=2)),
+                target="cuda", emulate=True, block_size=32, dynamic={"x": (2, 3)})
+    for h, w_ in [(9, 12), (16, 5)]:
+        x = RNG.standard_normal((1, 3, h, w_)).astype(np.float32)
+        want = np.maximum(_conv_reference(torch, x, w, None, padding=1, stride=2), 0)
+        np.testing.assert_allclose(g(x, w), want, rtol=1e-5, atol=1e-5)
+    assert g.cache_size() == 1
+
+
+class _PoolNet:
+    """A small convolutional network with what timm's and torchvision's
+    networks pool with: max pooling (k3 s2 p1 and ceil_mode), average pooling
+    with ceil_mode (ResNet-D's shortcut), a 1-D convolution over a row,
+    global average pooling and a linear head."""
+
+    @staticmethod
+    def build(torch):
+        nn, F = torch.nn, torch.nn.functional
+
+        class PoolNet(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.stem = nn.Conv2d(3, 8, 3, 2, 1)
+                self.norm = nn.BatchNorm2d(8)
+                self.body = nn.Conv2d(8, 8, 3, 1, 1, groups=4)
+                self.line = nn.Conv1d(8, 8, 3, padding=1)
+                self.head = nn.Linear(8, 5)
+
+            def forward(self, x):
+                y = F.relu(self.norm(self.stem(x)))
+                y = F.max_pool2d(y, 3, 2, 1)
+                y = self.body(y) + F.avg_pool2d(y, 2, 1, ceil_mode=True,
+                                                count_include_pad=False)[..., :1, :1]
+                y = F.max_pool2d(y, 2, 2, ceil_mode=True)
+                row = self.line(y.mean(2))
+                return self.head(F.adaptive_avg_pool2d(y, 1).flatten(1) + row.mean(-1))
+
+        torch.manual_seed(0)
+        model = PoolNet().eval()
+        with torch.no_grad():
+            model.norm.running_mean.uniform_(-1, 1)
+            model.norm.running_var.uniform_(0.5, 2)
+        return model
+
+
+@pytest.mark.parametrize("frontend", ["torch", "onnx-dynamo"])
+def test_convnets_serve_every_image_size(frontend):
+    """A network of convolutions and poolings (ceil_mode ones included)
+    exported with the batch, height and width dynamic, through both
+    importers: one compiled function, eager's answers at every image size."""
+    torch = pytest.importorskip("torch")
+    model = _PoolNet.build(torch)
+    # ceil_mode pooling makes torch.export ask for multiples of 8 (its guard
+    # on a last window starting in the padding)
+    dims = {0: torch.export.Dim("batch", max=8), 2: 8 * torch.export.Dim("h", min=2, max=12),
+            3: 8 * torch.export.Dim("w", min=2, max=12)}
+    example = torch.randn(2, 3, 32, 32)
+    if frontend == "torch":
+        f = dlc.from_torch(model, example, dynamic_shapes={"x": dims})
+    else:
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            program = torch.onnx.export(model, (example,), dynamo=True,
+                                        dynamic_shapes={"x": dims}, verbose=False)
+        f = dlc.from_onnx(program.model_proto, dynamic_dims=True)
+    for shape in [(2, 3, 32, 32), (1, 3, 24, 48), (3, 3, 16, 40)]:
+        x = torch.randn(*shape)
+        with torch.no_grad():
+            want = model(x).numpy()
+        got = f(x.numpy())
+        got = got[0] if isinstance(got, tuple) else got
+        assert got.shape == want.shape
+        assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
+    assert f._jit.cache_size() == 1
+
+
+def test_onnx_ceil_mode_pooling_of_any_size():
+    """ONNX MaxPool and AveragePool with ceil_mode over a symbolic image:
+    the partial last window as end padding counted in no divisor;
+    onnxruntime's answers at odd sizes, one compilation."""
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4, "h", "w"])
+    outputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, None)
+               for name in ("max", "avg", "avg_pad")]
+    nodes = [helper.make_node("MaxPool", ["x"], ["max"], kernel_shape=[3, 3],
+                              strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1),
+             helper.make_node("AveragePool", ["x"], ["avg"], kernel_shape=[2, 2],
+                              strides=[2, 2], ceil_mode=1, count_include_pad=1),
+             helper.make_node("AveragePool", ["x"], ["avg_pad"], kernel_shape=[3, 3],
+                              strides=[2, 2], pads=[1, 0, 1, 0], ceil_mode=1)]
+    model = helper.make_model(helper.make_graph(nodes, "pools", [x], outputs),
+                              opset_imports=[helper.make_opsetid("", 19)])
+    model.ir_version = 9
+    f = dlc.from_onnx(model.SerializeToString(), dynamic_dims=True)
+    session = ort.InferenceSession(model.SerializeToString(),
+                                   providers=["CPUExecutionProvider"])
+    for shape in [(1, 4, 7, 9), (2, 4, 8, 5), (1, 4, 3, 3)]:
+        data = RNG.standard_normal(shape).astype(np.float32)
+        for got, want in zip(f(data), session.run(None, {"x": data})):
+            assert got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert f._jit.cache_size() == 1
+
+
+def test_from_torch_refuses_sizes_outside_the_traced_range():
+    """torch.export traced the model for Dim(min, max) and derived dims
+    (8 * Dim): a call outside them is refused, naming the input, the
+    dimension and the range, instead of answered."""
+    torch = pytest.importorskip("torch")
+    model = _PoolNet.build(torch)
+    f = dlc.from_torch(model, torch.randn(1, 3, 32, 24), dynamic_shapes={
+        "x": {2: 8 * torch.export.Dim("h", min=2, max=8),
+              3: 8 * torch.export.Dim("w", min=2, max=8)}})
+    assert f(np.zeros((1, 3, 40, 64), np.float32)).shape == (1, 5)
+    with pytest.raises(dlc.ShapeError, match=r"input 'x' dimension 3 is 72, outside what "
+                                             r"torch.export traced the model for \(sizes "
+                                             r"16\.\.64 of the form 8\*"):
+        f(np.zeros((1, 3, 40, 72), np.float32))
+    with pytest.raises(dlc.ShapeError, match=r"dimension 2 is 41, .* of the form 8\*"):
+        f(np.zeros((1, 3, 41, 32), np.float32))

@@ -3,7 +3,9 @@
 // Fails when a parallel loop was not turned into a kernel, or when any other
 // operation of a host function reads or writes a buffer outside the kernels:
 // either would run on the host, on device buffers (device memory, which the
-// host cannot touch: dl-gpu-device-memory).
+// host cannot touch: dl-gpu-device-memory). Shape buffers, which
+// dl-gpu-device-memory keeps on the host for memref.reshape, are the host's
+// to touch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,7 +36,9 @@ bool touchesBuffer(Operation *op) {
     if (!isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect()))
       return false;
     Value value = e.getValue();
-    return value && isa<BaseMemRefType>(value.getType());
+    if (!value || !isa<BaseMemRefType>(value.getType()))
+      return false;
+    return !dl::isHostShapeBuffer(value);
   });
 }
 

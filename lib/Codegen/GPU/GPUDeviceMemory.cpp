@@ -35,8 +35,13 @@
 // cast back to the memref type; gpu-to-llvm's own casts meet it and
 // reconcile-unrealized-casts removes both).
 //
-// Refused: memref.alloca in a host function (stack memory the device cannot
-// reach), with a diagnostic naming it.
+// Kept on the host: a shape buffer (a static 1-D buffer of indices that the
+// host code only fills and hands to memref.reshape, as a reshape with several
+// run-time sizes in one group lowers): memref.reshape reads it on the host to
+// build the view's descriptor; no kernel sees it.
+//
+// Refused: any other memref.alloca in a host function (stack memory the
+// device cannot reach), with a diagnostic naming it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +61,22 @@ namespace mlir::dl {
 } // namespace mlir::dl
 
 using namespace mlir;
+
+bool mlir::dl::isHostShapeBuffer(Value buffer) {
+  auto type = dyn_cast<MemRefType>(buffer.getType());
+  if (!type || type.getRank() != 1 || !type.hasStaticShape() ||
+      !type.getElementType().isIntOrIndex())
+    return false;
+  return llvm::all_of(buffer.getUsers(), [&](Operation *user) {
+    if (auto store = dyn_cast<memref::StoreOp>(user))
+      return store.getMemref() == buffer && store.getValueToStore() != buffer;
+    if (auto load = dyn_cast<memref::LoadOp>(user)) // a size of the view
+      return load.getMemref() == buffer;
+    if (auto reshape = dyn_cast<memref::ReshapeOp>(user))
+      return reshape.getShape() == buffer && reshape.getSource() != buffer;
+    return isa<memref::DeallocOp>(user);
+  });
+}
 
 namespace {
 
@@ -193,6 +214,8 @@ struct DLGPUDeviceMemory
 
   LogicalResult convert(func::FuncOp func) {
     WalkResult stack = func.walk([](memref::AllocaOp alloca) {
+      if (dl::isHostShapeBuffer(alloca.getResult()))
+        return WalkResult::advance();
       alloca.emitError("dl-gpu-device-memory: a stack buffer in a host "
                        "function cannot be reached by GPU kernels");
       return WalkResult::interrupt();
@@ -204,10 +227,13 @@ struct DLGPUDeviceMemory
     SmallVector<memref::DeallocOp> deallocs;
     SmallVector<memref::GetGlobalOp> globals;
     func.walk([&](Operation *op) {
-      if (auto alloc = dyn_cast<memref::AllocOp>(op))
-        allocs.push_back(alloc);
-      else if (auto dealloc = dyn_cast<memref::DeallocOp>(op))
-        deallocs.push_back(dealloc);
+      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+        if (!dl::isHostShapeBuffer(alloc.getResult()))
+          allocs.push_back(alloc);
+      } else if (auto dealloc = dyn_cast<memref::DeallocOp>(op)) {
+        if (!dl::isHostShapeBuffer(dealloc.getMemref()))
+          deallocs.push_back(dealloc);
+      }
       else if (auto global = dyn_cast<memref::GetGlobalOp>(op))
         globals.push_back(global);
     });

@@ -176,7 +176,8 @@ Value padSpatially(OpBuilder &b, Location loc, Value input, Layout2d layout,
   high[layout.width()] = padding[3];
   SmallVector<int64_t> shape(type.getShape());
   for (int64_t dim = 1; dim < 4; ++dim)
-    shape[dim] += low[dim] + high[dim];
+    if (!ShapedType::isDynamic(shape[dim]))
+      shape[dim] += low[dim] + high[dim];
   SmallVector<OpFoldResult> lowSizes, highSizes;
   for (int64_t dim = 0; dim < 4; ++dim) {
     lowSizes.push_back(b.getIndexAttr(low[dim]));
@@ -191,12 +192,66 @@ DenseIntElementsAttr pairAttr(OpBuilder &b, ArrayRef<int64_t> values) {
       RankedTensorType::get({2}, b.getI64Type()), values);
 }
 
-/// The dynamic sizes of a 4-D result whose batch comes from `input`.
-SmallVector<Value> batchSizes(OpBuilder &b, Location loc, Value input,
-                              RankedTensorType resultType) {
-  if (!resultType.isDynamicDim(0))
-    return {};
-  return {tensor::DimOp::create(b, loc, input, 0)};
+/// The sizes (batch, height, width) of a window's 4-D result over the
+/// (padded) `input`: constants where the result type knows them; otherwise
+/// the batch is the input's and an image size is max(0, (size - span)
+/// floordiv stride + 1), span = dilation * (window - 1) + 1: an image
+/// smaller than the window gives an empty output, never a read outside it.
+struct WindowSizes {
+  Value batch, height, width;
+};
+WindowSizes windowSizes(OpBuilder &b, Location loc, Value input,
+                        RankedTensorType resultType, Layout2d layout,
+                        ArrayRef<int64_t> window, ArrayRef<int64_t> strides,
+                        ArrayRef<int64_t> dilations) {
+  auto size = [&](int64_t dim, int axis) -> Value {
+    if (!resultType.isDynamicDim(dim))
+      return arith::ConstantIndexOp::create(b, loc, resultType.getDimSize(dim));
+    Value extent = tensor::DimOp::create(b, loc, input, dim);
+    if (axis < 0)
+      return extent;
+    auto index = [&](int64_t v) {
+      return arith::ConstantIndexOp::create(b, loc, v).getResult();
+    };
+    int64_t span = dilations[axis] * (window[axis] - 1) + 1;
+    Value steps = arith::FloorDivSIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, extent, index(span)),
+        index(strides[axis]));
+    Value count = arith::AddIOp::create(b, loc, steps, index(1));
+    return arith::MaxSIOp::create(b, loc, count, index(0));
+  };
+  return {size(0, -1), size(layout.height(), 0), size(layout.width(), 1)};
+}
+
+/// The dynamic sizes of a 4-D window result, in order.
+SmallVector<Value> dynamicWindowSizes(RankedTensorType resultType,
+                                      Layout2d layout, const WindowSizes &sizes) {
+  SmallVector<Value> dims;
+  for (int64_t dim = 0; dim < 4; ++dim) {
+    if (!resultType.isDynamicDim(dim))
+      continue;
+    dims.push_back(dim == 0                   ? sizes.batch
+                   : dim == layout.height() ? sizes.height
+                                            : sizes.width);
+  }
+  return dims;
+}
+
+/// `value` expanded to `type` along `groups`; with several run-time sizes in
+/// one group (memref's expand_shape takes one), a tensor.reshape given the
+/// whole shape (`sizes`, one per dimension of `type`).
+Value expandTo(OpBuilder &b, Location loc, Value value, RankedTensorType type,
+               ArrayRef<ReassociationIndices> groups, ArrayRef<Value> sizes) {
+  bool inferable = llvm::all_of(groups, [&](const ReassociationIndices &group) {
+    return llvm::count_if(group, [&](int64_t dim) {
+             return type.isDynamicDim(dim);
+           }) <= 1;
+  });
+  if (inferable)
+    return tensor::ExpandShapeOp::create(b, loc, type, value, groups);
+  Value shape = tensor::FromElementsOp::create(
+      b, loc, RankedTensorType::get({type.getRank()}, b.getIndexType()), sizes);
+  return tensor::ReshapeOp::create(b, loc, type, value, shape);
 }
 
 //===----------------------------------------------------------------------===//
@@ -221,8 +276,12 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     Value filter = adaptor.getFilter();
     auto inputType = cast<RankedTensorType>(input.getType());
     auto filterType = cast<RankedTensorType>(filter.getType());
+    int64_t kH = filterType.getDimSize(layout.nchw ? 2 : 0);
+    int64_t kW = filterType.getDimSize(layout.nchw ? 3 : 1);
+    WindowSizes sizes = windowSizes(rewriter, loc, input, resultType, layout,
+                                    {kH, kW}, op.getStrides(), op.getDilations());
     Value init = filledTensor(rewriter, loc, accType4d,
-                              batchSizes(rewriter, loc, input, resultType),
+                              dynamicWindowSizes(resultType, layout, sizes),
                               constantScalar(rewriter, loc, accType, 0));
     int64_t groups = op.getGroups();
     int64_t channels = inputType.getDimSize(layout.channel());
@@ -239,7 +298,8 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
                                  im2colConvolution(rewriter, loc, layout, input,
                                                    filter, bias, resultType,
                                                    accType, op.getStrides(),
-                                                   op.getDilations(), strategy),
+                                                   op.getDilations(), strategy,
+                                                   sizes),
                                  elementType));
       return success();
     }
@@ -323,7 +383,8 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
                                  RankedTensorType resultType, Type accType,
                                  ArrayRef<int64_t> strides,
                                  ArrayRef<int64_t> dilations,
-                                 StrategyAttr strategy) {
+                                 StrategyAttr strategy,
+                                 const WindowSizes &sizes) {
     MLIRContext *ctx = b.getContext();
     auto inputType = cast<RankedTensorType>(input.getType());
     auto filterType = cast<RankedTensorType>(filter.getType());
@@ -334,15 +395,27 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     int64_t kH = filterType.getDimSize(layout.nchw ? 2 : 0);
     int64_t kW = filterType.getDimSize(layout.nchw ? 3 : 1);
     int64_t batch = resultType.getDimSize(0);
-    int64_t pixels = outH * outW;
-    SmallVector<Value> batchDims = batchSizes(b, loc, input, resultType);
+    bool dynamicImage =
+        ShapedType::isDynamic(outH) || ShapedType::isDynamic(outW);
+    int64_t pixels = dynamicImage ? ShapedType::kDynamic : outH * outW;
+    // The run-time sizes of the batch, the image and the pixel count.
+    Value pixelCount = arith::MulIOp::create(b, loc, sizes.height, sizes.width);
+    auto dynamicOf = [](RankedTensorType type, ArrayRef<Value> all) {
+      SmallVector<Value> dims;
+      for (auto [dim, value] : llvm::enumerate(all))
+        if (type.isDynamicDim(dim))
+          dims.push_back(value);
+      return dims;
+    };
     auto d = [&](unsigned i) { return getAffineDimExpr(i, ctx); };
     // The 6-D patch tensor of `type`, element (n, oh, ow, ...) read from
     // the input at `gather`, written contiguously.
     auto gatherPatches = [&](RankedTensorType type, AffineMap gather) -> Value {
       return linalg::GenericOp::create(
                  b, loc, type, ValueRange{input},
-                 ValueRange{emptyTensor(b, loc, type, batchDims)},
+                 ValueRange{emptyTensor(
+                     b, loc, type,
+                     dynamicOf(type, {sizes.batch, sizes.height, sizes.width}))},
                  ArrayRef<AffineMap>{gather,
                                      AffineMap::getMultiDimIdentityMap(6, ctx)},
                  SmallVector<utils::IteratorType>(6, utils::IteratorType::parallel),
@@ -403,7 +476,9 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
       Value weights = tensor::CollapseShapeOp::create(
           b, loc, filter, SmallVector<ReassociationIndices>{{0}, {1, 2, 3}});
       auto gemmType = RankedTensorType::get({batch, pixels, filters}, accType);
-      Value zeros = filledTensor(b, loc, gemmType, batchDims,
+      SmallVector<Value> gemmDims =
+          dynamicOf(gemmType, {sizes.batch, pixelCount});
+      Value zeros = filledTensor(b, loc, gemmType, gemmDims,
                                  constantScalar(b, loc, accType, 0));
       // (n, p, f, k): out[n, p, f] += col[n, p, k] * W[f, k]
       Value product =
@@ -424,18 +499,21 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
       // With a bias, out[n, f, p] = product[n, p, f] + bias[f]: the kernel
       // that transposes back adds it (one pass over the result, and an
       // activation after it fuses into that same kernel).
+      SmallVector<Value> transposedDims = gemmDims;
       Value transposed =
-          bias ? addBias(product, transposedType, batchDims,
+          bias ? addBias(product, transposedType, transposedDims,
                          AffineMap::get(3, 0, {d(0), d(2), d(1)}, ctx),
                          /*biasDim=*/1)
                : linalg::TransposeOp::create(
                      b, loc, product,
-                     emptyTensor(b, loc, transposedType, batchDims),
+                     emptyTensor(b, loc, transposedType, transposedDims),
                      ArrayRef<int64_t>{0, 2, 1})
                      .getResult()[0];
-      return tensor::ExpandShapeOp::create(
-          b, loc, resultType.clone(accType), transposed,
-          SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+      return expandTo(b, loc, transposed, resultType.clone(accType),
+                      {{0}, {1}, {2, 3}},
+                      {sizes.batch,
+                       arith::ConstantIndexOp::create(b, loc, filters),
+                       sizes.height, sizes.width});
     }
 
     Value col;
@@ -457,8 +535,9 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     }
     Value weights = tensor::CollapseShapeOp::create(
         b, loc, filter, SmallVector<ReassociationIndices>{{0, 1, 2}, {3}});
-    int64_t rows = ShapedType::isDynamic(batch) ? ShapedType::kDynamic
-                                                : batch * pixels;
+    int64_t rows = ShapedType::isDynamic(batch) || dynamicImage
+                       ? ShapedType::kDynamic
+                       : batch * pixels;
     auto gemmType = RankedTensorType::get({rows, filters}, accType);
     SmallVector<Value> rowDims;
     if (ShapedType::isDynamic(rows))
@@ -471,9 +550,10 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
             .getResult(0);
     carryStrategy(product, strategy);
     product = addBias(product, gemmType, rowDims);
-    return tensor::ExpandShapeOp::create(
-        b, loc, resultType.clone(accType), product,
-        SmallVector<ReassociationIndices>{{0, 1, 2}, {3}});
+    return expandTo(b, loc, product, resultType.clone(accType),
+                    {{0, 1, 2}, {3}},
+                    {sizes.batch, sizes.height, sizes.width,
+                     arith::ConstantIndexOp::create(b, loc, filters)});
   }
 
   /// A grouped convolution as a linalg.generic on views that split the
@@ -571,8 +651,11 @@ struct MaxPool2dLowering : OpConversionPattern<MaxPool2dOp> {
     Value lowest = lowestValue(rewriter, loc, elementType);
     Value input = padSpatially(rewriter, loc, adaptor.getInput(), layout,
                                op.getPadding(), lowest);
+    WindowSizes sizes = windowSizes(rewriter, loc, input, resultType, layout,
+                                    op.getKernel(), op.getStrides(), {1, 1});
     Value init = filledTensor(rewriter, loc, resultType,
-                              batchSizes(rewriter, loc, input, resultType), lowest);
+                              dynamicWindowSizes(resultType, layout, sizes),
+                              lowest);
     Value window = tensor::EmptyOp::create(rewriter, loc, op.getKernel(), elementType);
     SmallVector<NamedAttribute> attrs = {
         rewriter.getNamedAttr("strides", pairAttr(rewriter, op.getStrides())),
@@ -606,13 +689,14 @@ struct AvgPool2dLowering : OpConversionPattern<AvgPool2dOp> {
     ArrayRef<int64_t> kernel = op.getKernel(), strides = op.getStrides(),
                       padding = op.getPadding();
     auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
-    int64_t height = inputType.getDimSize(layout.height());
-    int64_t width = inputType.getDimSize(layout.width());
 
-    Value input = padSpatially(rewriter, loc, adaptor.getInput(), layout,
-                               padding, constantScalar(rewriter, loc, elementType, 0));
-    Value init = filledTensor(rewriter, loc, accTensor,
-                              batchSizes(rewriter, loc, input, resultType),
+    Value unpadded = adaptor.getInput();
+    Value input = padSpatially(rewriter, loc, unpadded, layout, padding,
+                               constantScalar(rewriter, loc, elementType, 0));
+    WindowSizes sizes = windowSizes(rewriter, loc, input, resultType, layout,
+                                    kernel, strides, {1, 1});
+    SmallVector<Value> resultDims = dynamicWindowSizes(resultType, layout, sizes);
+    Value init = filledTensor(rewriter, loc, accTensor, resultDims,
                               constantScalar(rewriter, loc, accType, 0));
     Value window = tensor::EmptyOp::create(rewriter, loc, kernel, elementType);
     SmallVector<NamedAttribute> attrs = {
@@ -630,9 +714,61 @@ struct AvgPool2dLowering : OpConversionPattern<AvgPool2dOp> {
                   .getResult(0);
 
     // Divisors per output position [OH, OW]: the window size, or the number
-    // of non-padding elements the window covers.
+    // of non-padding elements the window covers: a constant table for a
+    // static image, computed from the position for a run-time one.
     int64_t outH = resultType.getDimSize(layout.height());
     int64_t outW = resultType.getDimSize(layout.width());
+    MLIRContext *ctx = rewriter.getContext();
+    AffineMap identity = AffineMap::getMultiDimIdentityMap(4, ctx);
+    Value resultInit = emptyTensor(rewriter, loc, resultType, resultDims);
+    auto divide = [&](OpBuilder &b, Location l, Value sum, Value divisor) {
+      Value quotient = arith::DivFOp::create(b, l, sum, divisor);
+      linalg::YieldOp::create(b, l, convertFloat(b, l, quotient, elementType));
+    };
+    bool countAll = op.getCountIncludePad();
+    if (ShapedType::isDynamic(outH) || ShapedType::isDynamic(outW)) {
+      Value heightSize =
+          tensor::DimOp::create(rewriter, loc, unpadded, layout.height());
+      Value widthSize =
+          tensor::DimOp::create(rewriter, loc, unpadded, layout.width());
+      Value mean =
+          linalg::GenericOp::create(
+              rewriter, loc, resultType, ValueRange{sums}, ValueRange{resultInit},
+              ArrayRef<AffineMap>{identity, identity},
+              SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
+              [&](OpBuilder &b, Location l, ValueRange args) {
+                auto index = [&](int64_t v) {
+                  return arith::ConstantIndexOp::create(b, l, v).getResult();
+                };
+                // min(start + k, size) - max(start, 0), start = out*s - pad
+                auto covered = [&](int64_t dim, int axis, Value size) {
+                  if (countAll)
+                    return index(kernel[axis]);
+                  Value out = linalg::IndexOp::create(b, l, dim);
+                  Value start = arith::SubIOp::create(
+                      b, l, arith::MulIOp::create(b, l, out, index(strides[axis])),
+                      index(padding[2 * axis]));
+                  Value end = arith::MinSIOp::create(
+                      b, l, arith::AddIOp::create(b, l, start, index(kernel[axis])),
+                      size);
+                  return arith::SubIOp::create(
+                             b, l, end, arith::MaxSIOp::create(b, l, start, index(0)))
+                      .getResult();
+                };
+                Value rows = covered(layout.height(), 0, heightSize);
+                Value columns = covered(layout.width(), 1, widthSize);
+                Value count = arith::MulIOp::create(b, l, rows, columns);
+                Value divisor = arith::SIToFPOp::create(
+                    b, l, accType,
+                    arith::IndexCastOp::create(b, l, b.getI64Type(), count));
+                divide(b, l, args[0], divisor);
+              })
+              .getResult(0);
+      rewriter.replaceOp(op, mean);
+      return success();
+    }
+    int64_t height = inputType.getDimSize(layout.height());
+    int64_t width = inputType.getDimSize(layout.width());
     auto covered = [](int64_t out, int64_t stride, int64_t pad, int64_t k,
                       int64_t size) {
       int64_t start = out * stride - pad;
@@ -642,7 +778,7 @@ struct AvgPool2dLowering : OpConversionPattern<AvgPool2dOp> {
     for (int64_t oh = 0; oh < outH; ++oh)
       for (int64_t ow = 0; ow < outW; ++ow) {
         double count =
-            op.getCountIncludePad()
+            countAll
                 ? static_cast<double>(kernel[0] * kernel[1])
                 : static_cast<double>(
                       covered(oh, strides[0], padding[0], kernel[0], height) *
@@ -656,22 +792,17 @@ struct AvgPool2dLowering : OpConversionPattern<AvgPool2dOp> {
     auto divisorType = RankedTensorType::get({outH, outW}, accType);
     Value divisorTable = arith::ConstantOp::create(
         rewriter, loc, DenseElementsAttr::get(divisorType, divisors));
-    MLIRContext *ctx = rewriter.getContext();
-    AffineMap identity = AffineMap::getMultiDimIdentityMap(4, ctx);
     AffineMap spatial = AffineMap::get(
         4, 0,
         {getAffineDimExpr(layout.height(), ctx), getAffineDimExpr(layout.width(), ctx)},
         ctx);
-    Value resultInit = emptyTensor(rewriter, loc, resultType,
-                                   batchSizes(rewriter, loc, input, resultType));
     Value mean =
         linalg::GenericOp::create(
             rewriter, loc, resultType, ValueRange{sums, divisorTable},
             ValueRange{resultInit}, ArrayRef<AffineMap>{identity, spatial, identity},
             SmallVector<utils::IteratorType>(4, utils::IteratorType::parallel),
             [&](OpBuilder &b, Location l, ValueRange args) {
-              Value quotient = arith::DivFOp::create(b, l, args[0], args[1]);
-              linalg::YieldOp::create(b, l, convertFloat(b, l, quotient, elementType));
+              divide(b, l, args[0], args[1]);
             })
             .getResult(0);
     rewriter.replaceOp(op, mean);

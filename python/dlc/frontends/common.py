@@ -92,9 +92,13 @@ class ImportedFunction:
     """
 
     def __init__(self, name, input_names, input_specs, static_inputs, build,
-                 output_names, jit_kwargs):
+                 output_names, jit_kwargs, check_dims=None):
         from ..jit import jit
         self.__name__ = name
+        #: called with the inputs (arrays, in order) before each call: raises
+        #: ShapeError where a dynamic dimension is outside what the model was
+        #: traced for (torch.export's ranges)
+        self._check_dims = check_dims
         self.input_names = list(input_names)
         self.output_names = list(output_names)
         #: per input: (dtype, shape with None for symbolic dims) or None if unknown
@@ -157,6 +161,8 @@ class ImportedFunction:
                     raise ShapeError(f"{self.__name__}(): input {name!r} must have shape "
                                      f"{want}, but got {list(value.shape)}")
             result.append(_as_static(value) if name in self.static_inputs else value)
+        if self._check_dims is not None:
+            self._check_dims(self.__name__, self.input_names, result)
         return result
 
     def _static_batch(self, error):
@@ -215,3 +221,42 @@ def count_uses(pairs):
     for op, place in pairs:
         uses.setdefault(op, []).append(place)
     return uses
+
+
+def pool2d_any_size(x, kind, kernel, strides, pads, ceil_mode=False,
+                    count_include_pad=True):
+    """A 2-D max ("max") or average ("avg") pooling of `x` [N, C, H, W] with
+    `pads` (top, bottom, left, right) that holds for every image size, so
+    that a run-time (dynamic) height or width can use it; None where that
+    takes the static sizes (the caller then refuses, naming the op).
+
+    PyTorch's and ONNX's ``ceil_mode`` adds a last window where the image
+    leaves a partial one, except one starting in the end padding: stride - 1
+    more padding at the end, counted in no divisor, gives exactly that where
+    such a window cannot occur (end padding + stride <= kernel)."""
+    from .. import ops as D
+
+    top, bottom, left, right = pads
+    if ceil_mode:
+        if bottom + strides[0] > kernel[0] or right + strides[1] > kernel[1]:
+            return None
+        bottom, right = bottom + strides[0] - 1, right + strides[1] - 1
+    fits = (2 * max(top, bottom) <= kernel[0] and 2 * max(left, right) <= kernel[1])
+    if kind == "max":
+        if fits:
+            return D.max_pool2d(x, tuple(kernel), tuple(strides), (top, bottom, left, right))
+        lowest = float("-inf") if dtypes.is_float(x.dtype) else \
+            int(np.iinfo(x.dtype).min)
+        padded = D.pad(x, [(0, 0), (0, 0), (top, bottom), (left, right)],
+                       constant_values=lowest)
+        return D.max_pool2d(padded, tuple(kernel), tuple(strides), 0)
+    extra_counted = count_include_pad and (top or pads[1] or left or pads[3])
+    if ceil_mode and extra_counted:
+        return None   # the divisor counts the padding but not the ceil extra
+    if fits:
+        return D.avg_pool2d(x, tuple(kernel), tuple(strides), (top, bottom, left, right),
+                            count_include_pad=bool(count_include_pad and not ceil_mode))
+    if count_include_pad and not ceil_mode:
+        padded = D.pad(x, [(0, 0), (0, 0), (top, bottom), (left, right)])
+        return D.avg_pool2d(padded, tuple(kernel), tuple(strides), 0)
+    return None

@@ -19,7 +19,7 @@ from .. import ops as D
 from ..errors import DynamicDimensionError
 from ..mlir.dialects import dl
 from ..tracing import Size, Tensor
-from .common import registrar
+from .common import pool2d_any_size, registrar
 
 __all__ = ["CONVERTERS", "STATIC_INPUTS"]
 
@@ -330,8 +330,14 @@ def _auto_pads(node, spatial, kernel, strides, dilations, pads):
         node.fail(f"auto_pad {auto!r} is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID")
     begin, end = [], []
     for size, k, s, d in zip(spatial, kernel, strides, dilations):
-        out = -(-size // s)
-        total = builtins.max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+        if size is None and s != 1:
+            raise DynamicDimensionError(
+                f"{node}: auto_pad {auto} with stride {s} depends on the size of a "
+                f"dynamic dimension")
+        # at stride 1 the total is the window's span less one, whatever the size
+        out = size if size is None else -(-size // s)
+        total = (k - 1) * d if size is None else \
+            builtins.max((out - 1) * s + (k - 1) * d + 1 - size, 0)
         small, large = total // 2, total - total // 2
         begin.append(small if auto == "SAME_UPPER" else large)
         end.append(large if auto == "SAME_UPPER" else small)
@@ -447,6 +453,23 @@ def _pool_by_slices(node, x, kernel, combine, fill):
     return result, (spatial, strides, dilations, pads, out, extra)
 
 
+def _pool_dynamic(node, x, kernel, kind, include=True):
+    """A 2-D pooling of an image of dynamic size (explicit or VALID pads,
+    no dilation), or None for a static image or what needs its size (the
+    static geometry then refuses, naming the node)."""
+    if len(kernel) != 2 or None not in _shape(x)[2:]:
+        return None
+    if node.attr("auto_pad", "NOTSET") not in ("NOTSET", "", "VALID"):
+        return None
+    strides, dilations, pads = _spatial_attrs(node, 2, kernel)
+    if node.attr("auto_pad", "NOTSET") == "VALID":
+        pads = [0, 0, 0, 0]
+    if dilations != [1, 1]:
+        return None
+    return pool2d_any_size(x, kind, kernel, strides, (pads[0], pads[2], pads[1], pads[3]),
+                           bool(node.attr("ceil_mode", 0)), include)
+
+
 @converter("MaxPool")
 def _max_pool(node):
     x = _t(node.input(0))
@@ -456,6 +479,9 @@ def _max_pool(node):
         node.fail("storage_order = 1 is not supported")
     kernel = list(node.attr("kernel_shape"))
     rank = len(kernel)
+    y = _pool_dynamic(node, x, kernel, "max")
+    if y is not None:
+        return y
     spatial, strides, dilations, pads, out, extra = _pool_geometry(node, x, kernel)
     if rank == 2 and dilations == [1, 1] and not builtins.any(extra) and \
             builtins.all(pads[i] <= kernel[i % 2] // 2 for i in range(4)):
@@ -471,6 +497,9 @@ def _avg_pool(node):
     kernel = list(node.attr("kernel_shape"))
     rank = len(kernel)
     include = bool(node.attr("count_include_pad", 0))
+    y = _pool_dynamic(node, x, kernel, "avg", include)
+    if y is not None:
+        return y
     spatial, strides, dilations, pads, out, extra = _pool_geometry(node, x, kernel)
     if rank == 2 and dilations == [1, 1] and not builtins.any(extra) and \
             builtins.all(pads[i] <= kernel[i % 2] // 2 for i in range(4)):
@@ -853,10 +882,25 @@ def _slice(node):
     steps = [1] * len(starts) if steps is None else steps
     key = [slice(None)] * ndim
     shape = _shape(x)
+    known = node.importer.known_shapes.get(node.proto.output[0])
     for start, end, axis, step in zip(starts, ends, axes, steps):
         size = shape[axis]
         if size is None:
             if (start, step) == (0, 1) and end >= 2**31 - 1:
+                continue
+            if known and len(known) == ndim and known[axis] is not None and \
+                    start >= 0 and step >= 1 and isinstance(x, Tensor):
+                # the exporter's shapes know the window's size (the size 1
+                # of x[..., :1] that broadcasts): a static window
+                starts_, sizes = [0] * ndim, [-1 if d is None else d for d in shape]
+                sizes[axis] = known[axis]
+                starts_[axis] = start
+                strides = [1] * ndim
+                strides[axis] = step
+                x = D._slice(x, starts_, sizes, strides,
+                             [D.dim(x, a) for a, d in enumerate(shape)
+                              if d is None and a != axis])
+                shape = _shape(x)
                 continue
             if start < 0 or step < 0:
                 raise DynamicDimensionError(f"{node}: slicing the dynamic dimension "

@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import (DataDependentShapeError, DLCError, DynamicDimensionError,
-                      ModelImportError, UnsupportedOpError)
+                      ModelImportError, ShapeError, UnsupportedOpError)
 from ..tracing import Size, Tensor, located
 from . import torch_ops
 from .common import ImportedFunction, count_uses, raise_unsupported
@@ -216,6 +216,68 @@ def _symbolic_dims(node):
             if not isinstance(size, int)}
 
 
+def _dimension_check(program, user_nodes):
+    """A check of the inputs' dynamic dimensions against the ranges
+    torch.export traced the model for (``Dim(min=, max=)``, derived dims such
+    as ``32 * Dim``): outside them the graph may have taken other branches,
+    so a call there is refused, not answered. torch's default lower bound of
+    2 (its 0/1 specialization) is not enforced: the graphs dlc compiles
+    serve sizes 0 and 1 too. None when there is nothing to check."""
+    import sympy
+
+    def finite(bound):
+        return int(bound) if getattr(bound, "is_Integer", False) else None
+
+    ranges = {}
+    for expr, bounds in program.range_constraints.items():
+        lower, upper = finite(bounds.lower), finite(bounds.upper)
+        ranges[expr] = (lower if lower is not None and lower > 2 else None, upper)
+    checks = []
+    for position, node in enumerate(user_nodes):
+        value = node.meta.get("val")
+        for axis, size in enumerate(getattr(value, "shape", ())):
+            if isinstance(size, int):
+                continue
+            expr = size.node.expr
+            free = sorted(expr.free_symbols, key=str)
+            if len(free) != 1:
+                continue
+            bounds = [ranges.get(expr, (None, None)), ranges.get(free[0], (None, None))]
+            if expr == free[0] and bounds[0] == (None, None):
+                continue
+            checks.append((position, axis, expr, free[0], bounds))
+    if not checks:
+        return None
+    solved = {}
+
+    def within(value, bounds):
+        lower, upper = bounds
+        return (lower is None or value >= lower) and (upper is None or value <= upper)
+
+    def check(name, input_names, values):
+        for position, axis, expr, symbol, (outer, inner) in checks:
+            size = int(values[position].shape[axis])
+            key = (expr, size)
+            if key not in solved:
+                roots = sympy.solve(sympy.Eq(expr, size), symbol) if expr != symbol \
+                    else [size]
+                solved[key] = [int(r) for r in roots if sympy.sympify(r).is_integer]
+            roots = solved[key]
+            if within(size, outer) and any(within(r, inner) for r in roots):
+                continue
+            def span(bounds):
+                lower, upper = bounds
+                return f"{'' if lower is None else lower}..{'' if upper is None else upper}"
+
+            form = "" if expr == symbol else \
+                f" of the form {expr} with {symbol} in {span(inner)}"
+            raise ShapeError(
+                f"{name}(): input {input_names[position]!r} dimension {axis} is {size}, "
+                f"outside what torch.export traced the model for (sizes {span(outer)}"
+                f"{form}; dynamic_shapes): export again with a range that holds it")
+    return check
+
+
 def _import_program(program, module, args, params, dynamic_batch, jit_kwargs):
     from torch.export.graph_signature import InputKind
     graph = program.graph_module.graph
@@ -284,7 +346,9 @@ def _import_program(program, module, args, params, dynamic_batch, jit_kwargs):
                                 specs + [None] * len(param_names), (), build,
                                 [str(o) for o in signature.user_outputs],
                                 dict(jit_kwargs, dynamic_batch=bool(dynamic_batch) and
-                                     tuple(range(len(names)))))
+                                     tuple(range(len(names)))),
+                                check_dims=None if dynamic_batch else
+                                _dimension_check(program, user_nodes))
     if params == "arguments":
         return _WithParameters(function, module, [target for _, target in param_nodes],
                                len(names))

@@ -16,10 +16,10 @@ import numpy as np
 from .. import composite as C
 from .. import dtypes
 from .. import ops as D
-from ..errors import ModelImportError
+from ..errors import DynamicDimensionError, ModelImportError
 from ..mlir.dialects import dl
 from ..tracing import Size, Tensor
-from .common import registrar
+from .common import pool2d_any_size, registrar
 
 __all__ = ["CONVERTERS"]
 
@@ -433,9 +433,21 @@ def _avg_pool2d(node, x, kernel, stride=(), padding=0, ceil_mode=False,
 
 
 def _pool_general(x, kernel, stride, padding, dilation, ceil_mode, kind):
-    """Pooling as a combination of strided slices (ceil_mode, dilation)."""
+    """Pooling as a combination of strided slices (ceil_mode, dilation); with
+    a dynamic image, dl's pooling with the ceil extra as padding."""
     from .onnx_ops import _window_slices
     n, c, h, w = _shape(x)
+    if h is None or w is None:
+        y = None if dilation != (1, 1) else pool2d_any_size(
+            x, "max" if kind == "max" else "avg", kernel, stride,
+            (padding[0], padding[0], padding[1], padding[1]), ceil_mode,
+            count_include_pad=kind == "avg")
+        if y is None:
+            raise DynamicDimensionError(
+                f"{kind.replace('_', ' ')} pooling (kernel {kernel}, stride {stride}, "
+                f"padding {padding}, dilation {dilation}, ceil_mode) of an image of "
+                f"dynamic size needs its size")
+        return y
     out, extra = [], []
     for size, k, s, p, d in zip((h, w), kernel, stride, padding, dilation):
         span = size + 2 * p - d * (k - 1) - 1
@@ -732,6 +744,17 @@ def _slice(node, x, dim=0, start=None, end=None, step=1):
         raise ModelImportError("slicing from a run-time start is not supported")
     if isinstance(end, Size) and isinstance(x, np.ndarray):
         x = D.asarray(x)  # a window of a run-time size is an op, not numpy
+    known = _known_sizes(node, [-1] * _ndim(x))[dim]
+    if size is None and known != -1 and isinstance(x, Tensor) and step >= 1 and \
+            isinstance(start, int) and start >= 0:
+        # torch.export proved the window's size (within the dimension's
+        # range, which the call checks): a static window of a dynamic
+        # dimension, so that it broadcasts as the size 1 it is.
+        starts, sizes = [0] * _ndim(x), [-1 if d is None else d for d in _shape(x)]
+        strides = [1] * _ndim(x)
+        starts[dim], sizes[dim], strides[dim] = start, known, step
+        dynamic = [D.dim(x, a) for a, d in enumerate(_shape(x)) if d is None and a != dim]
+        return D._slice(x, starts, sizes, strides, dynamic)
     key = [slice(None)] * _ndim(x)
     key[dim] = slice(start, None if huge else end, step)
     return x[tuple(key)]
@@ -983,6 +1006,19 @@ def _as_strided(node, x, size, stride, storage_offset=None):
     constant index. Views of storage the input does not densely cover are
     refused."""
     source = node.args[0].meta.get("val") if hasattr(node.args[0], "meta") else None
+    leading = _as_strided_leading(source, _fx_values(node.args[1]),
+                                  _fx_values(node.args[2]), storage_offset)
+    if leading is not None:
+        # A dynamic outermost dimension walked as it lies (timm's pooled
+        # features re-strided, any batch): the view of each item is static.
+        item_size, item_stride = leading
+        item = _as_strided_index(list(source.shape[1:]), list(source.stride()[1:]), 0,
+                                 item_size, item_stride, 0)
+        rows = D.reshape(x, (D.dim(x, 0), -1))
+        if np.array_equal(item, np.arange(item.size)) and \
+                item.size == int(np.prod(source.shape[1:])):
+            return D.reshape(rows, (D.dim(x, 0),) + tuple(item_size))
+        return D.reshape(D.take(rows, item, axis=1), (D.dim(x, 0),) + tuple(item_size))
     try:
         in_shape = [int(d) for d in source.shape]
         in_stride = [int(d) for d in source.stride()]
@@ -992,6 +1028,46 @@ def _as_strided(node, x, size, stride, storage_offset=None):
         offset = in_offset if storage_offset is None else int(storage_offset)
     except (AttributeError, TypeError):
         raise ModelImportError("as_strided needs static sizes and strides") from None
+    index = _as_strided_index(in_shape, in_stride, in_offset, size, stride, offset)
+    count = int(np.prod(in_shape))
+    if np.array_equal(index, np.arange(index.size)) and index.size == count:
+        return D.reshape(x, tuple(size)) if not isinstance(x, np.ndarray) else \
+            np.reshape(x, size)
+    flat = D.reshape(x, (-1,)) if not isinstance(x, np.ndarray) else np.reshape(x, (-1,))
+    if isinstance(flat, np.ndarray):
+        return flat[index].reshape(size)
+    return D.reshape(D.take(flat, index, axis=0), tuple(size))
+
+
+def _fx_values(args):
+    """A list argument of an FX node with each node replaced by its traced
+    value (a SymInt for a size computed from a dynamic dimension)."""
+    return [a.meta.get("val", a) if hasattr(a, "meta") else a for a in args]
+
+
+def _as_strided_leading(source, size, stride, storage_offset):
+    """(item size, item stride) when an as_strided view keeps a dynamic
+    outermost dimension as it lies (same size and stride as the input's, no
+    offset, the other dimensions static), else None."""
+    try:
+        shape, strides = list(source.shape), list(source.stride())
+        if not shape or isinstance(shape[0], int) or len(size) != len(shape):
+            return None
+        if storage_offset not in (None, 0) or int(source.storage_offset()) != 0:
+            return None
+        if str(size[0]) != str(shape[0]) or str(stride[0]) != str(strides[0]):
+            return None
+        rest = [int(d) for d in shape[1:]]
+        if int(strides[0]) != int(np.prod(rest)):
+            return None
+        return [int(d) for d in size[1:]], [int(d) for d in stride[1:]]
+    except (AttributeError, TypeError, ValueError):
+        return None
+
+
+def _as_strided_index(in_shape, in_stride, in_offset, size, stride, offset):
+    """The row-major positions in the input that an as_strided view reads."""
+    in_shape, in_stride = [int(d) for d in in_shape], [int(d) for d in in_stride]
     count = int(np.prod(in_shape))
     positions = np.full(in_shape, in_offset, np.int64)
     for axis, (extent, step) in enumerate(zip(in_shape, in_stride)):
@@ -1011,14 +1087,7 @@ def _as_strided(node, x, size, stride, storage_offset=None):
                         or np.any(logical[wanted] < 0)):
         raise ModelImportError(f"as_strided(size={size}, stride={stride}, offset={offset}) "
                                f"reads storage outside the input of shape {in_shape}")
-    index = logical[wanted] if wanted.size else wanted
-    if np.array_equal(index, np.arange(index.size)) and index.size == count:
-        return D.reshape(x, tuple(size)) if not isinstance(x, np.ndarray) else \
-            np.reshape(x, size)
-    flat = D.reshape(x, (-1,)) if not isinstance(x, np.ndarray) else np.reshape(x, (-1,))
-    if isinstance(flat, np.ndarray):
-        return flat[index].reshape(size)
-    return D.reshape(D.take(flat, index, axis=0), tuple(size))
+    return logical[wanted] if wanted.size else wanted
 
 
 @converter("aten.unfold.default")

@@ -59,3 +59,34 @@ func.func @kernel_access(%a: memref<4xf32>) {
   memref.dealloc %b : memref<4xf32>
   return
 }
+
+// -----
+
+// A shape buffer (a reshape with several run-time sizes in one group) is
+// filled, read and handed to memref.reshape on the host: it stays in host
+// memory (dl-gpu-device-memory), so the host may touch it.
+// CHECK-LABEL: func @shape_buffer
+func.func @shape_buffer(%a: memref<?xf32>, %m: index, %n: index) -> index {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %shape = memref.alloc() : memref<2xindex>
+  memref.store %m, %shape[%c0] : memref<2xindex>
+  memref.store %n, %shape[%c1] : memref<2xindex>
+  %r = memref.reshape %a(%shape) : (memref<?xf32>, memref<2xindex>) -> memref<?x?xf32>
+  %d = memref.load %shape[%c1] : memref<2xindex>
+  memref.dealloc %shape : memref<2xindex>
+  return %d : index
+}
+
+// -----
+
+// The same buffer read by anything else is a device buffer like any other.
+func.func @not_a_shape_buffer(%m: index, %o: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %b = memref.alloc() : memref<2xindex>
+  // expected-error @+1 {{would read or write a device buffer on the host}}
+  memref.store %m, %b[%c0] : memref<2xindex>
+  // expected-error @+1 {{would read or write a device buffer on the host}}
+  memref.copy %b, %b : memref<2xindex> to memref<2xindex>
+  return
+}

@@ -95,3 +95,25 @@ func.func @stack() {
   %a = memref.alloca() : memref<4xf32>
   return
 }
+
+// -----
+
+// A shape buffer stays a host allocation (memref.reshape reads it on the
+// host to build its view): no gpu.alloc, no gpu.dealloc for it.
+// CHECK-LABEL: func.func @shape_buffer
+// CHECK: %[[S:.*]] = memref.alloc() : memref<2xindex>
+// CHECK: memref.reshape %{{.*}}(%[[S]])
+// CHECK: memref.dealloc %[[S]] : memref<2xindex>
+// CHECK-NOT: gpu.alloc () : memref<2xindex>
+module attributes {gpu.container_module} {
+  func.func @shape_buffer(%a: memref<?xf32>, %m: index, %n: index) -> memref<?x?xf32> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %shape = memref.alloc() : memref<2xindex>
+    memref.store %m, %shape[%c0] : memref<2xindex>
+    memref.store %n, %shape[%c1] : memref<2xindex>
+    %r = memref.reshape %a(%shape) : (memref<?xf32>, memref<2xindex>) -> memref<?x?xf32>
+    memref.dealloc %shape : memref<2xindex>
+    return %r : memref<?x?xf32>
+  }
+}

@@ -221,7 +221,7 @@ func.func @dynamic_mean(%x: tensor<?x3xf32>) -> tensor<3xf32> {
 
 // -----
 
-// im2col + GEMM (the default for f32, groups = 1, static spatial sizes).
+// im2col + GEMM (the default for f32, groups = 1).
 // NCHW: the patches as rows col[n, (oh, ow), (c, kh, kw)], gathered by a
 // 6-D generic whose input map is the convolution window; the GEMM reads the
 // OIHW filter as it lies ([F, C*KH*KW], a transposed B); the [N, OH*OW, F]

@@ -22,6 +22,11 @@ namespace mlir::dl {
 #define GEN_PASS_REGISTRATION
 #include "dl/Codegen/GPU/Passes.h.inc"
 
+/// A static 1-D buffer of integers that host code only fills (memref.store),
+/// hands to memref.reshape as its shape, reads sizes from and frees: it stays in host memory
+/// (dl-gpu-device-memory), and the host may touch it (dl-gpu-check-mapped).
+bool isHostShapeBuffer(Value buffer);
+
 } // namespace mlir::dl
 
 #endif // DL_CODEGEN_GPU_PASSES_H

@@ -257,6 +257,10 @@ FailureOr<int64_t> windowOutputSize(Loc loc, int64_t size, int64_t padLow,
     return failure();
   }
   span += 1;
+  // A run-time size: the lowering computes the output size, and an image
+  // smaller than the window gives an empty output (no read outside it).
+  if (ShapedType::isDynamic(size))
+    return ShapedType::kDynamic;
   FailureOr<int64_t> padded = checkedSum<OpTy>(
       loc, {size, padLow, padHigh}, (Twine("the padded ") + what + " size").str());
   if (failed(padded))
@@ -282,7 +286,7 @@ SmallVector<int64_t> spatialShape(Layout2d layout, int64_t batch,
 }
 
 template <typename OpTy>
-FailureOr<RankedTensorType> image(Loc loc, Value input) {
+FailureOr<RankedTensorType> image(Loc loc, Value input, Layout2d layout) {
   auto type = rankedOperand<OpTy>(loc, input, "input");
   if (failed(type))
     return failure();
@@ -290,11 +294,11 @@ FailureOr<RankedTensorType> image(Loc loc, Value input) {
     (void)opError<OpTy>(loc, "expects a 4-D input, but got ", *type);
     return failure();
   }
-  // The windows' lowerings (im2col, padding, direct loops) size their
-  // buffers from the channels and the image: only the batch may be dynamic.
-  if (llvm::any_of(type->getShape().drop_front(), ShapedType::isDynamic)) {
-    (void)opError<OpTy>(loc, "expects static channel and spatial dimensions "
-                             "(only the batch may be dynamic), but got ",
+  // The filters, windows and per-channel parameters are sized by the
+  // channels: the batch and the image may be dynamic, the channels not.
+  if (type->isDynamicDim(layout.channel)) {
+    (void)opError<OpTy>(loc, "expects a static channel dimension (the batch "
+                             "and the image may be dynamic), but got ",
                         *type);
     return failure();
   }
@@ -305,9 +309,11 @@ template <typename OpTy>
 LogicalResult inferPool(Loc loc, Value input, ArrayRef<int64_t> kernel,
                         ArrayRef<int64_t> strides, ArrayRef<int64_t> padding,
                         StringRef layoutName, SmallVectorImpl<Type> &results) {
-  auto type = image<OpTy>(loc, input);
   auto layout = parseLayout<OpTy>(loc, layoutName);
-  if (failed(type) || failed(layout) ||
+  if (failed(layout))
+    return failure();
+  auto type = image<OpTy>(loc, input, *layout);
+  if (failed(type) ||
       failed(checkList<OpTy>(loc, kernel, 2, 1, "kernel")) ||
       failed(checkList<OpTy>(loc, strides, 2, 1, "strides")) ||
       failed(checkList<OpTy>(loc, padding, 4, 0, "padding")))
@@ -516,10 +522,12 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *, Loc loc,
 LogicalResult Conv2dOp::inferReturnTypes(MLIRContext *, Loc loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &results) {
-  auto input = image<Conv2dOp>(loc, adaptor.getInput());
-  auto filter = rankedOperand<Conv2dOp>(loc, adaptor.getFilter(), "filter");
   auto layout = parseLayout<Conv2dOp>(loc, adaptor.getLayout());
-  if (failed(input) || failed(filter) || failed(layout) ||
+  if (failed(layout))
+    return failure();
+  auto input = image<Conv2dOp>(loc, adaptor.getInput(), *layout);
+  auto filter = rankedOperand<Conv2dOp>(loc, adaptor.getFilter(), "filter");
+  if (failed(input) || failed(filter) ||
       failed(sameElementType<Conv2dOp>(loc, *input, "input", *filter,
                                        "filter")) ||
       failed(checkList<Conv2dOp>(loc, adaptor.getStrides(), 2, 1, "strides")) ||

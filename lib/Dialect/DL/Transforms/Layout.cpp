@@ -310,15 +310,14 @@ struct DLLayout : public dl::impl::DLLayoutBase<DLLayout> {
                    : std::string());
   }
 
-  /// An f32 dense convolution with static spatial sizes whose filter is
-  /// over the limit: its NCHW im2col GEMM reads the filter as it lies.
+  /// An f32 dense convolution whose filter is over the limit: its NCHW
+  /// im2col GEMM reads the filter as it lies.
   bool staysNCHW(Conv2dOp conv) {
     if (nchwMinFilterBytes < 0 || conv.getGroups() != 1)
       return false;
     auto input = cast<RankedTensorType>(conv.getInput().getType());
     auto filter = cast<RankedTensorType>(conv.getFilter().getType());
-    if (!input.getElementType().isF32() || !filter.hasStaticShape() ||
-        llvm::any_of(input.getShape().drop_front(), ShapedType::isDynamic))
+    if (!input.getElementType().isF32() || !filter.hasStaticShape())
       return false;
     // A constant filter is transposed to HWIO once, by the folders, at
     // compile time: NHWC costs nothing per call, and saves the conversions

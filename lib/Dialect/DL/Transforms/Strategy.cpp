@@ -42,14 +42,6 @@ using namespace mlir::dl;
 
 namespace {
 
-bool staticDims(Type type, unsigned from) {
-  auto shaped = cast<ShapedType>(type);
-  for (unsigned dim = from; dim < shaped.getRank(); ++dim)
-    if (shaped.isDynamicDim(dim))
-      return false;
-  return true;
-}
-
 /// `kind` with the target's register tile.
 StrategyAttr tiled(MLIRContext *ctx, StrategyKind kind, const TargetInfo &target,
                    StringRef layout = "") {
@@ -91,8 +83,6 @@ mlir::dl::chooseStrategy(Operation *op, const TargetInfo &target,
     };
     if (conv.getGroups() != 1)
       return direct("grouped or depthwise: no GEMM to share");
-    if (!staticDims(input, 1))
-      return direct("dynamic spatial sizes");
     // f16/bf16: linalg's convolution accumulating in f32, unless every
     // convolution is to be a GEMM (the GPU pipeline: its GEMM kernels, on
     // tensor cores for 16-bit inputs).
@@ -120,7 +110,7 @@ mlir::dl::chooseStrategy(Operation *op, const TargetInfo &target,
     llvm::raw_string_ostream(type) << input.getElementType();
     StrategyAttr strategy = tiled(ctx, StrategyKind::Im2colGemm, target, layout);
     return StrategyChoice{
-        strategy, "groups = 1, " + type + ", static spatial sizes" +
+        strategy, "groups = 1, " + type +
                       std::string(layout == "NHWC"
                                       ? ", a filter larger than the direct "
                                         "convolution's limit"

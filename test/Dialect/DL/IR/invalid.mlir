@@ -270,17 +270,17 @@ func.func @softmax_integer(%a: tensor<2x3xi32>) {
 
 // -----
 
-func.func @conv_dynamic_image(%x: tensor<?x3x?x8xf32>, %w: tensor<4x3x3x3xf32>) {
-  // expected-error @+2 {{'dl.conv2d' op expects static channel and spatial dimensions (only the batch may be dynamic), but got 'tensor<?x3x?x8xf32>'}}
+func.func @conv_dynamic_channels(%x: tensor<1x?x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+2 {{'dl.conv2d' op expects a static channel dimension (the batch and the image may be dynamic), but got 'tensor<1x?x8x8xf32>'}}
   // expected-error @+1 {{'dl.conv2d' op failed to infer returned types}}
-  %0 = dl.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<?x3x?x8xf32>, tensor<4x3x3x3xf32>) -> tensor<?x4x?x6xf32>
+  %0 = dl.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<1x?x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
   return
 }
 
 // -----
 
 func.func @pool_dynamic_channels(%x: tensor<2x8x8x?xf32>) {
-  // expected-error @+2 {{'dl.max_pool2d' op expects static channel and spatial dimensions (only the batch may be dynamic), but got 'tensor<2x8x8x?xf32>'}}
+  // expected-error @+2 {{'dl.max_pool2d' op expects a static channel dimension (the batch and the image may be dynamic), but got 'tensor<2x8x8x?xf32>'}}
   // expected-error @+1 {{'dl.max_pool2d' op failed to infer returned types}}
   %0 = dl.max_pool2d %x kernel = [2, 2] strides = [2, 2] padding = [0, 0, 0, 0] layout = "NHWC" : tensor<2x8x8x?xf32> -> tensor<2x4x4x?xf32>
   return

@@ -24,7 +24,7 @@
 
 // dl-explain names the target, then each op's strategy and why.
 // EXPLAIN: remark: target znver3 (x86_64-unknown-linux-gnu, from the IR): 16 x 256-bit vector registers, 2 FMA/cycle of latency 4, L1d 32 KiB, L2 512 KiB, 1 thread(s); micro-kernel 4 x 3 vectors; #dl.target<triple = "x86_64-unknown-linux-gnu", cpu = "znver3"
-// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = im2col_gemm, rows = 4, vectors = 3, layout = "NCHW"> (groups = 1, f32, static spatial sizes: patches as a matrix, one GEMM with a micro-kernel of 4 x 3 vectors of 256 bits (16 vector registers))
+// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = im2col_gemm, rows = 4, vectors = 3, layout = "NCHW"> (groups = 1, f32: patches as a matrix, one GEMM with a micro-kernel of 4 x 3 vectors of 256 bits (16 vector registers))
 // EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = direct, rows = 4, vectors = 3, layout = "NCHW"> (grouped or depthwise: no GEMM to share)
 // EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = direct> (given in the IR)
 // EXPLAIN: remark: dl.matmul: #dl.strategy<kind = register_tiled_gemm, rows = 4, vectors = 3> (cache-blocked, packed micro-kernel of 4 x 3 vectors of 256 bits (16 vector registers))
@@ -56,7 +56,7 @@ func.func @strategies(%x: tensor<1x8x6x6xf32>, %w: tensor<8x8x3x3xf32>, %d: tens
 // ZEN3: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = direct, rows = 4, vectors = 3, layout = "NHWC">}
 // ZEN3: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = im2col_gemm, rows = 4, vectors = 3, layout = "NHWC">}
 // EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = direct, rows = 4, vectors = 3, layout = "NHWC"> (NHWC, f32, a filter of 2 KiB that stays in cache (at most 256 KiB, half of L2): micro-kernel of 4 x 3 vectors of 256 bits (16 vector registers) on the convolution's nest, no patch matrix)
-// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = im2col_gemm, rows = 4, vectors = 3, layout = "NHWC"> (groups = 1, f32, static spatial sizes, a filter larger than the direct convolution's limit: patches as a matrix, one GEMM with a micro-kernel of 4 x 3 vectors of 256 bits (16 vector registers))
+// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = im2col_gemm, rows = 4, vectors = 3, layout = "NHWC"> (groups = 1, f32, a filter larger than the direct convolution's limit: patches as a matrix, one GEMM with a micro-kernel of 4 x 3 vectors of 256 bits (16 vector registers))
 // LIMIT-LABEL: func @nhwc
 // LIMIT: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = direct,
 // LIMIT: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = im2col_gemm,
@@ -87,4 +87,15 @@ func.func @half(%x: tensor<1x8x6x6xf16>, %w: tensor<8x8x3x3xf16>, %y: tensor<1x6
   %0 = dl.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<1x8x6x6xf16>, tensor<8x8x3x3xf16>) -> tensor<1x8x6x6xf16>
   %1 = dl.conv2d %y, %v strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NHWC" : (tensor<1x6x6x8xbf16>, tensor<3x3x8x8xbf16>) -> tensor<1x6x6x8xbf16>
   return %0, %1 : tensor<1x8x6x6xf16>, tensor<1x6x6x8xbf16>
+}
+
+// -----
+
+// An image of run-time size takes the same strategies: its im2col GEMM has
+// a run-time row count.
+// ZEN3-LABEL: func @dynamic_image
+// ZEN3: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = im2col_gemm, rows = 4, vectors = 3, layout = "NCHW">}
+func.func @dynamic_image(%x: tensor<?x64x?x?xf32>, %w: tensor<64x64x3x3xf32>) -> tensor<?x64x?x?xf32> {
+  %0 = dl.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<?x64x?x?xf32>, tensor<64x64x3x3xf32>) -> tensor<?x64x?x?xf32>
+  return %0 : tensor<?x64x?x?xf32>
 }
