@@ -15,7 +15,7 @@ BENCH_STAMP := $(VENV)/.bench-requirements-installed
 BUILD_NINJA := $(BUILD)/build.ninja
 PTH_STAMP   := $(VENV)/.dlc-pth-installed
 
-.PHONY: all venv configure build test lit pytest demo bench fuzz zoo zoo-dynamic clean distclean
+.PHONY: all venv configure build test lit pytest demo bench fuzz zoo zoo-dynamic zoo-dynamic-image clean distclean
 
 all: build
 
@@ -92,6 +92,12 @@ zoo: build
 zoo-dynamic: build
 	$(PY) -m dlc.zoo --jobs $(ZOO_JOBS) --frontends torch-dynamic-seq,onnx-dynamic-seq --text-only \
 	  --json $(BUILD)/zoo_dynamic.json --markdown docs/zoo_dynamic.md
+
+# The timm models with the batch and the image size dynamic (one compilation,
+# four image sizes) through both importers; writes docs/zoo_dynamic_image.md.
+zoo-dynamic-image: build
+	$(PY) -m dlc.zoo --jobs $(ZOO_JOBS) --frontends torch-dynamic-image,onnx-dynamic-image \
+	  --image-only --json $(BUILD)/zoo_dynamic_image.json --markdown docs/zoo_dynamic_image.md
 
 # The benchmark's peers (PyTorch) and plotting come from their own file.
 $(BENCH_STAMP): requirements-bench.txt $(VENV_STAMP)

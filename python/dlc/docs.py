@@ -74,7 +74,13 @@ function it compiles on the first call per input signature, and
   seq}}`) makes any dimensions dynamic: one compiled function for every sequence length
   (torch's symbolic sizes become run-time sizes: views, expands, slices of position
   tables, `arange`, the masks transformers builds; the sizes torch knows static stay
-  static), each call checking that the inputs agree on each symbol. Each `dl` op
+  static), each call checking that the inputs agree on each symbol and lie in
+  the ranges torch.export traced for (`Dim(min=, max=)`, derived dims such as
+  `32 * Dim("h")`: a size outside them is a `dlc.ShapeError`, since the graph may
+  have taken other branches there). Images of any size go through convolutions,
+  poolings (`ceil_mode` ones too, as padding counted in no divisor, where no
+  window can start in the padding) and timm's `as_strided` of pooled features;
+  windows whose size torch proved static (`x[..., :1, :1]`) stay static. Each `dl` op
   is located at the line of the module's source that produced it. Where torch's
   core-ATen decomposition fails on a view its re-trace cannot apply (GPT-2's
   attention), the views are imported as reshapes (dlc's tensors have no strides) and

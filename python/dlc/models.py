@@ -176,12 +176,12 @@ class BertLayer(nn.Module):
             norm.bias = rng.uniform(-0.2, 0.2, hidden).astype(np.float32)
 
     def _heads(self, t):
-        _, seq, hidden = t.shape
+        seq, hidden = ops.dim(t, 1), t.shape[2]   # seq: a dlc.Size when dynamic
         return ops.transpose(t.reshape(-1, seq, self.heads, hidden // self.heads),
                              (0, 2, 1, 3))
 
     def forward(self, x):
-        _, seq, hidden = x.shape
+        seq, hidden = ops.dim(x, 1), x.shape[2]
         q, k, v = self._heads(self.query(x)), self._heads(self.key(x)), self._heads(self.value(x))
         scores = q @ ops.transpose(k, (0, 1, 3, 2)) / float(np.sqrt(hidden // self.heads))
         context = ops.softmax(scores, axis=-1) @ v

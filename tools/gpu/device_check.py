@@ -421,13 +421,20 @@ def _load(bundle, entry):
 
 def run_model(entry, bundle, cuda, dry_run, budget):
     library = _load(bundle, entry)
-    shape = tuple(entry["input_shape"])
     if entry["key"] == "mlp_constants":
         return _run_constants_model(entry, library, bundle, cuda)
-    constants = "network" in entry  # the weights are in the library
+    # per call: the input's shape and the row's key (b<batch>, or the whole
+    # shape for a library with dynamic dimensions beyond the batch)
+    if "input_shapes" in entry:
+        calls = [(tuple(s), "b" + "x".join(map(str, s))) for s in entry["input_shapes"]]
+    else:
+        calls = [((batch,) + tuple(entry["input_shape"]), f"b{batch}")
+                 for batch in entry["batches"]]
+    # the weights are in the library (unless they are its inputs)
+    constants = "network" in entry and not entry.get("parameters_as_inputs")
     if not cuda:
         parameters = [np.zeros(p["shape"], p["dtype"]) for p in entry.get("parameters", [])]
-        library(np.zeros((1,) + shape, np.float32), *parameters)
+        library(np.zeros(calls[0][0], np.float32), *parameters)
         return {"check": "called (dry run: not checked)"}
     net = _network(entry.get("network", entry["key"]), seeded=constants)
     state = net.state_dict()
@@ -439,18 +446,18 @@ def run_model(entry, bundle, cuda, dry_run, budget):
                              f"library expects {p['shape']}")
         parameters.append(tensor)
     row = {}
-    for batch in entry["batches"]:
-        x = torch.randn((batch,) + shape, device="cuda")
+    for shape, key in calls:
+        x = torch.randn(shape, device="cuda")
         with torch.no_grad():
             expected = net(x)
-            if constants and batch == entry["batches"][0]:
+            if constants and key == calls[0][1]:
                 # The first call uploads the weights (and is timed alone).
                 start = time.perf_counter()
                 library(x)
                 row["first_call_ms"] = (time.perf_counter() - start) * 1e3
             result = device_result(library(x, *parameters))
             seconds = min(2.0, max(budget.left() / 30, 0.3))
-            row[f"b{batch}"] = {
+            row[key] = {
                 "error": relative_error(result, expected),
                 # As a C caller: the arguments marshalled once (dlcrt's
                 # prepare); and as a plain Python call, ~100 DLPack
@@ -460,7 +467,7 @@ def run_model(entry, bundle, cuda, dry_run, budget):
                 "eager_ms": median_ms(lambda: net(x), seconds, cuda),
                 "profile": {"dlc": kernel_profile(library.f.prepare(x, *parameters)),
                             "torch": kernel_profile(lambda: net(x))}}
-        row[f"b{batch}"]["ok"] = row[f"b{batch}"]["error"] <= 1e-3
+        row[key]["ok"] = row[key]["error"] <= 1e-3
     return row
 
 

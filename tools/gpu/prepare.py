@@ -20,7 +20,8 @@ under 60 MiB) holds four sections:
 - ``models``: ResNet-18 and a BERT-base layer (dlc.models) with their
   parameters as inputs and a dynamic batch, so that the device builds the
   same networks in PyTorch (dlc.torch_models), hands their weights to both,
-  and checks one against the other; and a small MLP with its weights as
+  and checks one against the other; the same with the image size or the
+  sequence length dynamic too (one library, run at three shapes); and a small MLP with its weights as
   constants, which must cross the bus once, not at every call.
 
 Inputs of the sweeps and models are drawn on the device: only the op cases
@@ -198,6 +199,27 @@ def model_entries(out, sample):
                  "batches": [1, 8]}
         x = np.zeros((1,) + shape, np.float32)
         yield entry, forward, (x, *values), {"dynamic_batch": (0,)}
+
+    # One library for every image size / sequence length (dynamic dimensions
+    # beyond the batch): run at several shapes against the same PyTorch net.
+    dynamic_shapes = {"resnet18": ([[1, 3, 224, 224], [2, 3, 160, 256], [1, 3, 97, 131]],
+                                   (0, 2, 3), "any image size"),
+                      "bert_layer": ([[1, 128, 768], [2, 77, 768], [1, 384, 768]],
+                                     (0, 1), "any sequence length")}
+    for key, title, build, shape in [] if sample else networks:
+        shapes, axes, what = dynamic_shapes[key]
+        model = build().eval()
+        forward, names = _parameters_as_inputs(model)
+        by_name = dict(model.state_dict())
+        values = [np.asarray(by_name[n]) for n in names]
+        entry = {"section": "models", "name": f"{title.split(' seq')[0].split(' 224')[0]}, "
+                                              f"{what}",
+                 "key": f"{key}_dynamic", "network": key, "parameters_as_inputs": True,
+                 "library": f"models/{key}_dynamic.so", "input_shapes": shapes,
+                 "parameters": [{"name": n, "shape": list(v.shape), "dtype": str(v.dtype)}
+                                for n, v in zip(names, values)]}
+        x = np.zeros(shapes[0], np.float32)
+        yield entry, forward, (x, *values), {"dynamic": {0: axes}}
 
     # The same networks as a deployment has them: weights as constants of
     # the library (batch norms folded into the convolutions), uploaded by

@@ -35,10 +35,13 @@
 // cast back to the memref type; gpu-to-llvm's own casts meet it and
 // reconcile-unrealized-casts removes both).
 //
-// Kept on the host: a shape buffer (a static 1-D buffer of indices that the
-// host code only fills and hands to memref.reshape, as a reshape with several
-// run-time sizes in one group lowers): memref.reshape reads it on the host to
-// build the view's descriptor; no kernel sees it.
+// Folded away: a shape buffer (a static 1-D buffer of indices that the host
+// code only fills and hands to memref.reshape, as a reshape with several
+// run-time sizes in one group lowers). Its memref.reshape becomes a
+// memref.reinterpret_cast to the stored sizes with row-major strides (the
+// source has the identity layout), its loads the stored values: no buffer,
+// host or device, remains (upstream's gpu-to-llvm does not lower
+// memref.reshape).
 //
 // Refused: any other memref.alloca in a host function (stack memory the
 // device cannot reach), with a diagnostic naming it.
@@ -48,10 +51,12 @@
 #include "dl/Codegen/GPU/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/DataLayoutInterfaces.h"
 
@@ -212,7 +217,97 @@ struct DLGPUDeviceMemory
   /// per constant (shared by the module's functions).
   llvm::StringMap<LLVM::GlobalOp> slots;
 
+  /// Replaces the memref.reshape ops reading a shape buffer whose every
+  /// element is stored once, at a constant index, by reinterpret casts; the
+  /// buffer goes. Fails (leaving it) where it cannot.
+  static void foldShapeBuffer(Value buffer) {
+    auto type = cast<MemRefType>(buffer.getType());
+    SmallVector<Value> stored(type.getDimSize(0));
+    SmallVector<Operation *> dead;
+    for (Operation *user : buffer.getUsers()) {
+      auto store = dyn_cast<memref::StoreOp>(user);
+      if (!store) {
+        if (isa<memref::DeallocOp>(user))
+          dead.push_back(user);
+        continue;
+      }
+      std::optional<int64_t> index =
+          getConstantIntValue(store.getIndices().front());
+      if (!index || *index < 0 || *index >= type.getDimSize(0) || stored[*index])
+        return;
+      stored[*index] = store.getValueToStore();
+      dead.push_back(store);
+    }
+    if (llvm::any_of(stored, [](Value v) { return !v; }))
+      return;
+    // Each stored value is available wherever the buffer is read: stores
+    // come before the reads in the host code bufferization wrote.
+    for (Operation *user : llvm::to_vector(buffer.getUsers())) {
+      OpBuilder b(user);
+      Location loc = user->getLoc();
+      auto asIndex = [&](Value v) -> Value {
+        return v.getType().isIndex()
+                   ? v
+                   : arith::IndexCastOp::create(b, loc, b.getIndexType(), v)
+                         .getResult();
+      };
+      if (auto load = dyn_cast<memref::LoadOp>(user)) {
+        std::optional<int64_t> index =
+            getConstantIntValue(load.getIndices().front());
+        if (!index)
+          return;
+        load.replaceAllUsesWith(stored[*index]);
+        load.erase();
+      } else if (auto reshape = dyn_cast<memref::ReshapeOp>(user)) {
+        auto result = cast<MemRefType>(reshape.getType());
+        if (!result.getLayout().isIdentity())
+          return;
+        SmallVector<OpFoldResult> sizes, strides(result.getRank());
+        for (int64_t dim = 0; dim < result.getRank(); ++dim)
+          sizes.push_back(result.isDynamicDim(dim)
+                              ? OpFoldResult(asIndex(stored[dim]))
+                              : OpFoldResult(b.getIndexAttr(result.getDimSize(dim))));
+        Value stride = arith::ConstantIndexOp::create(b, loc, 1);
+        for (int64_t dim = result.getRank() - 1; dim >= 0; --dim) {
+          strides[dim] = stride;
+          stride = arith::MulIOp::create(
+              b, loc, stride, getValueOrCreateConstantIndexOp(b, loc, sizes[dim]));
+        }
+        Value cast = memref::ReinterpretCastOp::create(
+            b, loc, MemRefType::get(result.getShape(), result.getElementType(),
+                                    StridedLayoutAttr::get(
+                                        b.getContext(), 0,
+                                        SmallVector<int64_t>(result.getRank(),
+                                                             ShapedType::kDynamic)),
+                                    result.getMemorySpace()),
+            reshape.getSource(), b.getIndexAttr(0), sizes, strides);
+        // Back to the identity layout the users expect (the strides are the
+        // row-major ones).
+        Value identity = memref::CastOp::create(b, loc, result, cast);
+        reshape.replaceAllUsesWith(identity);
+        reshape.erase();
+      }
+    }
+    if (!buffer.getUsers().empty() &&
+        llvm::any_of(buffer.getUsers(), [&](Operation *user) {
+          return !llvm::is_contained(dead, user);
+        }))
+      return;
+    for (Operation *op : dead)
+      op->erase();
+    buffer.getDefiningOp()->erase();
+  }
+
   LogicalResult convert(func::FuncOp func) {
+    SmallVector<Value> shapeBuffers;
+    func.walk([&](Operation *op) {
+      if (isa<memref::AllocOp, memref::AllocaOp>(op) &&
+          dl::isHostShapeBuffer(op->getResult(0)))
+        shapeBuffers.push_back(op->getResult(0));
+    });
+    for (Value buffer : shapeBuffers)
+      foldShapeBuffer(buffer);
+
     WalkResult stack = func.walk([](memref::AllocaOp alloca) {
       if (dl::isHostShapeBuffer(alloca.getResult()))
         return WalkResult::advance();

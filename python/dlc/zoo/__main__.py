@@ -3,10 +3,13 @@ process (a crash or a hang is a finding, not the end of the run), and writes
 the results as JSON and as the page docs/zoo.md.
 
     python -m dlc.zoo [--jobs N] [--only SUBSTRING ...] [--frontends torch,...]
-                      [--text-only] [--json FILE] [--markdown FILE] [--timeout SECONDS]
+                      [--text-only | --image-only] [--json FILE] [--markdown FILE]
+                      [--timeout SECONDS]
 
 `make zoo-dynamic` runs the text models with a dynamic batch and sequence
-(the torch-dynamic-seq frontend) and writes docs/zoo_dynamic.md.
+(the torch-dynamic-seq frontend) and writes docs/zoo_dynamic.md;
+`make zoo-dynamic-image` the timm models with a dynamic batch and image size
+(torch-dynamic-image, onnx-dynamic-image): docs/zoo_dynamic_image.md.
 
 The compile cache is off in the workers (a cached library cannot hide a
 compile failure).
@@ -290,6 +293,9 @@ def main(argv=None):
     parser.add_argument("--text-only", action="store_true",
                         help="only the text models (token ids and masks of one "
                              "[batch, seq] shape: what torch-dynamic-seq takes)")
+    parser.add_argument("--image-only", action="store_true",
+                        help="only the timm models (one float [N, C, H, W] image: what "
+                             "torch-dynamic-image takes)")
     parser.add_argument("--json", default=None)
     parser.add_argument("--markdown", default=None)
     parser.add_argument("--merge", nargs="+", default=None, metavar="JSON",
@@ -306,6 +312,8 @@ def main(argv=None):
             if not args.only or any(s.lower() in m.key.lower() for s in args.only)]
     if args.text_only:
         keys = [k for k in keys if _is_text_model(catalog.find(k))]
+    if args.image_only:
+        keys = [k for k in keys if catalog.find(k).library == "timm"]
     if not keys:
         parser.error("no zoo model matches --only")
     def report(done, total, result):

@@ -14,6 +14,13 @@ Frontends:
   ``onnx-dynamic-seq``  the same through ``torch.onnx.export(..., dynamo=True,
                         dynamic_shapes=...)`` and :func:`dlc.from_onnx` with
                         ``dynamic_dims=True``
+  ``torch-dynamic-image`` :func:`dlc.from_torch` with the batch, the height and the
+                        width of an image model dynamic (height and width as
+                        multiples of 32, which torch.export asks of networks that
+                        downsample five times): one compiled function run at four
+                        image sizes (image models only: one float [N, C, H, W] input)
+  ``onnx-dynamic-image`` the same through the dynamo ONNX exporter and
+                        :func:`dlc.from_onnx` with ``dynamic_dims=True``
 
 :func:`check` returns a :class:`Result`: ``ok`` (within tolerance),
 ``mismatch`` (a wrong answer: a bug), ``unsupported`` (dlc refused with
@@ -38,7 +45,8 @@ import numpy as np
 __all__ = ["DEFAULT_FRONTENDS", "FRONTENDS", "RTOL", "Result", "check"]
 
 FRONTENDS = ("torch", "onnx-dynamo", "onnx-torchscript", "torch-dynamic",
-             "torch-dynamic-seq", "onnx-dynamic-seq")
+             "torch-dynamic-seq", "onnx-dynamic-seq", "torch-dynamic-image",
+             "onnx-dynamic-image")
 #: what the zoo runs unless told (torch-dynamic: the importer fuzzer's)
 DEFAULT_FRONTENDS = FRONTENDS[:3]
 
@@ -106,6 +114,9 @@ def check(model, frontend):
     if frontend in ("torch-dynamic-seq", "onnx-dynamic-seq"):
         return _check_dynamic_seq(model, module, args, want, result,
                                   onnx=frontend == "onnx-dynamic-seq")
+    if frontend in ("torch-dynamic-image", "onnx-dynamic-image"):
+        return _check_dynamic_image(model, module, args, want, result,
+                                    onnx=frontend == "onnx-dynamic-image")
     proto = None
     try:
         if frontend in ("torch", "torch-dynamic"):
@@ -164,6 +175,78 @@ def is_text(args):
     import torch
     return bool(args) and all(a.dim() == 2 and not torch.is_floating_point(a) and
                               a.shape == args[0].shape for a in args)
+
+
+def is_image(args):
+    """Whether a model's example input is one float image [N, C, H, W]."""
+    import torch
+    return len(args) == 1 and args[0].dim() == 4 and torch.is_floating_point(args[0])
+
+
+def _check_dynamic_image(model, module, args, want, result, onnx=False):
+    import torch
+
+    import dlc
+    if not is_image(args):
+        return result("model-failed", "the dynamic-image frontends take image models "
+                                      "only (one float [N, C, H, W] input)")
+    # The example at 64x64 (the catalog's are as small as each model takes;
+    # 2 x 32 keeps torch.export from specializing a 1x1 last feature map).
+    n, c, h, w = args[0].shape[0], args[0].shape[1], 64, 64
+    torch.manual_seed(0)
+    args = [torch.randn(n, c, h, w)]
+    try:
+        with torch.no_grad():
+            want = _outputs(module(*args))
+    except Exception as error:  # noqa: BLE001 - the model takes one size only
+        return result("model-failed", f"eager does not run at 64x64: {_short(error)}")
+    dims = {0: torch.export.Dim("batch", min=1, max=16),
+            2: 32 * torch.export.Dim("h32", min=2, max=12),
+            3: 32 * torch.export.Dim("w32", min=2, max=12)}
+    shapes = ({"x": dims} if not onnx else (dims,))
+    try:
+        if onnx:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                proto = torch.onnx.export(module, tuple(args), dynamo=True, verbose=False,
+                                          dynamic_shapes=shapes).model_proto
+    except Exception as error:  # noqa: BLE001 - torch's exporter
+        return result("export-failed", _short(error))
+    try:
+        if onnx:
+            compiled = dlc.from_onnx(proto, dynamic_dims=True)
+        else:
+            with torch.no_grad():
+                compiled = dlc.from_torch(module, *args,
+                                          dynamic_shapes=(dims,))
+        runs = []
+        torch.manual_seed(1)
+        for shape in [(n, h, w), (n, h + 32, w + 64), (1, 64, 96), (n + 1, 96, 64)]:
+            x = args[0] if shape == (n, h, w) else torch.randn(shape[0], c, *shape[1:])
+            with torch.no_grad():
+                expected = want if shape == (n, h, w) else _outputs(module(x))
+            runs.append((shape, [x], _outputs(compiled(x.numpy())), expected))
+    except (dlc.UnsupportedOpError, dlc.DataDependentShapeError) as error:
+        return result("unsupported", str(error))
+    except Exception as error:  # noqa: BLE001 - reported, with the frame
+        if isinstance(error, dlc.ModelImportError) and \
+                "torch.export could not capture" in str(error):
+            return result("export-failed", _short(error))
+        frame = traceback.extract_tb(error.__traceback__)[-1]
+        return result("error", f"{_short(error)} [{frame.filename.split('/')[-1]}:"
+                               f"{frame.lineno}]")
+    if compiled._jit.cache_size() != 1:
+        return result("error", f"{compiled._jit.cache_size()} compilations for "
+                               f"{len(runs)} shapes: the image did not stay dynamic")
+    worst = 0.0
+    for shape, inputs, got, expected in runs:
+        status, detail, error = _verdict(model, module, inputs, got, expected)
+        if status != "ok":
+            return result("mismatch", f"at [batch, height, width] = {list(shape)}: "
+                                      f"{detail}", error)
+        worst = max(worst, error if error is not None else 0.0)
+    return result("ok", f"one compilation, [batch, height, width] = "
+                        f"{', '.join(str(list(r[0])) for r in runs)}", worst)
 
 
 def _resized(args, batch, seq):

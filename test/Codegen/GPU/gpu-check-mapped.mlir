@@ -63,8 +63,8 @@ func.func @kernel_access(%a: memref<4xf32>) {
 // -----
 
 // A shape buffer (a reshape with several run-time sizes in one group) is
-// filled, read and handed to memref.reshape on the host: it stays in host
-// memory (dl-gpu-device-memory), so the host may touch it.
+// filled, read and handed to memref.reshape on the host: no kernel reads it
+// (dl-gpu-device-memory folds it into a reinterpret cast), so the host may.
 // CHECK-LABEL: func @shape_buffer
 func.func @shape_buffer(%a: memref<?xf32>, %m: index, %n: index) -> index {
   %c0 = arith.constant 0 : index

@@ -23,8 +23,9 @@ namespace mlir::dl {
 #include "dl/Codegen/GPU/Passes.h.inc"
 
 /// A static 1-D buffer of integers that host code only fills (memref.store),
-/// hands to memref.reshape as its shape, reads sizes from and frees: it stays in host memory
-/// (dl-gpu-device-memory), and the host may touch it (dl-gpu-check-mapped).
+/// hands to memref.reshape as its shape, reads sizes from and frees: the host
+/// may touch it (dl-gpu-check-mapped), and dl-gpu-device-memory folds it into
+/// a reinterpret cast of the reshaped buffer.
 bool isHostShapeBuffer(Value buffer);
 
 } // namespace mlir::dl
