@@ -109,6 +109,7 @@ bench: build $(BENCH_STAMP)
 	$(PY) bench/train_memory.py
 	$(PY) bench/generation.py --json bench/results/generation.json
 	$(PY) bench/dynamic_seq.py --json bench/results/dynamic_seq.json
+	$(PY) bench/dynamic_image.py --json bench/results/dynamic_image.json
 
 clean:
 	rm -rf $(BUILD)

@@ -105,23 +105,31 @@ def main():
     if args.worker:
         print(json.dumps(_worker(args.worker, args)))
         return 0
+    extra = ["--layers", str(args.layers), "--lengths", *map(str, args.lengths)]
+    return run_systems(__file__, args, extra, "length", args.lengths,
+                       f"BERT-base (transformers, {args.layers} layers), batch 1, "
+                       f"{args.threads} threads, ms per call (medians)")
+
+
+def run_systems(script, args, extra, column, sizes, title):
+    """Runs each of args.systems alone in its own process (`script --worker
+    SYSTEM`), then prints one row per size: its median ms (and error
+    against eager), the dynamic function's compilations and compile times."""
     results = {}
     for system in args.systems:
-        command = [sys.executable, __file__, "--worker", system, "--threads",
-                   str(args.threads), "--layers", str(args.layers), "--repeats",
-                   str(args.repeats), "--lengths", *map(str, args.lengths)]
+        command = [sys.executable, script, "--worker", system, "--threads",
+                   str(args.threads), "--repeats", str(args.repeats), *extra]
         env = dict(os.environ, DLC_CACHE_DIR="off", OMP_NUM_THREADS=str(args.threads))
         out = subprocess.run(command, capture_output=True, text=True, env=env)
         if out.returncode:
             print(out.stderr[-3000:], file=sys.stderr)
             return 1
         results[system] = json.loads(out.stdout.strip().splitlines()[-1])
-    print(f"BERT-base (transformers, {args.layers} layers), batch 1, {args.threads} threads, "
-          f"ms per call (medians)")
-    header = ["length"] + args.systems
+    print(title)
+    header = [column] + args.systems
     print(" | ".join(f"{h:>12s}" for h in header))
-    for i, n in enumerate(args.lengths):
-        cells = [f"{n:>12d}"]
+    for i, n in enumerate(sizes):
+        cells = [f"{n:>12}"]
         for system in args.systems:
             row = results[system][i]
             text = f"{row['ms']:.2f}"
@@ -135,7 +143,7 @@ def main():
               f"{dynamic[0]['compile_s']} s")
     if "dlc-static" in results:
         print("dlc-static compile s: " + ", ".join(
-            f"{r['length']}: {r['compile_s']}" for r in results["dlc-static"]))
+            f"{r[column]}: {r['compile_s']}" for r in results["dlc-static"]))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -472,6 +472,26 @@ def test_onnx_ceil_mode_pooling_of_any_size():
     assert f._jit.cache_size() == 1
 
 
+def test_onnx_reshape_copying_a_dynamic_size():
+    """Reshape's 0 copies the input's size, a run-time one too: [0, 1, -1]
+    of [n, 4, h, w] (PoolFormer's GroupNorm as the dynamo exporter writes it)
+    keeps its one -1."""
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n", 4, "h", "w"])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    shape = numpy_helper.from_array(np.array([0, 1, -1], np.int64), "shape")
+    model = helper.make_model(
+        helper.make_graph([helper.make_node("Reshape", ["x", "shape"], ["y"])], "r",
+                          [x], [y], [shape]), opset_imports=[helper.make_opsetid("", 19)])
+    model.ir_version = 9
+    f = dlc.from_onnx(model.SerializeToString(), dynamic_dims=True)
+    for dims in [(2, 4, 3, 5), (1, 4, 7, 2)]:
+        data = RNG.standard_normal(dims).astype(np.float32)
+        np.testing.assert_array_equal(f(data), data.reshape(dims[0], 1, -1))
+    assert f._jit.cache_size() == 1
+
+
 def test_from_torch_refuses_sizes_outside_the_traced_range():
     """torch.export traced the model for Dim(min, max) and derived dims
     (8 * Dim): a call outside them is refused, naming the input, the

@@ -213,12 +213,15 @@ WindowSizes windowSizes(OpBuilder &b, Location loc, Value input,
     auto index = [&](int64_t v) {
       return arith::ConstantIndexOp::create(b, loc, v).getResult();
     };
-    int64_t span = dilations[axis] * (window[axis] - 1) + 1;
-    Value steps = arith::FloorDivSIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, extent, index(span)),
-        index(strides[axis]));
-    Value count = arith::AddIOp::create(b, loc, steps, index(1));
-    return arith::MaxSIOp::create(b, loc, count, index(0));
+    // One statement per op: the IR's order must not depend on the order in
+    // which a compiler evaluates call arguments.
+    Value span = index(dilations[axis] * (window[axis] - 1) + 1);
+    Value stride = index(strides[axis]);
+    Value one = index(1), zero = index(0);
+    Value room = arith::SubIOp::create(b, loc, extent, span);
+    Value steps = arith::FloorDivSIOp::create(b, loc, room, stride);
+    Value count = arith::AddIOp::create(b, loc, steps, one);
+    return arith::MaxSIOp::create(b, loc, count, zero);
   };
   return {size(0, -1), size(layout.height(), 0), size(layout.width(), 1)};
 }
@@ -744,16 +747,18 @@ struct AvgPool2dLowering : OpConversionPattern<AvgPool2dOp> {
                 auto covered = [&](int64_t dim, int axis, Value size) {
                   if (countAll)
                     return index(kernel[axis]);
+                  // (one statement per op: a fixed order of the IR)
                   Value out = linalg::IndexOp::create(b, l, dim);
-                  Value start = arith::SubIOp::create(
-                      b, l, arith::MulIOp::create(b, l, out, index(strides[axis])),
-                      index(padding[2 * axis]));
-                  Value end = arith::MinSIOp::create(
-                      b, l, arith::AddIOp::create(b, l, start, index(kernel[axis])),
-                      size);
-                  return arith::SubIOp::create(
-                             b, l, end, arith::MaxSIOp::create(b, l, start, index(0)))
-                      .getResult();
+                  Value stride = index(strides[axis]);
+                  Value pad = index(padding[2 * axis]);
+                  Value window = index(kernel[axis]);
+                  Value zero = index(0);
+                  Value offset = arith::MulIOp::create(b, l, out, stride);
+                  Value start = arith::SubIOp::create(b, l, offset, pad);
+                  Value reach = arith::AddIOp::create(b, l, start, window);
+                  Value end = arith::MinSIOp::create(b, l, reach, size);
+                  Value begin = arith::MaxSIOp::create(b, l, start, zero);
+                  return arith::SubIOp::create(b, l, end, begin).getResult();
                 };
                 Value rows = covered(layout.height(), 0, heightSize);
                 Value columns = covered(layout.width(), 1, widthSize);

@@ -228,7 +228,8 @@ def pool2d_any_size(x, kind, kernel, strides, pads, ceil_mode=False,
     """A 2-D max ("max") or average ("avg") pooling of `x` [N, C, H, W] with
     `pads` (top, bottom, left, right) that holds for every image size, so
     that a run-time (dynamic) height or width can use it; None where that
-    takes the static sizes (the caller then refuses, naming the op).
+    takes the static sizes (a ceil_mode window could start in the padding:
+    the caller then refuses, naming the op).
 
     PyTorch's and ONNX's ``ceil_mode`` adds a last window where the image
     leaves a partial one, except one starting in the end padding: stride - 1
@@ -250,13 +251,22 @@ def pool2d_any_size(x, kind, kernel, strides, pads, ceil_mode=False,
         padded = D.pad(x, [(0, 0), (0, 0), (top, bottom), (left, right)],
                        constant_values=lowest)
         return D.max_pool2d(padded, tuple(kernel), tuple(strides), 0)
-    extra_counted = count_include_pad and (top or pads[1] or left or pads[3])
-    if ceil_mode and extra_counted:
-        return None   # the divisor counts the padding but not the ceil extra
-    if fits:
+    explicit = pads[0] or pads[1] or pads[2] or pads[3]
+    if fits and not (ceil_mode and count_include_pad and explicit):
         return D.avg_pool2d(x, tuple(kernel), tuple(strides), (top, bottom, left, right),
                             count_include_pad=bool(count_include_pad and not ceil_mode))
-    if count_include_pad and not ceil_mode:
-        padded = D.pad(x, [(0, 0), (0, 0), (top, bottom), (left, right)])
-        return D.avg_pool2d(padded, tuple(kernel), tuple(strides), 0)
-    return None
+    # Otherwise: window sums over zero padding, divided by what each window
+    # counts, pooled the same way from an image of ones whose counted
+    # padding (the explicit one, with count_include_pad) is ones too.
+    area = float(kernel[0] * kernel[1])
+    widths = [(0, 0), (0, 0), (top, bottom), (left, right)]
+    total = D.multiply(D.avg_pool2d(D.pad(x, widths), tuple(kernel), tuple(strides), 0),
+                       area)
+    ones = D.broadcast_to(np.ones((), x.dtype), (1, 1, D.dim(x, 2), D.dim(x, 3)))
+    if count_include_pad:
+        ones = D.pad(ones, [(0, 0), (0, 0), (pads[0], pads[1]), (pads[2], pads[3])],
+                     constant_values=1.0)
+        widths = [(0, 0), (0, 0), (0, bottom - pads[1]), (0, right - pads[3])]
+    count = D.multiply(D.avg_pool2d(D.pad(ones, widths), tuple(kernel), tuple(strides), 0),
+                       area)
+    return D.divide(total, count)

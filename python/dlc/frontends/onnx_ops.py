@@ -794,7 +794,10 @@ def _reshape(node):
     target = node.static_ints(1, "shape")
     shape = _shape(x)
     if not node.attr("allowzero", 0):
-        target = [shape[i] if t == 0 and i < len(shape) else t for i, t in enumerate(target)]
+        # 0 copies the input's size: a run-time one as a dlc.Size (so that
+        # the new shape keeps its one -1)
+        target = [(D.dim(x, i) if shape[i] is None and isinstance(x, Tensor) else shape[i])
+                  if t == 0 and i < len(shape) else t for i, t in enumerate(target)]
     return D.reshape(x, tuple(-1 if t is None else t for t in target))
 
 

@@ -204,29 +204,44 @@ def _check_dynamic_image(model, module, args, want, result, onnx=False):
     dims = {0: torch.export.Dim("batch", min=1, max=16),
             2: 32 * torch.export.Dim("h32", min=2, max=12),
             3: 32 * torch.export.Dim("w32", min=2, max=12)}
-    shapes = ({"x": dims} if not onnx else (dims,))
     try:
         if onnx:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 proto = torch.onnx.export(module, tuple(args), dynamo=True, verbose=False,
-                                          dynamic_shapes=shapes).model_proto
+                                          dynamic_shapes=(dims,)).model_proto
     except Exception as error:  # noqa: BLE001 - torch's exporter
         return result("export-failed", _short(error))
-    try:
+    def compile_model():
         if onnx:
-            compiled = dlc.from_onnx(proto, dynamic_dims=True)
-        else:
-            with torch.no_grad():
-                compiled = dlc.from_torch(module, *args,
-                                          dynamic_shapes=(dims,))
+            return dlc.from_onnx(proto, dynamic_dims=True)
+        with torch.no_grad():
+            return dlc.from_torch(module, *args, dynamic_shapes=(dims,))
+
+    torch.manual_seed(1)
+    cases = [((n, h, w), args, want)] + [
+        (shape, [torch.randn(shape[0], c, *shape[1:])], None)
+        for shape in [(n, h + 32, w + 64), (1, 64, 96), (n + 1, 96, 64)]]
+    return _judge_dynamic(model, module, result, compile_model, cases,
+                          "[batch, height, width]", "image")
+
+
+def _judge_dynamic(model, module, result, compile_model, cases, axes, what):
+    """Compiles once, calls the function at each case (shape, inputs, eager's
+    outputs or None to run eager), and judges: "ok" when one compilation
+    served every shape within tolerance."""
+    import torch
+
+    import dlc
+    try:
+        compiled = compile_model()
         runs = []
-        torch.manual_seed(1)
-        for shape in [(n, h, w), (n, h + 32, w + 64), (1, 64, 96), (n + 1, 96, 64)]:
-            x = args[0] if shape == (n, h, w) else torch.randn(shape[0], c, *shape[1:])
-            with torch.no_grad():
-                expected = want if shape == (n, h, w) else _outputs(module(x))
-            runs.append((shape, [x], _outputs(compiled(x.numpy())), expected))
+        for shape, inputs, expected in cases:
+            if expected is None:
+                with torch.no_grad():
+                    expected = _outputs(module(*inputs))
+            runs.append((shape, inputs, _outputs(compiled(*[a.numpy() for a in inputs])),
+                         expected))
     except (dlc.UnsupportedOpError, dlc.DataDependentShapeError) as error:
         return result("unsupported", str(error))
     except Exception as error:  # noqa: BLE001 - reported, with the frame
@@ -238,15 +253,14 @@ def _check_dynamic_image(model, module, args, want, result, onnx=False):
                                f"{frame.lineno}]")
     if compiled._jit.cache_size() != 1:
         return result("error", f"{compiled._jit.cache_size()} compilations for "
-                               f"{len(runs)} shapes: the image did not stay dynamic")
+                               f"{len(runs)} shapes: the {what} did not stay dynamic")
     worst = 0.0
     for shape, inputs, got, expected in runs:
         status, detail, error = _verdict(model, module, inputs, got, expected)
         if status != "ok":
-            return result("mismatch", f"at [batch, height, width] = {list(shape)}: "
-                                      f"{detail}", error)
+            return result("mismatch", f"at {axes} = {list(shape)}: {detail}", error)
         worst = max(worst, error if error is not None else 0.0)
-    return result("ok", f"one compilation, [batch, height, width] = "
+    return result("ok", f"one compilation, {axes} = "
                         f"{', '.join(str(list(r[0])) for r in runs)}", worst)
 
 
@@ -285,39 +299,17 @@ def _check_dynamic_seq(model, module, args, want, result, onnx=False):
                                           dynamic_shapes={"args": shapes}).model_proto
         except Exception as error:  # noqa: BLE001 - torch's exporter
             return result("export-failed", _short(error))
-    try:
+
+    def compile_model():
         if onnx:
-            compiled = dlc.from_onnx(proto, dynamic_dims=True)
-        else:
-            with torch.no_grad():
-                compiled = dlc.from_torch(module, *args, dynamic_shapes={"args": shapes})
-        runs = []
-        for shape in [(b, s), (b, s + 5), (1, 2), (b + 1, s - 3)]:
-            inputs = list(args) if shape == (b, s) else _resized(args, *shape)
-            with torch.no_grad():
-                expected = want if shape == (b, s) else _outputs(module(*inputs))
-            runs.append((shape, inputs, _outputs(compiled(*[a.numpy() for a in inputs])),
-                         expected))
-    except (dlc.UnsupportedOpError, dlc.DataDependentShapeError) as error:
-        return result("unsupported", str(error))
-    except Exception as error:  # noqa: BLE001 - reported, with the frame
-        if isinstance(error, dlc.ModelImportError) and \
-                "torch.export could not capture" in str(error):
-            return result("export-failed", _short(error))
-        frame = traceback.extract_tb(error.__traceback__)[-1]
-        return result("error", f"{_short(error)} [{frame.filename.split('/')[-1]}:"
-                               f"{frame.lineno}]")
-    if compiled._jit.cache_size() != 1:
-        return result("error", f"{compiled._jit.cache_size()} compilations for "
-                               f"{len(runs)} shapes: the sequence did not stay dynamic")
-    worst = 0.0
-    for shape, inputs, got, expected in runs:
-        status, detail, error = _verdict(model, module, inputs, got, expected)
-        if status != "ok":
-            return result("mismatch", f"at [batch, seq] = {list(shape)}: {detail}", error)
-        worst = max(worst, error if error is not None else 0.0)
-    return result("ok", f"one compilation, [batch, seq] = "
-                        f"{', '.join(str(list(r[0])) for r in runs)}", worst)
+            return dlc.from_onnx(proto, dynamic_dims=True)
+        with torch.no_grad():
+            return dlc.from_torch(module, *args, dynamic_shapes={"args": shapes})
+
+    cases = [((b, s), list(args), want)] + [
+        (shape, _resized(args, *shape), None) for shape in [(b, s + 5), (1, 2), (b + 1, s - 3)]]
+    return _judge_dynamic(model, module, result, compile_model, cases, "[batch, seq]",
+                          "sequence")
 
 
 def _verdict(model, module, args, got, want):
