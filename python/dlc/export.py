@@ -182,6 +182,15 @@ def export_lowered(lowered, path, name=None, default_name=None):
     return path
 
 
+def _dim_names(spec):
+    """The names of an input's dynamic dimensions (None where static); a
+    manifest without names has its dynamic leading dimension as "batch"."""
+    if "dims" in spec:
+        return spec["dims"]
+    return ["batch" if d is None and axis == 0 else None
+            for axis, d in enumerate(spec["shape"])]
+
+
 def _function_record(name, lowered):
     inputs = []
     for spec in lowered.arg_specs:
@@ -194,8 +203,12 @@ def _function_record(name, lowered):
         if len(spec.shape) > MAX_RANK:
             raise ValueError(f"dlc.export: input {spec.name!r} has {len(spec.shape)} "
                              f"dimensions; the C ABI takes at most {MAX_RANK}")
-        inputs.append({"name": spec.name, "dtype": dtype,
-                       "shape": [None if d is None else int(d) for d in spec.shape]})
+        shape = [None if d is None else int(d) for d in spec.shape]
+        inputs.append({"name": spec.name, "dtype": dtype, "shape": shape,
+                       # the name of each dynamic dimension (None where static):
+                       # dimensions of one name must agree at a call
+                       "dims": [spec.dim_name(axis) if d is None else None
+                                for axis, d in enumerate(shape)]})
     outputs = []
     for rank, dtype in lowered.result_specs:
         dtype = str(np.dtype(dtype))
@@ -552,7 +565,16 @@ def _shim_text(record, metadata, cuda=False):
                  f"last_error, \"dlc_{name}: inputs is NULL\"); return 1; }}")
     lines.append(f"  if (!outputs && {len(outputs)} > 0) {{ snprintf(last_error, sizeof "
                  f"last_error, \"dlc_{name}: outputs is NULL\"); return 1; }}")
-    lines.append("  int64_t batch = -1; int batch_input = -1; (void)batch; (void)batch_input;")
+    # One variable per named dynamic dimension: its size at the first input
+    # that has it, which every later one must match.
+    names = []
+    for spec in inputs:
+        for dim in _dim_names(spec):
+            if dim is not None and dim not in names:
+                names.append(dim)
+    for k, dim in enumerate(names):
+        lines.append(f"  int64_t dim{k} = -1; int dim{k}_input = -1; (void)dim{k}; "
+                     f"(void)dim{k}_input;")
     lines.append("  char got[200];")
     for i, spec in enumerate(inputs):
         rank, code = len(spec["shape"]), DTYPE_CODES[spec["dtype"]]
@@ -572,13 +594,18 @@ def _shim_text(record, metadata, cuda=False):
             f"  if (bytes{i} > 0 && inputs[{i}].data == NULL) {{ snprintf(last_error, sizeof "
             f"last_error, \"dlc_{name}: input {i} ({spec['name']}) has no data\"); return 1; }}",
         ]
-        if spec["shape"] and spec["shape"][0] is None:
-            lines.append(f"  if (batch < 0) {{ batch = inputs[{i}].shape[0]; batch_input = {i}; }}"
-                         f" else if (inputs[{i}].shape[0] != batch) {{ snprintf(last_error, "
-                         f"sizeof last_error, \"dlc_{name}: batched inputs disagree on the "
-                         f"batch size: input %d has %lld and input {i} ({spec['name']}) has "
-                         f"%lld\", batch_input, (long long)batch, "
-                         f"(long long)inputs[{i}].shape[0]); return 1; }}")
+        for d, dim in enumerate(_dim_names(spec)):
+            if dim is None:
+                continue
+            k = names.index(dim)
+            what = ("batched inputs disagree on the batch size" if dim == "batch" else
+                    f"inputs disagree on dynamic dimension {dim}")
+            lines.append(f"  if (dim{k} < 0) {{ dim{k} = inputs[{i}].shape[{d}]; "
+                         f"dim{k}_input = {i}; }} else if (inputs[{i}].shape[{d}] != dim{k}) "
+                         f"{{ snprintf(last_error, sizeof last_error, \"dlc_{name}: {what}: "
+                         f"input %d has %lld and input {i} ({spec['name']}) has %lld\", "
+                         f"dim{k}_input, (long long)dim{k}, (long long)inputs[{i}].shape[{d}]); "
+                         f"return 1; }}")
     if cuda:
         # The kernels reach device memory, not the caller's: inputs copied in.
         lines += ["  const char *why = NULL;",

@@ -273,8 +273,9 @@ class Function:
 
     def _check_signature(self, described):
         """Checks each argument's (dtype name, shape), in order, against the
-        inputs: dtypes, static dimensions, one batch size."""
-        batch, batch_name = None, None
+        inputs: dtypes, static dimensions, one size per named dynamic
+        dimension (a manifest without names: one batch size)."""
+        seen = {}
         for spec, (dtype, shape) in zip(self.inputs, described):
             got = f"{dtype}{list(shape)}"
             if dtype != spec["dtype"]:
@@ -285,13 +286,21 @@ class Function:
                     e is not None and e != g for e, g in zip(wanted, shape)):
                 raise ShapeError(f"argument {spec['name']!r}: expected "
                                  f"{self._describe(spec)}, but got {got}")
-            if wanted and wanted[0] is None:
-                if batch is None:
-                    batch, batch_name = shape[0], spec["name"]
-                elif shape[0] != batch:
+            names = spec.get("dims") or [
+                "batch" if d is None and axis == 0 else None for axis, d in enumerate(wanted)]
+            for axis, dim in enumerate(names):
+                if dim is None:
+                    continue
+                size, first = seen.setdefault(dim, (shape[axis], spec["name"]))
+                if shape[axis] == size:
+                    continue
+                if dim == "batch":
                     raise ShapeError(f"batched arguments disagree on the batch size: "
-                                     f"{batch_name!r} has {batch} and {spec['name']!r} "
-                                     f"has {shape[0]}")
+                                     f"{first!r} has {size} and {spec['name']!r} "
+                                     f"has {shape[axis]}")
+                raise ShapeError(f"arguments disagree on dynamic dimension {dim!r}: "
+                                 f"{first!r} has {size} and {spec['name']!r} has "
+                                 f"{shape[axis]}")
 
     def _check(self, args):
         self._check_arity(args)

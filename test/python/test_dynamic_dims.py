@@ -508,3 +508,29 @@ def test_from_torch_refuses_sizes_outside_the_traced_range():
         f(np.zeros((1, 3, 40, 72), np.float32))
     with pytest.raises(dlc.ShapeError, match=r"dimension 2 is 41, .* of the form 8\*"):
         f(np.zeros((1, 3, 41, 32), np.float32))
+
+
+def test_exported_libraries_check_named_dimensions(tmp_path):
+    """dlc.export's manifest names each dynamic dimension: dlcrt and the C
+    entry point itself (called without dlcrt's check) refuse inputs that
+    disagree on one, naming it; inputs that agree run."""
+    import dlcrt
+    example = np.ones((2, 5), np.float32)
+    dims = {0: "batch", 1: "seq"}
+    path = dlc.export(lambda ids, mask: ids * mask, example, example,
+                      path=str(tmp_path / "f.so"), name="f",
+                      dynamic={"ids": dims, "mask": dims})
+    f = dlcrt.load(path).f
+    assert [i["dims"] for i in f.inputs] == [["batch", "seq"], ["batch", "seq"]]
+    ids = RNG.standard_normal((3, 7)).astype(np.float32)
+    np.testing.assert_array_equal(f(ids, ids), ids * ids)
+    short = np.ones((3, 6), np.float32)
+    with pytest.raises(dlcrt.ShapeError, match="arguments disagree on dynamic dimension "
+                                               "'seq': 'ids' has 7 and 'mask' has 6"):
+        f(ids, short)
+    inputs = f._tensors([(ids.ctypes.data, "float32", ids.shape),
+                         (short.ctypes.data, "float32", short.shape)])
+    with pytest.raises(dlcrt.ShapeError, match="dlc_f: inputs disagree on dynamic "
+                                               "dimension seq: input 0 has 7 and input 1 "
+                                               r"\(mask\) has 6"):
+        f._run(f._entry, inputs)

@@ -49,7 +49,8 @@ def test_exported_function_matches_the_jit_for_every_batch(mlp_library):
         np.testing.assert_array_equal(library.mlp(x), jitted(x))
     assert library(np.zeros((0, 20), np.float32)).shape == (0, 5)
     record = library.metadata["functions"][0]
-    assert record["inputs"] == [{"name": "x", "dtype": "float32", "shape": [None, 20]}]
+    assert record["inputs"] == [{"name": "x", "dtype": "float32", "shape": [None, 20],
+                                 "dims": ["batch", None]}]
     assert library.metadata["format"] == dlcrt.FORMAT
     assert library.metadata["target"]["cpu"] == dlc.Target.host().cpu
 
