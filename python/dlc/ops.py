@@ -1113,6 +1113,19 @@ def _slice(x, starts, sizes, strides, dynamic_sizes=()):
         "dl.slice", lambda: dl.SliceOp(x.value, starts, sizes, strides, operands))
 
 
+def _static_window(x, axis, start, size, step=1):
+    """`size` elements of dimension `axis` from `start` every `step`, a
+    static size even where the dimension is dynamic (the caller knows it
+    holds them: an importer whose exporter proved it); the other dimensions
+    whole."""
+    shape = x.shape
+    starts, sizes = [0] * x.ndim, [-1 if d is None else d for d in shape]
+    strides = [1] * x.ndim
+    starts[axis], sizes[axis], strides[axis] = start, size, step
+    dynamic = [dim(x, a) for a, d in enumerate(shape) if d is None and a != axis]
+    return _slice(x, starts, sizes, strides, dynamic)
+
+
 def getitem(x, key):
     """numpy basic indexing on a traced tensor: ints, slices (any step),
     ``None`` (new axis) and ``...``. The dynamic dimension only takes ``:``."""

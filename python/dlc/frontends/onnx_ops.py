@@ -895,14 +895,7 @@ def _slice(node):
                     start >= 0 and step >= 1 and isinstance(x, Tensor):
                 # the exporter's shapes know the window's size (the size 1
                 # of x[..., :1] that broadcasts): a static window
-                starts_, sizes = [0] * ndim, [-1 if d is None else d for d in shape]
-                sizes[axis] = known[axis]
-                starts_[axis] = start
-                strides = [1] * ndim
-                strides[axis] = step
-                x = D._slice(x, starts_, sizes, strides,
-                             [D.dim(x, a) for a, d in enumerate(shape)
-                              if d is None and a != axis])
+                x = D._static_window(x, axis, start, known[axis], step)
                 shape = _shape(x)
                 continue
             if start < 0 or step < 0:

@@ -750,11 +750,7 @@ def _slice(node, x, dim=0, start=None, end=None, step=1):
         # torch.export proved the window's size (within the dimension's
         # range, which the call checks): a static window of a dynamic
         # dimension, so that it broadcasts as the size 1 it is.
-        starts, sizes = [0] * _ndim(x), [-1 if d is None else d for d in _shape(x)]
-        strides = [1] * _ndim(x)
-        starts[dim], sizes[dim], strides[dim] = start, known, step
-        dynamic = [D.dim(x, a) for a, d in enumerate(_shape(x)) if d is None and a != dim]
-        return D._slice(x, starts, sizes, strides, dynamic)
+        return D._static_window(x, dim, start, known, step)
     key = [slice(None)] * _ndim(x)
     key[dim] = slice(start, None if huge else end, step)
     return x[tuple(key)]
