@@ -17,10 +17,9 @@ import argparse
 import json
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dynamic_seq import _time, run_systems  # noqa: E402
+from dynamic_seq import _time, compiled, run_systems  # noqa: E402
 
 
 def _model(name):
@@ -56,22 +55,14 @@ def _worker(system, args):
     if system == "dlc-dynamic":
         dims = {2: 32 * torch.export.Dim("h", min=2, max=16),
                 3: 32 * torch.export.Dim("w", min=2, max=16)}
-        start = time.perf_counter()
-        with torch.no_grad():
-            f = dlc.from_torch(model, torch.from_numpy(_image((64, 64))),
-                               dynamic_shapes={"x": dims})
-        f(_image((64, 64)))
-        compile_s = time.perf_counter() - start
+        f, compile_s = compiled(model, [torch.from_numpy(_image((64, 64)))],
+                                dynamic_shapes={"x": dims})
     for size in sizes:
         x = _image(size)
         with torch.no_grad():
             want = model(torch.from_numpy(x)).numpy()
         if system == "dlc-static":
-            start = time.perf_counter()
-            with torch.no_grad():
-                f = dlc.from_torch(model, torch.from_numpy(x))
-            f(x)
-            compile_s = time.perf_counter() - start
+            f, compile_s = compiled(model, [torch.from_numpy(x)])
         error = float(np.abs(f(x) - want).max() / np.abs(want).max())
         rows.append({"size": "x".join(map(str, size)), "ms": _time(lambda: f(x), args.repeats),
                      "rel_error": error, "compile_s": round(compile_s, 1)})

@@ -46,6 +46,19 @@ def _time(fn, repeats):
     return statistics.median(times) * 1e3
 
 
+def compiled(model, example, **kwargs):
+    """(dlc.from_torch of `model` at the torch tensors `example`, seconds to
+    import, compile and make the first call)."""
+    import torch
+
+    import dlc
+    start = time.perf_counter()
+    with torch.no_grad():
+        f = dlc.from_torch(model, *example, **kwargs)
+    f(*[t.numpy() for t in example])
+    return f, time.perf_counter() - start
+
+
 def _worker(system, args):
     import numpy as np
     import torch
@@ -64,23 +77,15 @@ def _worker(system, args):
     example = [torch.from_numpy(a) for a in _inputs(8)]
     if system == "dlc-dynamic":
         seq = torch.export.Dim("seq", min=1, max=512)
-        start = time.perf_counter()
-        with torch.no_grad():
-            f = dlc.from_torch(model, *example, dynamic_shapes={
-                "input_ids": {1: seq}, "attention_mask": {1: seq}})
-        f(*_inputs(8))
-        compile_s = time.perf_counter() - start
+        f, compile_s = compiled(model, example, dynamic_shapes={
+            "input_ids": {1: seq}, "attention_mask": {1: seq}})
     for n in args.lengths:
         ids, mask = _inputs(n)
         with torch.no_grad():
             want = model(torch.from_numpy(ids), attention_mask=torch.from_numpy(mask))
         want = want.last_hidden_state.numpy()
         if system == "dlc-static":
-            start = time.perf_counter()
-            with torch.no_grad():
-                f = dlc.from_torch(model, torch.from_numpy(ids), torch.from_numpy(mask))
-            f(ids, mask)
-            compile_s = time.perf_counter() - start
+            f, compile_s = compiled(model, [torch.from_numpy(ids), torch.from_numpy(mask)])
         got = f(ids, mask)[0]
         error = float(np.abs(got - want).max() / np.abs(want).max())
         rows.append({"length": n, "ms": _time(lambda: f(ids, mask), args.repeats),

@@ -185,8 +185,6 @@ def is_image(args):
 
 def _check_dynamic_image(model, module, args, want, result, onnx=False):
     import torch
-
-    import dlc
     if not is_image(args):
         return result("model-failed", "the dynamic-image frontends take image models "
                                       "only (one float [N, C, H, W] input)")
@@ -204,37 +202,38 @@ def _check_dynamic_image(model, module, args, want, result, onnx=False):
     dims = {0: torch.export.Dim("batch", min=1, max=16),
             2: 32 * torch.export.Dim("h32", min=2, max=12),
             3: 32 * torch.export.Dim("w32", min=2, max=12)}
-    try:
-        if onnx:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                proto = torch.onnx.export(module, tuple(args), dynamo=True, verbose=False,
-                                          dynamic_shapes=(dims,)).model_proto
-    except Exception as error:  # noqa: BLE001 - torch's exporter
-        return result("export-failed", _short(error))
-    def compile_model():
-        if onnx:
-            return dlc.from_onnx(proto, dynamic_dims=True)
-        with torch.no_grad():
-            return dlc.from_torch(module, *args, dynamic_shapes=(dims,))
-
     torch.manual_seed(1)
     cases = [((n, h, w), args, want)] + [
         (shape, [torch.randn(shape[0], c, *shape[1:])], None)
         for shape in [(n, h + 32, w + 64), (1, 64, 96), (n + 1, 96, 64)]]
-    return _judge_dynamic(model, module, result, compile_model, cases,
+    return _judge_dynamic(model, module, result, (dims,), onnx, cases,
                           "[batch, height, width]", "image")
 
 
-def _judge_dynamic(model, module, result, compile_model, cases, axes, what):
-    """Compiles once, calls the function at each case (shape, inputs, eager's
-    outputs or None to run eager), and judges: "ok" when one compilation
-    served every shape within tolerance."""
+def _judge_dynamic(model, module, result, shapes, onnx, cases, axes, what):
+    """Imports the module once with torch.export's `shapes` (through the
+    dynamo ONNX exporter where `onnx`) at the first case's inputs, calls the
+    function at each case (shape, inputs, eager's outputs or None to run
+    eager), and judges: "ok" when one compilation served every shape within
+    tolerance."""
     import torch
 
     import dlc
+    example = cases[0][1]
+    if onnx:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                proto = torch.onnx.export(module, tuple(example), dynamo=True, verbose=False,
+                                          dynamic_shapes=shapes).model_proto
+        except Exception as error:  # noqa: BLE001 - torch's exporter
+            return result("export-failed", _short(error))
     try:
-        compiled = compile_model()
+        if onnx:
+            compiled = dlc.from_onnx(proto, dynamic_dims=True)
+        else:
+            with torch.no_grad():
+                compiled = dlc.from_torch(module, *example, dynamic_shapes=shapes)
         runs = []
         for shape, inputs, expected in cases:
             if expected is None:
@@ -282,8 +281,6 @@ def _resized(args, batch, seq):
 
 def _check_dynamic_seq(model, module, args, want, result, onnx=False):
     import torch
-
-    import dlc
     if not is_text(args):
         return result("model-failed", "the dynamic-seq frontends take text models only "
                                       "(integer [batch, seq] inputs)")
@@ -291,25 +288,10 @@ def _check_dynamic_seq(model, module, args, want, result, onnx=False):
     seq = torch.export.Dim("seq", min=2, max=48)
     shapes = tuple({0: batch, 1: seq} for _ in args)
     b, s = args[0].shape
-    if onnx:
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                proto = torch.onnx.export(module, tuple(args), dynamo=True, verbose=False,
-                                          dynamic_shapes={"args": shapes}).model_proto
-        except Exception as error:  # noqa: BLE001 - torch's exporter
-            return result("export-failed", _short(error))
-
-    def compile_model():
-        if onnx:
-            return dlc.from_onnx(proto, dynamic_dims=True)
-        with torch.no_grad():
-            return dlc.from_torch(module, *args, dynamic_shapes={"args": shapes})
-
     cases = [((b, s), list(args), want)] + [
         (shape, _resized(args, *shape), None) for shape in [(b, s + 5), (1, 2), (b + 1, s - 3)]]
-    return _judge_dynamic(model, module, result, compile_model, cases, "[batch, seq]",
-                          "sequence")
+    return _judge_dynamic(model, module, result, {"args": shapes}, onnx, cases,
+                          "[batch, seq]", "sequence")
 
 
 def _verdict(model, module, args, got, want):
