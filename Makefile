@@ -110,6 +110,8 @@ bench: build $(BENCH_STAMP)
 	$(PY) bench/generation.py --json bench/results/generation.json
 	$(PY) bench/dynamic_seq.py --json bench/results/dynamic_seq.json
 	$(PY) bench/dynamic_image.py --json bench/results/dynamic_image.json
+	$(PY) bench/zoo_speed.py --json bench/results/zoo_speed.json \
+		--markdown bench/results/zoo_speed.md --plot bench/results/zoo_speed.png
 
 clean:
 	rm -rf $(BUILD)

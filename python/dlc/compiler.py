@@ -14,6 +14,7 @@ import io
 import os
 import shlex
 import tempfile
+import time
 
 from . import _build_config, passes
 from .errors import CompileError
@@ -84,26 +85,38 @@ def pipeline_text(start, stop, options):
     return f"builtin.module({_step_text(start, stop, options)})"
 
 
-def run_stages(source, start, stop, options, name="dlc"):
+def run_stages(source, start, stop, options, name="dlc", phases=None):
     """A copy of `source` (a module at stage `start`, left as it is) lowered
     to stage `stop`, which must come after `start` (see stage_path). On
     failure, raises a CompileError that says what failed, where, and the
     command that reproduces it from an IR file it writes (named after
-    `name`) of `source`."""
+    `name`) of `source`. With a dict `phases`, adds the seconds spent to
+    its "graph" (up to the graph stage: the graph optimizations) and
+    "codegen" (after it) entries."""
+    started = time.perf_counter()
     check_stage(start, stages_for(options))
     check_stage(stop, stages_for(options))
     module = clone(source)
     path = stage_path(stop)
     if start == stop or start not in path:
         return module
+    graph_done = []  # when the graph stage was reached, if it is on the way
     with module.context:
-        pm = _pass_manager(start, stop, options)
+        pm = _pass_manager(start, stop, options,
+                           lambda *_: graph_done.append(time.perf_counter()))
         try:
             pm.run(module.operation)
         except ir.MLIRError as error:
             text = source.operation.get_asm(enable_debug_info=True)
             raise CompileError(_describe_failure(start, stop, error) + "\n" +
                                reproducer(text, start, stop, options, name)) from None
+    if phases is not None:
+        finished = time.perf_counter()
+        if start == "dl":
+            middle = graph_done[0] if graph_done else finished
+            phases["graph"] = phases.get("graph", 0.0) + middle - started
+            started = middle
+        phases["codegen"] = phases.get("codegen", 0.0) + finished - started
     return module
 
 
@@ -150,11 +163,17 @@ def _steps_from_dl(stop, options):
     return steps
 
 
-def _pass_manager(start, stop, options):
+def _pass_manager(start, stop, options, at_graph=None):
+    """The PassManager of stages `start` -> `stop`; from "dl", `at_graph`
+    (a function of the module and the pass) runs as a pass where the graph
+    stage is reached and codegen begins (dlc.Compiled.phase_seconds)."""
     if start != "dl":
         return PassManager.parse(pipeline_text(start, stop, options))
     pm = PassManager("builtin.module")
     for step in _steps_from_dl(stop, options):
+        if at_graph is not None and "{from=graph " in step:
+            pm.add(at_graph, name="dl-graph-reached", argument="dl-graph-reached",
+                   description="notes the time the graph stage was reached")
         if step in passes.PYTHON_PASSES:
             passes.add_pass(pm, step)
         else:

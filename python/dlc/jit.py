@@ -16,6 +16,7 @@ import functools
 import inspect
 import re
 import threading
+import time
 import weakref
 
 import numpy as np
@@ -353,10 +354,12 @@ class JitFunction:
         return self._lower(specs, layout)
 
     def _lower(self, specs, layout):
+        start = time.perf_counter()
         module, structure, result_specs, donations = self._trace(specs, layout)
         parameter_slots = [entry[1] for entry in layout if entry[0] == "param"]
         return Lowered(module, self._symbol, specs, structure, result_specs,
-                       self._options, parameter_slots, donations)
+                       self._options, parameter_slots, donations,
+                       trace_seconds=time.perf_counter() - start)
 
     def _fast_key(self, args):
         """The fast-path cache key of a call, or None when the call needs the

@@ -103,8 +103,13 @@ class Lowered:
     """A traced function before compilation: its IR at every stage."""
 
     def __init__(self, module, symbol, arg_specs, structure, result_specs, options,
-                 parameter_slots=(), donations=()):
+                 parameter_slots=(), donations=(), trace_seconds=None):
         self._modules = {"dl": module}
+        #: seconds spent per phase of the compilation so far: "trace" (the
+        #: function traced to dl, where known), "graph" (graph passes),
+        #: "codegen" (lowering to the llvm dialect), "llvm" (LLVM's code
+        #: generation) or "cache" (the code loaded from the disk cache)
+        self.phase_seconds = {} if trace_seconds is None else {"trace": trace_seconds}
         self.parameter_slots = list(parameter_slots)
         self.symbol = symbol
         self.arg_specs = arg_specs
@@ -142,7 +147,8 @@ class Lowered:
             path = compiler.stage_path(stage)
             start = [s for s in path if s in self._modules][-1]
             self._modules[stage] = compiler.run_stages(self._modules[start], start, stage,
-                                                       self.options, self.symbol)
+                                                       self.options, self.symbol,
+                                                       phases=self.phase_seconds)
         return self._modules[stage]
 
     def as_text(self, stage="dl", *, debug_info=False):
@@ -249,25 +255,30 @@ class Lowered:
                                   compiler.pipeline_text("dl", stage, self.options)
                                   + f" llvm -O{opt_level}",
                                   self.symbol, self._compiled_result_specs)
+            start = time.perf_counter()
             entry = cache.lookup(entry_key)
             if entry is not None:
                 try:
-                    return CompiledFunction(LibraryCode(*entry), self.symbol,
-                                            self._compiled_result_specs)
+                    function = CompiledFunction(LibraryCode(*entry), self.symbol,
+                                                self._compiled_result_specs)
+                    self.phase_seconds["cache"] = time.perf_counter() - start
+                    return function
                 except (OSError, RuntimeError):
                     cache.remove(entry_key)  # unloadable: compile it again
+        module = self._module_at(stage)
         start = time.perf_counter()
         # Large constants (weights) stay numpy arrays the code reads through
         # pointers: LLVM compiles no megabytes of data (runtime's
         # externalize_constants; on a copy, so that as_text("llvm") shows the
         # module as the pipeline made it).
-        module, weights = self._module_at(stage), {}
+        weights = {}
         if runtime.large_constants(module):
             module = compiler.clone(module)
             weights = runtime.externalize_constants(module)
         code = JITCode(module, opt_level=opt_level, pic=entry_key is not None,
                        weights=weights)
         function = CompiledFunction(code, self.symbol, self._compiled_result_specs)
+        self.phase_seconds["llvm"] = time.perf_counter() - start
         if entry_key is not None and time.perf_counter() - start >= cache.min_seconds():
             cache.store(entry_key, code)
         return function
@@ -280,6 +291,8 @@ class Compiled:
 
     def __init__(self, lowered, function, compile_seconds):
         self.lowered = lowered
+        #: seconds per phase of its compilation (see Lowered.phase_seconds)
+        self.phase_seconds = dict(lowered.phase_seconds)
         self.arg_specs = lowered.arg_specs
         self.compile_seconds = compile_seconds
         self._function = function

@@ -19,3 +19,27 @@ def test_bench_creates_its_output_folder(tmp_path):
     assert len(report["graph"]) == 1
     assert (out / "bench.png").stat().st_size > 0
     assert len([f for f in os.listdir(out) if f.startswith("bench-")]) == 1
+
+
+def test_zoo_speed_table_checks_and_times_each_system(tmp_path):
+    # bench/zoo_speed.py on its small test model: every system in its own
+    # process, outputs checked against eager, dlc's compile split in phases.
+    systems = ["dlc-torch", "dlc-onnx", "torch"]
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "zoo_speed.py")
+    run = subprocess.run([sys.executable, script, "--models", "test-resnet", "--batches", "1",
+                          "--systems", *systems, "--repeats", "3", "--seconds", "0.5",
+                          "--json", str(tmp_path / "zoo.json"),
+                          "--markdown", str(tmp_path / "zoo.md")],
+                         capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads((tmp_path / "zoo.json").read_text())
+    (row,) = report["rows"]
+    assert row["failed"] == {}
+    assert sorted(row["systems"]) == sorted(systems)
+    for facts in row["systems"].values():
+        assert facts["ms"] > 0 and facts["rel_error"] <= 1e-3
+    dlc_torch = row["systems"]["dlc-torch"]
+    assert set(dlc_torch["phases"]) == {"trace", "graph", "codegen", "llvm"}
+    assert dlc_torch["cached_from_disk"] and dlc_torch["cached_s"] < dlc_torch["compile_s"]
+    assert set(row["ratio"]) == {"dlc-onnx", "torch"}
+    assert "| timm ResNet-10t 64x64 (test) | 1 |" in (tmp_path / "zoo.md").read_text()

@@ -314,3 +314,19 @@ def test_weights_are_stored_beside_the_library_and_mapped_back(cache_dir):
     weight.write_bytes(bytes(data))
     kind, error = run_weights()
     assert kind == "JITCode" and error < 1e-3
+
+
+def test_compile_phases_are_timed_and_a_cache_hit_says_so(cache_dir):
+    # Compiled.phase_seconds splits a compile (zoo speed table, issue 32):
+    # cold, trace + graph passes + codegen passes + LLVM; from the disk
+    # cache, trace + the load, no lowering at all.
+    def f(x, w):
+        return dlc.relu(x @ w + 1.0)
+    x = np.ones((4, 8), np.float32)
+    w = np.ones((8, 3), np.float32)
+    cold = dlc.jit(f).lower(x, w).compile()
+    assert list(cold.phase_seconds) == ["trace", "graph", "codegen", "llvm"]
+    assert all(s > 0 for s in cold.phase_seconds.values())
+    hit = dlc.jit(f).lower(x, w).compile()
+    assert list(hit.phase_seconds) == ["trace", "cache"]
+    np.testing.assert_array_equal(hit(x, w), cold(x, w))
