@@ -185,7 +185,12 @@ void addLLVMStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createConvertVectorToSCFPass());
   pm.addPass(createLowerAffinePass());
   // Parallel loops -> outlined bodies, launched on dlc's thread pool.
-  pm.addPass(createDLOutlineParallel());
+  // Repeated loop nests (the same kernel in each layer) compiled once.
+  DLOutlineParallelOptions outlineParallel;
+  outlineParallel.merge = options.outlineLoops;
+  pm.addPass(createDLOutlineParallel(outlineParallel));
+  if (options.outlineLoops)
+    pm.addPass(createDLOutlineLoops());
   // Functions of bounded size: LLVM's loop passes are quadratic in it.
   DLSplitFunctionOptions split;
   split.maxOps = options.maxFunctionOps;

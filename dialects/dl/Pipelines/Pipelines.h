@@ -187,6 +187,12 @@ struct CPUPipelineOptions : public CommonPipelineOptions<CPUPipelineOptions> {
       // matmul 128 0.038 ms (0.045); 2^14 loses (MLP b64 0.14-0.16 ms,
       // convolutions 1.5-2x slower: nests too small to split).
       llvm::cl::init(65536)};
+  Option<bool> outlineLoops{
+      *this, "outline-loops",
+      llvm::cl::desc("Compile repeated loop nests (the same kernel in each "
+                     "layer) once, as one function (dl-outline-loops, and "
+                     "dl-outline-parallel{merge})"),
+      llvm::cl::init(true)};
   Option<int64_t> maxFunctionOps{
       *this, "max-function-ops",
       llvm::cl::desc("Operations above which a function is cut into calls of "

@@ -21,7 +21,11 @@
 //   func.call @f_parallel_0_launch(%lb, %ub, %s, %n, captures...)
 //
 // Constants, and side-effect-free ops of constants, are recomputed in the
-// body rather than captured. Only the first
+// body rather than captured; global memory (memref.get_global, the weights,
+// and views of it) is captured, so that the loops of identical layers, which
+// differ only in their weights, outline to identical bodies, and a body
+// equivalent to one outlined before is not kept: its loop launches that one
+// (the 12 layers of a BERT or a ViT give LLVM each kernel once). Only the first
 // dimension is split; the others stay an scf.parallel inside the chunk
 // (lowered to sequential loops later). dl-lower-parallel-launch finishes the
 // job on the llvm dialect.
@@ -98,8 +102,12 @@ void emitChunk(OpBuilder &b, Location loc, scf::ParallelOp loop, Value begin,
       });
 }
 
+/// The bodies outlined so far, each with its launch stub.
+using Outlined = OutlinedFunctions<func::FuncOp>;
+
 void outline(scf::ParallelOp loop, memref::GlobalOp threadsGlobal,
-             SymbolTable &symbols, unsigned &counter) {
+             SymbolTable &symbols, unsigned &counter, Outlined &outlined,
+             bool merge) {
   auto parent = loop->getParentOfType<func::FuncOp>();
   Location loc = loop.getLoc();
   MLIRContext *ctx = loop.getContext();
@@ -116,7 +124,7 @@ void outline(scf::ParallelOp loop, memref::GlobalOp threadsGlobal,
   }
   SmallVector<Value> recomputed, captures;
   for (Value value : used)
-    (isRecomputable(value) ? recomputed : captures).push_back(value);
+    (recomputeInOutlined(value) ? recomputed : captures).push_back(value);
 
   // The body: (begin, end, captures...).
   Type index = IndexType::get(ctx);
@@ -145,15 +153,23 @@ void outline(scf::ParallelOp loop, memref::GlobalOp threadsGlobal,
     func::ReturnOp::create(b, loc);
   }
 
-  // The launch stub: (lb, ub, step, threads, captures...).
-  SmallVector<Type> launchInputs = {index, index, index,
-                                    IntegerType::get(ctx, 64)};
-  llvm::append_range(launchInputs, ArrayRef(bodyInputs).drop_front(2));
-  auto launch = func::FuncOp::create(moduleBuilder, loc, name + "_launch",
-                                     FunctionType::get(ctx, launchInputs, {}));
-  launch.setPrivate();
-  launch->setAttr(kLaunchAttr, FlatSymbolRefAttr::get(body.getSymNameAttr()));
-  symbols.insert(launch);
+  // The launch stub: (lb, ub, step, threads, captures...); an earlier one
+  // where an equivalent body was outlined before.
+  func::FuncOp launch;
+  if (Operation *earlier = merge ? findEquivalent(body, outlined) : nullptr) {
+    launch = cast<func::FuncOp>(earlier);
+    symbols.erase(body);
+  } else {
+    SmallVector<Type> launchInputs = {index, index, index,
+                                      IntegerType::get(ctx, 64)};
+    llvm::append_range(launchInputs, ArrayRef(bodyInputs).drop_front(2));
+    launch = func::FuncOp::create(moduleBuilder, loc, name + "_launch",
+                                  FunctionType::get(ctx, launchInputs, {}));
+    launch.setPrivate();
+    launch->setAttr(kLaunchAttr, FlatSymbolRefAttr::get(body.getSymNameAttr()));
+    symbols.insert(launch);
+    outlined[body.getFunctionType()].push_back({body, launch});
+  }
 
   OpBuilder b(loop);
   Value global = memref::GetGlobalOp::create(b, loc, threadsGlobal.getType(),
@@ -185,9 +201,10 @@ struct DLOutlineParallelPass
     memref::GlobalOp threads = getOrCreateThreadsGlobal(module);
     SymbolTable symbols(module);
     llvm::DenseMap<Operation *, unsigned> counters;
+    Outlined outlined;
     for (scf::ParallelOp loop : loops) {
       auto func = loop->getParentOfType<func::FuncOp>();
-      outline(loop, threads, symbols, counters[func]);
+      outline(loop, threads, symbols, counters[func], outlined, merge);
     }
   }
 };

@@ -2,7 +2,9 @@
 //
 // dl-outline-parallel and dl-split-function move code into new functions;
 // constants (and side-effect-free ops of constants) are recomputed there
-// rather than passed as arguments: immediates for LLVM, not loads.
+// rather than passed as arguments: immediates for LLVM, not loads. The
+// addresses of globals are passed, and a function equivalent to one outlined
+// before is not kept (findEquivalent).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DL_LIB_CODEGEN_CPU_RECOMPUTE_H
@@ -11,6 +13,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseMap.h"
 
 namespace mlir::dl {
 
@@ -38,6 +41,46 @@ inline void recompute(OpBuilder &b, Value value, IRMapping &mapping) {
   for (Value operand : def->getOperands())
     recompute(b, operand, mapping);
   b.clone(*def, mapping);
+}
+
+/// Whether `value` is (computed from) the address of a global (the weights):
+/// passed to an outlined function rather than recomputed in it, so that the
+/// code of identical layers, which differ in their weights only, is
+/// outlined to identical functions (see findEquivalent).
+inline bool readsGlobal(Value value, unsigned depth = 0) {
+  Operation *def = value.getDefiningOp();
+  if (!def || depth > 4)
+    return false;
+  if (def->getName().getStringRef() == "memref.get_global")
+    return true;
+  return llvm::any_of(def->getOperands(), [&](Value operand) {
+    return readsGlobal(operand, depth + 1);
+  });
+}
+
+/// Whether an outlined function recomputes `value` (see isRecomputable and
+/// readsGlobal) rather than taking it as an argument.
+inline bool recomputeInOutlined(Value value) {
+  return isRecomputable(value) && !readsGlobal(value);
+}
+
+/// The functions an outlining pass made so far, by type, each with what the
+/// pass calls instead of it (the function itself, or a launch stub).
+template <typename Func>
+using OutlinedFunctions =
+    llvm::DenseMap<Type, SmallVector<std::pair<Func, Operation *>>>;
+
+/// What an earlier function of `outlined` is called through if its body is
+/// equivalent to `func`'s (locations ignored), else null: one function for
+/// the same code outlined twice.
+template <typename Func>
+Operation *findEquivalent(Func func, OutlinedFunctions<Func> &outlined) {
+  for (auto [earlier, callee] : outlined[func.getFunctionType()])
+    if (OperationEquivalence::isRegionEquivalentTo(
+            &func.getBody(), &earlier.getBody(),
+            OperationEquivalence::IgnoreLocations))
+      return callee;
+  return nullptr;
 }
 
 } // namespace mlir::dl

@@ -1,4 +1,5 @@
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-outline-parallel)' | FileCheck %s
+// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-outline-parallel{merge=false})' | FileCheck %s --check-prefix=KEEP
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-outline-parallel,convert-scf-to-cf,finalize-memref-to-llvm,convert-func-to-llvm,convert-vector-to-llvm,convert-arith-to-llvm,convert-cf-to-llvm,reconcile-unrealized-casts,dl-lower-parallel-launch)' | FileCheck %s --check-prefix=LLVM
 
 // The body of the outermost scf.parallel becomes a private function of
@@ -129,6 +130,68 @@ func.func @splats(%a: memref<64x8xf32>, %x: f32) {
     %1 = arith.mulf %0, %twos : vector<8xf32>
     %2 = arith.addf %1, %xs : vector<8xf32>
     vector.store %2, %a[%i, %c0] : memref<64x8xf32>, vector<8xf32>
+    scf.reduce
+  }
+  return
+}
+
+// The same loop over two weights (two layers of a network): the weights'
+// addresses are captured, not recomputed, so both loops outline to one body
+// and launch the same stub. A third loop that differs (another factor) gets
+// its own body.
+// CHECK-LABEL: func.func @layers(
+// CHECK-SAME: %[[LX:.*]]: memref<64xf32>, %[[LY:.*]]: memref<64xf32>)
+// CHECK: %[[W1:.*]] = memref.get_global @w1 : memref<64xf32>
+// CHECK: %[[W2:.*]] = memref.get_global @w2 : memref<64xf32>
+// CHECK: call @layers_parallel_0_launch(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[LX]], %[[W1]], %[[LY]])
+// CHECK: call @layers_parallel_0_launch(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[LY]], %[[W2]], %[[LX]])
+// CHECK: call @layers_parallel_2_launch(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[LX]], %[[W2]], %[[LY]])
+// CHECK-NOT: layers_parallel_1
+// KEEP-LABEL: func.func @layers(
+// KEEP: call @layers_parallel_0_launch(
+// KEEP: call @layers_parallel_1_launch(
+// KEEP: call @layers_parallel_2_launch(
+// CHECK: func.func private @layers_parallel_2(
+// CHECK: arith.constant 3.000000e+00 : f32
+// CHECK: func.func private @layers_parallel_2_launch(
+// CHECK: func.func private @layers_parallel_0(%{{.*}}: index, %{{.*}}: index, %{{.*}}: memref<64xf32>, %{{.*}}: memref<64xf32>, %{{.*}}: memref<64xf32>)
+// CHECK-NOT: memref.get_global
+// CHECK: arith.constant 2.000000e+00 : f32
+// CHECK-NOT: memref.get_global
+// CHECK: func.func private @layers_parallel_0_launch(
+// CHECK-NOT: layers_parallel_1
+memref.global "private" constant @w1 : memref<64xf32> = dense<1.0>
+memref.global "private" constant @w2 : memref<64xf32> = dense<2.0>
+func.func @layers(%x: memref<64xf32>, %y: memref<64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %two = arith.constant 2.0 : f32
+  %three = arith.constant 3.0 : f32
+  %w1 = memref.get_global @w1 : memref<64xf32>
+  %w2 = memref.get_global @w2 : memref<64xf32>
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %0 = memref.load %x[%i] : memref<64xf32>
+    %1 = memref.load %w1[%i] : memref<64xf32>
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.mulf %2, %two : f32
+    memref.store %3, %y[%i] : memref<64xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %0 = memref.load %y[%i] : memref<64xf32>
+    %1 = memref.load %w2[%i] : memref<64xf32>
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.mulf %2, %two : f32
+    memref.store %3, %x[%i] : memref<64xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %0 = memref.load %x[%i] : memref<64xf32>
+    %1 = memref.load %w2[%i] : memref<64xf32>
+    %2 = arith.mulf %0, %1 : f32
+    %3 = arith.mulf %2, %three : f32
+    memref.store %3, %y[%i] : memref<64xf32>
     scf.reduce
   }
   return

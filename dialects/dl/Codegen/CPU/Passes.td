@@ -275,13 +275,22 @@ def DLOutlineParallel : Pass<"dl-outline-parallel", "::mlir::ModuleOp"> {
     (attribute `dl.parallel_launch`). `threads` is read at run time from
     the public global `@dlc_num_threads` (an i64 the caller may set; 0 or
     less means every core). Constants are cloned into the body, not
-    captured. After the conversion to the llvm dialect,
+    captured; the address of a global (`memref.get_global`, and views of
+    it) is captured. A body equivalent to one the pass outlined before
+    (`OperationEquivalence`, locations ignored) is not kept: its loop calls
+    the earlier launch stub, so the loops of identical layers, which differ
+    in their weights only, are compiled once (`merge=false`: every body
+    kept). After the conversion to the llvm dialect,
     `dl-lower-parallel-launch` turns each stub call into a call of
     `dlc_parallel_for` in `libdlc_runtime` (a spinning fork/join pool).
     Upstream's `async-parallel-for` fixes its sharding at compile time, and
     its async runtime cost about 60 us per fork/join here: that is why this
     pass and the runtime are ours.
   }];
+  let options = [
+    Option<"merge", "merge", "bool", /*default=*/"true",
+           "Outline a body equivalent to an earlier one once">,
+  ];
   let dependentDialects = [
     "::mlir::func::FuncDialect",
     "::mlir::memref::MemRefDialect",
@@ -302,6 +311,38 @@ def DLLowerParallelLaunch
     parameters, or whose body was not converted.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+def DLOutlineLoops : Pass<"dl-outline-loops", "::mlir::ModuleOp"> {
+  let summary = "Compile repeated loop nests once: one function for equivalent nests";
+  let description = [{
+    Runs on structured control flow (scf, memref, vector; after
+    `dl-outline-parallel`, before `dl-split-function`). Each top-level
+    `scf.for` or `scf.parallel` of a function with at least `min-ops`
+    operations (nested ones counted) that is equivalent to another such
+    nest (`OperationEquivalence`, locations ignored, once the values it
+    uses from outside are arguments) becomes a call of one private function
+    `@<f>_loop_<k>` (attributes `dl.outlined_loop` and
+    `passthrough = ["noinline"]`) taking those values and returning the
+    nest's results; every equivalent nest calls the same function with its
+    own memory. Constants (and side-effect-free ops of constants) are
+    recomputed in the function; the addresses of globals (weights) and views
+    of them are passed, so that the same kernel of different layers, which
+    differ in their weights and buffers only, is one function. A nest that
+    occurs once is left where it is.
+
+    Why: the layers of a transformer (BERT's 12, a ViT's 12) are the same
+    code with other weights; LLVM's time grows with the code it is given,
+    and with this pass (and the same rule in `dl-outline-parallel`) it
+    compiles each kernel once. Upstream has no pass that merges equivalent
+    code in MLIR (LLVM's MergeFunctions merges whole functions, once the
+    time has been spent); this one is ours.
+  }];
+  let options = [
+    Option<"minOps", "min-ops", "int64_t", /*default=*/"8",
+           "Least operations (nested ones counted) of a nest worth a call">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
 def DLSplitFunction : Pass<"dl-split-function", "::mlir::ModuleOp"> {
