@@ -5,8 +5,9 @@
 // several passes compute such sizes with asserting arithmetic, so a type like
 // tensor<4294967296x4294967296xf32> anywhere in the IR would abort the
 // process instead of failing the compile. dl ops check their own types
-// (SizedTensors); this pass checks everything else. Ours: upstream has no
-// such check.
+// (SizedTensors); this pass checks everything else, and the padding widths
+// of tensor.pad (negative ones crash upstream's folding). Ours: upstream has
+// no such check.
 //
 //===----------------------------------------------------------------------===//
 
@@ -54,6 +55,32 @@ struct DLCheckSizesPass : public dl::impl::DLCheckSizesBase<DLCheckSizesPass> {
         if (oversized(type))
           return refuse(op, type, "'" + op->getName().getStringRef() +
                                       "' result #" + Twine(index));
+      // tensor.pad's verifier accepts negative widths and a "dynamic" width
+      // (INT64_MIN) written as a number, without its operand; upstream's
+      // pad folding then indexes out of bounds.
+      if (op->getName().getStringRef() == "tensor.pad") {
+        auto segments =
+            dyn_cast_or_null<DenseI32ArrayAttr>(op->getAttr("operandSegmentSizes"));
+        const StringRef sides[] = {"low", "high"};
+        for (auto [i, side] : llvm::enumerate(sides)) {
+          auto widths = op->getAttrOfType<DenseI64ArrayAttr>(("static_" + side).str());
+          if (!widths)
+            continue;
+          int64_t dynamic = llvm::count(widths.asArrayRef(), ShapedType::kDynamic);
+          bool negative = llvm::any_of(widths.asArrayRef(), [](int64_t w) {
+            return w < 0 && w != ShapedType::kDynamic;
+          });
+          bool unmatched = segments && segments.size() == 3 &&
+                           dynamic != segments[i + 1];
+          if (negative || unmatched) {
+            op->emitError() << "'tensor.pad' has "
+                            << (negative ? "a negative" : "an invalid") << " "
+                            << side << " padding: " << widths;
+            failed = true;
+            return;
+          }
+        }
+      }
     });
     if (failed)
       signalPassFailure();

@@ -19,3 +19,42 @@ func.func @result(%n: index) {
   %0 = memref.alloc() : memref<4611686018427387904xf64>
   return
 }
+
+// -----
+
+// A "dynamic" width written as a number (INT64_MIN), without its operand:
+// tensor.pad's verifier accepts it, upstream's pad folding indexed out of
+// bounds with it (dl-opt fuzzer, seed 131071).
+func.func @pad_width_without_operand(%x: tensor<4xf32>) -> tensor<6xf32> {
+  %zero = arith.constant 0.0 : f32
+  // expected-error @+1 {{'tensor.pad' has an invalid high padding: array<i64: -9223372036854775808>}}
+  %p = tensor.pad %x low[1] high[-9223372036854775808] {
+  ^bb0(%i: index):
+    tensor.yield %zero : f32
+  } : tensor<4xf32> to tensor<6xf32>
+  return %p : tensor<6xf32>
+}
+
+// -----
+
+func.func @pad_negative_width(%x: tensor<4xf32>) -> tensor<3xf32> {
+  %zero = arith.constant 0.0 : f32
+  // expected-error @+1 {{'tensor.pad' has a negative low padding: array<i64: -1>}}
+  %p = tensor.pad %x low[-1] high[0] {
+  ^bb0(%i: index):
+    tensor.yield %zero : f32
+  } : tensor<4xf32> to tensor<3xf32>
+  return %p : tensor<3xf32>
+}
+
+// -----
+
+// Dynamic widths with their operands pass.
+func.func @pad_dynamic_width(%x: tensor<4xf32>, %n: index) -> tensor<?xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[%n] high[1] {
+  ^bb0(%i: index):
+    tensor.yield %zero : f32
+  } : tensor<4xf32> to tensor<?xf32>
+  return %p : tensor<?xf32>
+}
