@@ -23,7 +23,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -85,18 +84,8 @@ func::CallOp outlineLoop(Operation *loop, StringRef name, SymbolTable &symbols) 
   auto call = func::CallOp::create(b, loc, func, inputs);
   loop->replaceAllUsesWith(call.getResults());
   loop->moveBefore(entry, entry->end());
-  OpBuilder inner = OpBuilder::atBlockBegin(entry);
-  IRMapping mapping;
-  for (Value value : recomputed)
-    recompute(inner, value, mapping);
-  auto inFunc = [&](OpOperand &use) {
-    return func->isProperAncestor(use.getOwner());
-  };
-  for (Value value : recomputed)
-    value.replaceUsesWithIf(mapping.lookup(value), inFunc);
-  for (auto [value, arg] : llvm::zip(inputs, entry->getArguments()))
-    value.replaceUsesWithIf(arg, inFunc);
-  inner.setInsertionPointToEnd(entry);
+  routeIntoOutlined(func, entry, recomputed, inputs);
+  OpBuilder inner = OpBuilder::atBlockEnd(entry);
   func::ReturnOp::create(inner, loc, loop->getResults());
   return call;
 }

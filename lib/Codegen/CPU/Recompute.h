@@ -43,6 +43,26 @@ inline void recompute(OpBuilder &b, Value value, IRMapping &mapping) {
   b.clone(*def, mapping);
 }
 
+/// Routes values into `func`, a new function whose entry block `entry` has
+/// one argument per value of `inputs` and holds the ops moved into it: their
+/// uses of `inputs` become the arguments, and their uses of `recomputed`
+/// copies recomputed at the start of `entry`.
+inline void routeIntoOutlined(Operation *func, Block *entry,
+                              ArrayRef<Value> recomputed,
+                              ArrayRef<Value> inputs) {
+  OpBuilder inner = OpBuilder::atBlockBegin(entry);
+  IRMapping mapping;
+  for (Value value : recomputed)
+    recompute(inner, value, mapping);
+  auto inside = [&](OpOperand &use) {
+    return func->isProperAncestor(use.getOwner());
+  };
+  for (Value value : recomputed)
+    value.replaceUsesWithIf(mapping.lookup(value), inside);
+  for (auto [value, arg] : llvm::zip(inputs, entry->getArguments()))
+    Value(value).replaceUsesWithIf(arg, inside);
+}
+
 /// Whether `value` is (computed from) the address of a global (the weights):
 /// passed to an outlined function rather than recomputed in it, so that the
 /// code of identical layers, which differ in their weights only, is

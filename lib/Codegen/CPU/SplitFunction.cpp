@@ -121,22 +121,12 @@ void outlinePart(func::FuncOp func, ArrayRef<Operation *> ops, unsigned index,
   // Move the ops, then route values in and out.
   for (Operation *op : ops)
     op->moveBefore(entry, entry->end());
-  OpBuilder inner = OpBuilder::atBlockBegin(entry);
-  IRMapping mapping;
-  for (Value value : recomputed)
-    recompute(inner, value, mapping);
-  auto inPartFunc = [&](OpOperand &use) {
-    return part->isProperAncestor(use.getOwner());
-  };
-  for (Value value : recomputed)
-    value.replaceUsesWithIf(mapping.lookup(value), inPartFunc);
-  for (auto [value, arg] : llvm::zip(inputs, entry->getArguments()))
-    value.replaceUsesWithIf(arg, inPartFunc);
+  routeIntoOutlined(part, entry, recomputed, inputs);
   for (auto [value, result] : llvm::zip(outputs, call.getResults()))
     value.replaceUsesWithIf(result, [&](OpOperand &use) {
       return !part->isProperAncestor(use.getOwner());
     });
-  inner.setInsertionPointToEnd(entry);
+  OpBuilder inner = OpBuilder::atBlockEnd(entry);
   func::ReturnOp::create(inner, loc, outputs);
 }
 
