@@ -117,7 +117,10 @@ struct DLOutlineLoopsPass
           func->hasAttr(kLoopAttr))
         continue;
       for (Operation &op : func.getBody().front()) {
-        if (!isa<scf::ForOp, scf::ParallelOp>(op))
+        // A memref result may be the nest's stack memory, gone once the
+        // function returns.
+        if (!isa<scf::ForOp, scf::ParallelOp>(op) ||
+            llvm::any_of(op.getResultTypes(), llvm::IsaPred<BaseMemRefType>))
           continue;
         int64_t weight = 0;
         op.walk([&](Operation *) { ++weight; });

@@ -165,3 +165,37 @@ func.func @stack(%x: memref<8xf32>, %y: memref<8xf32>) {
   }
   return
 }
+
+// -----
+
+// Nests with a memref result stay where they are, equivalent or not: the
+// memref may be stack memory of the nest, gone once a function returns.
+// CHECK-LABEL: func.func @memref_results(
+// CHECK-NOT: call
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK-NOT: func.func private
+func.func @memref_results(%x: memref<8xf32>, %y: memref<8xf32>) -> (memref<8xf32>, memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %r1 = scf.for %i = %c0 to %c8 step %c1 iter_args(%m = %x) -> memref<8xf32> {
+    %a = memref.load %m[%i] : memref<8xf32>
+    %b = arith.mulf %a, %a : f32
+    %c = arith.addf %b, %a : f32
+    %d = arith.mulf %c, %c : f32
+    %e = arith.subf %d, %b : f32
+    memref.store %e, %m[%i] : memref<8xf32>
+    scf.yield %m : memref<8xf32>
+  }
+  %r2 = scf.for %i = %c0 to %c8 step %c1 iter_args(%m = %y) -> memref<8xf32> {
+    %a = memref.load %m[%i] : memref<8xf32>
+    %b = arith.mulf %a, %a : f32
+    %c = arith.addf %b, %a : f32
+    %d = arith.mulf %c, %c : f32
+    %e = arith.subf %d, %b : f32
+    memref.store %e, %m[%i] : memref<8xf32>
+    scf.yield %m : memref<8xf32>
+  }
+  return %r1, %r2 : memref<8xf32>, memref<8xf32>
+}

@@ -329,7 +329,8 @@ def DLOutlineLoops : Pass<"dl-outline-loops", "::mlir::ModuleOp"> {
     recomputed in the function; the addresses of globals (weights) and views
     of them are passed, so that the same kernel of different layers, which
     differ in their weights and buffers only, is one function. A nest that
-    occurs once is left where it is.
+    occurs once is left where it is, and so is one with a memref result
+    (it may be the nest's stack memory).
 
     Why: the layers of a transformer (BERT's 12, a ViT's 12) are the same
     code with other weights; LLVM's time grows with the code it is given,
