@@ -578,6 +578,15 @@ def _layer_norm(node):
     axis = axis % ndim
     axes = tuple(range(axis, ndim))
     stash = node.attr("stash_type", 1)
+    if builtins.max(node.num_outputs, 1) == 1 and x.dtype in (np.float32, np.float64) \
+            and None not in _shape(x)[axis:]:
+        # the op dlc optimizes, as from_torch's F.layer_norm gives it; the
+        # scale and bias broadcast to the normalized dimensions
+        normalized = _shape(x)[axis:]
+        scale, bias = node.input(1), node.input(2)
+        scale = None if scale is None else D.broadcast_to(D.astype(scale, x.dtype), normalized)
+        bias = None if bias is None else D.broadcast_to(D.astype(bias, x.dtype), normalized)
+        return D.layer_norm(x, scale, bias, axis=axis, eps=eps)
     work = D.astype(x, np.float32) if stash == 1 and x.dtype != np.float32 and \
         x.dtype != np.float64 else x
     mean = D.mean(work, axis=axes, keepdims=True)
