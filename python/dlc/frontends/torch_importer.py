@@ -158,6 +158,23 @@ def _batch_shapes(module, args, batch):
     return shapes if position == len(spec) else tuple(spec)
 
 
+#: core ATen ops torch's table decomposes that dlc keeps whole: each is one
+#: dl op (or the form the ONNX importer gives the same ONNX op), so both
+#: frontends reach one graph (hard-swish as dl.hardswish, not x * clamp(x +
+#: 3, 0, 6) / 6; the attention's safe softmax without a row reduction;
+#: torch.roll as ONNX's slices and concatenation, not a gather of computed
+#: indices)
+KEPT_OPS = ("hardswish", "hardsigmoid", "silu", "_safe_softmax", "roll")
+
+
+def _decompositions():
+    import torch
+    table = torch.export.default_decompositions()
+    for name in KEPT_OPS:
+        table.pop(getattr(torch.ops.aten, name).default, None)
+    return table
+
+
 def _decompose(program, name):
     """The exported program lowered to core ATen (``run_decompositions``).
 
@@ -169,8 +186,9 @@ def _decompose(program, name):
     becomes a reshape (which decomposes to a view or to a copy and a view, as
     the strides allow) and the decomposition is tried again."""
     import torch
+    table = _decompositions()
     try:
-        return program.run_decompositions()
+        return program.run_decompositions(table)
     except Exception as first:  # noqa: BLE001 - retried below, else reported
         error = first
     try:
@@ -181,7 +199,7 @@ def _decompose(program, name):
                 views += 1
         if views:
             program.graph_module.recompile()
-            return program.run_decompositions()
+            return program.run_decompositions(table)
     except Exception:  # noqa: BLE001 - the first error is the one to report
         pass
     raise ModelImportError(f"dlc.from_torch: torch.export captured {name}, but torch's "

@@ -508,6 +508,40 @@ def _softmax(node, x, dim, half_to_float=False):
     return D.softmax(x, dim)
 
 
+@converter("aten._safe_softmax.default")
+def _safe_softmax(node, x, dim, dtype=None):
+    """Softmax with rows of only -inf (masked out) giving zeros, not NaN: the
+    form ONNX exporters write (Where(IsNaN(y), 0, y)), where a softmax row
+    is NaN exactly when its inputs are all -inf (or hold a NaN)."""
+    x = _float_of(x) if dtype is None else _cast(x, _np_dtype(dtype))
+    y = D.softmax(x, dim)
+    return D.where(D.isnan(y), np.zeros((), y.dtype), y)
+
+
+@converter("aten.roll.default")
+def _roll(node, x, shifts, dims=()):
+    """torch.roll as slices and a concatenation per dimension (the form of
+    ONNX exporters)."""
+    shifts = list(shifts) if isinstance(shifts, (list, tuple)) else [shifts]
+    dims = list(dims) if isinstance(dims, (list, tuple)) else [dims]
+    if not dims:  # over the flattened tensor, then the shape back
+        shape = _shape(x)
+        return D.reshape(_roll(node, D.reshape(x, (-1,)), shifts, [0]), shape)
+    for shift, dim in zip(shifts, dims):
+        dim = dim % _ndim(x)
+        size = _shape(x)[dim]
+        if size is None:
+            raise ModelImportError(f"torch.roll over the dynamic dimension {dim} of "
+                                   f"{x!r}")
+        shift = shift % size if size else 0
+        if shift:
+            head = [slice(None)] * _ndim(x)
+            tail = [slice(None)] * _ndim(x)
+            head[dim], tail[dim] = slice(size - shift, size), slice(0, size - shift)
+            x = D.concatenate([x[tuple(head)], x[tuple(tail)]], axis=dim)
+    return x
+
+
 @converter("aten._log_softmax.default")
 def _log_softmax(node, x, dim, half_to_float=False):
     return D.log_softmax(x, dim)
