@@ -6,7 +6,7 @@ Python picks the slice ``from=<stage> to=<stage>``, so the IR shown at a
 stage is what ``dl-opt --pass-pipeline='builtin.module(
 dl-cpu-pipeline{from=... to=...})'`` produces from the previous stage's text,
 with one addition: the graph stage also runs dlc's Python passes
-(dlc.passes: ``dl-simplify`` before the C++ graph passes, ``dl-fusion-report``
+(dlc.passes: ``dl-simplify`` and ``dl-raise-ops`` before the C++ graph passes, ``dl-fusion-report``
 after them) in the same PassManager; ``python -m dlc.opt`` replays them.
 """
 
@@ -155,6 +155,8 @@ def _steps_from_dl(stop, options):
     steps = []
     if "dl-simplify" not in options.disable:
         steps.append("dl-simplify")
+    if "dl-raise-ops" not in options.disable:
+        steps.append("dl-raise-ops")
     steps.append(f"dl-cpu-pipeline{{from=dl to=graph {options.cpu_pipeline_options()}}}")
     if "dl-linalg-fuse" not in options.disable:
         steps.append("dl-fusion-report")

@@ -566,7 +566,9 @@ def jit(fn=None, *, target="cpu", options=None, dynamic_batch=False,
         returned; the caller's array is left as it was). Dynamic-batch and
         compile-time constant arguments cannot be donated.
       disable: optimizations to turn off, by pass name: ``"dl-simplify"``
-        (algebraic simplification, a Python pass), ``"dl-fold-batchnorm"``,
+        (algebraic simplification, a Python pass), ``"dl-raise-ops"``
+        (decomposed layer norms, GELUs, SiLUs and hard-swishes back to one
+        op each, a Python pass), ``"dl-fold-batchnorm"``,
         ``"dl-layout"`` (NCHW convolutions and poolings run in NHWC),
         ``"dl-pack-weights"`` (constant weights of products with few rows
         packed into column panels at compile time; CPU only),

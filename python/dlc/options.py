@@ -24,7 +24,7 @@ KERNEL_FORMATS = (None, "ptx", "cubin", "fatbin")
 _PIPELINE_FORMATS = {"cubin": "bin", "fatbin": "fatbin"}
 
 #: Optimization passes that ``dlc.jit(disable=...)`` can turn off.
-GRAPH_PASSES = ("dl-simplify", "dl-fold-batchnorm", "dl-layout", "dl-pack-weights",
+GRAPH_PASSES = ("dl-simplify", "dl-raise-ops", "dl-fold-batchnorm", "dl-layout", "dl-pack-weights",
                 "dl-linalg-fuse", "dl-fuse-epilogue", "dl-plan-memory",
                 "dl-affine-transpose-squares", "dl-affine-promote-accumulators",
                 "dl-outline-loops")

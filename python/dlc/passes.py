@@ -164,6 +164,476 @@ def simplify(op, pass_=None):
     rewrite.apply_patterns_and_fold_greedily(op, patterns.freeze())
 
 
+# -- dl-raise-ops ----------------------------------------------------------------
+#
+# Exporters and hand-written modules spell layer norm, GELU, SiLU and
+# hard-swish as chains of elementwise ops and reductions (ONNX before opset
+# 17 has no LayerNormalization, and no Gelu before 20; transformers' GPT-2
+# writes its tanh GELU out; the TorchScript exporter writes GELU with Erf).
+# dl-raise-ops finds those chains and puts back the one dl op that dlc
+# optimizes, so that the same network reaches the same graph from every
+# frontend. Each rule checks the constants (within 1e-5 relative) and the
+# types (the result has the input's type: nothing broadcast away); anything
+# else is left as it is.
+
+def _near(value, target):
+    return value is not None and abs(value - target) <= 1e-5 * max(1.0, abs(target))
+
+
+def _product(value, depth=0):
+    """(constant factor, [value factors]) with value = factor * prod(values):
+    through dl.mul, and dl.div by a splat constant."""
+    op = _defining_op(value)
+    if depth < 6 and isinstance(op, dl.MulOp):
+        left, right = _product(op.lhs, depth + 1), _product(op.rhs, depth + 1)
+        return left[0] * right[0], left[1] + right[1]
+    if depth < 6 and isinstance(op, dl.DivOp):
+        divisor = _splat_value(op.rhs)
+        if divisor:
+            factor, values = _product(op.lhs, depth + 1)
+            return factor / divisor, values
+    number = _splat_value(value)
+    if number is not None:
+        return float(number), []
+    return 1.0, [value]
+
+
+def _sum_with_constant(value):
+    """(other operand, constant) of a dl.add of a splat constant, else None."""
+    op = _defining_op(value)
+    if not isinstance(op, dl.AddOp):
+        return None
+    for other, constant in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+        number = _splat_value(constant)
+        if number is not None:
+            return other, float(number)
+    return None
+
+
+def _scaled(value, x, scale):
+    """Whether `value` is x * scale (a product of x and constants)."""
+    factor, values = _product(value)
+    return len(values) == 1 and values[0] == x and _near(factor, scale)
+
+
+def _is_unary(value, op_class, x):
+    op = _defining_op(value)
+    return isinstance(op, op_class) and op.input == x
+
+
+def _one_plus(value, op_class):
+    """The input of `op_class` where value = op_class(u) + 1, else None."""
+    found = _sum_with_constant(value)
+    if found is None or not _near(found[1], 1.0):
+        return None
+    op = _defining_op(found[0])
+    return op.input if isinstance(op, op_class) else None
+
+
+def _cubed(values, x):
+    """Whether the product of `values` is x**3 (x * x * x or pow(x, 3))."""
+    count = 0
+    for value in values:
+        op = _defining_op(value)
+        if value == x:
+            count += 1
+        elif isinstance(op, dl.PowOp) and op.lhs == x and _splat_value(op.rhs) == 3:
+            count += 3
+        else:
+            return False
+    return count == 3
+
+
+def _tanh_gelu_argument(value, x):
+    """Whether value = sqrt(2/pi) * (x + 0.044715 x^3), or its factored
+    form sqrt(2/pi) * x * (1 + 0.044715 x^2)."""
+    factor, values = _product(value)
+    if not _near(factor, math.sqrt(2.0 / math.pi)):
+        return False
+    if len(values) == 1:
+        op = _defining_op(values[0])
+        if isinstance(op, dl.AddOp):
+            for lhs, rhs in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+                cube_factor, cube = _product(rhs)
+                if lhs == x and _near(cube_factor, 0.044715) and _cubed(cube, x):
+                    return True
+        return False
+    if len(values) == 2 and x in values:
+        rest = values[1] if values[0] == x else values[0]
+        found = _sum_with_constant(rest)
+        if found is not None and _near(found[1], 1.0):
+            square_factor, square = _product(found[0])
+            return _near(square_factor, 0.044715) and square == [x, x]
+    return False
+
+
+def _clip(value):
+    """(t, low, high) where value = min(max(t, low), high) (either nesting,
+    or relu6), else None."""
+    op = _defining_op(value)
+    if isinstance(op, dl.Relu6Op):
+        return op.input, 0.0, 6.0
+    for outer, inner, upper in ((dl.MinimumOp, dl.MaximumOp, True),
+                                (dl.MaximumOp, dl.MinimumOp, False)):
+        if not isinstance(op, outer):
+            continue
+        for lhs, rhs in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+            bound = _splat_value(rhs)
+            nested = _defining_op(lhs)
+            if bound is None or not isinstance(nested, inner):
+                continue
+            for t, other in ((nested.lhs, nested.rhs), (nested.rhs, nested.lhs)):
+                other_bound = _splat_value(other)
+                if other_bound is not None:
+                    return (t, float(other_bound), float(bound)) if upper else \
+                        (t, float(bound), float(other_bound))
+    return None
+
+
+def _hard_sigmoid_of(value, factor, x):
+    """Whether factor * value = clip(x / 6 + 1/2, 0, 1) (hard-swish's gate),
+    with value = clip(a * x + b, low, high)."""
+    clipped = _clip(value)
+    if clipped is None or factor <= 0:
+        return False
+    t, low, high = clipped
+    shifted = _sum_with_constant(t)
+    if shifted is None:
+        return False
+    a, values = _product(shifted[0])
+    return (values == [x] and _near(factor * a, 1.0 / 6.0) and _near(factor * shifted[1], 0.5)
+            and _near(factor * low, 0.0) and _near(factor * high, 1.0))
+
+
+def _raise_activation(op, rewriter):
+    """x * (1 + erf(x / sqrt 2)) / 2 -> gelu(x); the tanh form ->
+    gelu(x, tanh); x * sigmoid(x) -> silu(x); x * hard_sigmoid(x) ->
+    hardswish(x)."""
+    factor, values = _product(op.result)
+    if len(values) != 2 or not _is_float(op.result):
+        return True
+    for x, other in ((values[0], values[1]), (values[1], values[0])):
+        if x.type != op.result.type:
+            continue
+        if _near(factor, 0.5):
+            u = _one_plus(other, dl.ErfOp)
+            if u is not None and _scaled(u, x, 1.0 / math.sqrt(2.0)):
+                _replace(rewriter, op, lambda: dl.GeluOp(x).result)
+                return None
+            v = _one_plus(other, dl.TanhOp)
+            if v is not None and _tanh_gelu_argument(v, x):
+                _replace(rewriter, op, lambda: dl.GeluOp(x, approximate_tanh=True).result)
+                return None
+        if _near(factor, 1.0) and _is_unary(other, dl.SigmoidOp, x):
+            _replace(rewriter, op, lambda: dl.SiluOp(x).result)
+            return None
+        if _hard_sigmoid_of(other, factor, x):
+            _replace(rewriter, op, lambda: dl.HardswishOp(x).result)
+            return None
+    return True
+
+
+def _trailing_mean(value, x=None):
+    """(input, first axis) of a dl.reduce_mean with keepdims over the
+    trailing dimensions (of `x` when given), else None."""
+    op = _defining_op(value)
+    if not isinstance(op, dl.ReduceMeanOp) or "keepdims" not in op.attributes:
+        return None
+    if x is not None and op.input != x:
+        return None
+    rank = ir.RankedTensorType(op.input.type).rank
+    axes = sorted(a % rank for a in ir.DenseI64ArrayAttr(op.attributes["axes"]))
+    if not axes or axes != list(range(axes[0], rank)):
+        return None
+    return op.input, axes[0]
+
+
+def _layer_norm_parts(d, inverse_std):
+    """(x, axis, eps) where d = x - mean(x) and inverse_std =
+    1 / sqrt(mean(d * d) + eps) over the same trailing axes, else None."""
+    centered = _defining_op(d)
+    if not isinstance(centered, dl.SubOp):
+        return None
+    found = _trailing_mean(centered.rhs, centered.lhs)
+    if found is None:
+        return None
+    x, axis = found
+    if x.type != d.type:
+        return None
+    op = _defining_op(inverse_std)
+    if isinstance(op, dl.RsqrtOp):
+        variance = op.input
+    elif isinstance(op, dl.DivOp) and _near(_splat_value(op.lhs), 1.0) and \
+            isinstance(_defining_op(op.rhs), dl.SqrtOp):
+        variance = _defining_op(op.rhs).input
+    else:
+        return None
+    return _layer_norm_variance(variance, d, x, axis)
+
+
+def _layer_norm_variance(variance, d, x, axis):
+    shifted = _sum_with_constant(variance)
+    if shifted is None or shifted[1] < 0:
+        return None
+    found = _trailing_mean(shifted[0])
+    if found is None or found[1] != axis:
+        return None
+    square = _defining_op(found[0])
+    if not ((isinstance(square, dl.MulOp) and _same(square.lhs, d) and _same(square.rhs, d))
+            or (isinstance(square, dl.PowOp) and _same(square.lhs, d)
+                and _splat_value(square.rhs) == 2)):
+        return None
+    return x, axis, shifted[1]
+
+
+def _attributes(op):
+    attributes = op.operation.attributes
+    return sorted((name, str(attributes[name])) for name in attributes)
+
+
+def _same(a, b):
+    """Whether a and b are one value, or the results of two identical ops on
+    the same operands (x - mean written twice, before CSE has run)."""
+    if a == b:
+        return True
+    op_a, op_b = _defining_op(a), _defining_op(b)
+    if op_a is None or op_b is None or op_a.operation.name != op_b.operation.name or \
+            len(op_a.results) != 1 or a.type != b.type:
+        return False
+    return (list(op_a.operands) == list(op_b.operands)
+            and _attributes(op_a) == _attributes(op_b)
+            and op_a.operation.name.startswith("dl.") and not op_a.regions)
+
+
+def _normalized_constant(x, axis, number):
+    shape = ir.RankedTensorType(x.type).shape[axis:]
+    element = ir.RankedTensorType(x.type).element_type
+    tensor = ir.RankedTensorType.get(shape, element)
+    return dl.ConstantOp(ir.DenseElementsAttr.get_splat(
+        tensor, ir.FloatAttr.get(element, number))).result
+
+
+def _emit_layer_norm(x, gamma, beta, axis, eps):
+    return dl.LayerNormOp(x, gamma, beta,
+                          ir.IntegerAttr.get(ir.IntegerType.get_signless(64), axis),
+                          ir.FloatAttr.get(ir.F64Type.get(), eps)).result
+
+
+def _raise_layer_norm(op, rewriter):
+    """(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) over the trailing
+    dimensions -> layer_norm(x) (scale 1, bias 0: the affine part folds in
+    next)."""
+    if not _is_float(op.result):
+        return True
+    if isinstance(op, dl.DivOp):
+        sqrt = _defining_op(op.rhs)
+        if not isinstance(sqrt, dl.SqrtOp):
+            return True
+        centered = _defining_op(op.lhs)
+        if not isinstance(centered, dl.SubOp):
+            return True
+        found = _trailing_mean(centered.rhs, centered.lhs)
+        if found is None:
+            return True
+        parts = _layer_norm_variance(sqrt.input, op.lhs, *found)
+    else:
+        parts = None
+        for d, inverse_std in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+            parts = _layer_norm_parts(d, inverse_std)
+            if parts is not None:
+                break
+    if parts is None:
+        return True
+    x, axis, eps = parts
+    if x.type != op.result.type or None in _static_dims(x)[axis:]:
+        return True
+    _replace(rewriter, op, lambda: _emit_layer_norm(
+        x, _normalized_constant(x, axis, 1.0), _normalized_constant(x, axis, 0.0), axis, eps))
+    return None
+
+
+def _static_dims(value):
+    shape = ir.RankedTensorType(value.type).shape
+    return [None if ir.ShapedType.is_dynamic_size(d) else d for d in shape]
+
+
+def _as_normalized(value, x, axis):
+    """`value` (broadcasting against x's normalized dimensions only) as a
+    tensor of those dimensions, else None."""
+    normalized = _static_dims(x)[axis:]
+    shape = _static_dims(value)
+    if None in shape or len(shape) > len(_static_dims(x)):
+        return None
+    lead = len(shape) - len(normalized)
+    if lead > 0 and any(d != 1 for d in shape[:lead]):
+        return None
+    trailing = shape[lead:] if lead > 0 else shape
+    if any(d not in (1, n) for d, n in zip(reversed(trailing), reversed(normalized))):
+        return None
+    element = ir.RankedTensorType(x.type).element_type
+    if ir.RankedTensorType(value.type).element_type != element:
+        return None
+
+    def build():
+        result = value
+        if lead > 0:
+            result = dl.ReshapeOp(result, trailing, []).result
+        if list(trailing) != list(normalized):
+            result = dl.BroadcastToOp(result, list(normalized), []).result
+        return result
+    return build
+
+
+def _fold_layer_norm_affine(op, rewriter):
+    """layer_norm(x, g, b) * s -> layer_norm(x, g * s, b * s) and
+    layer_norm(x, g, b) + t -> layer_norm(x, g, b + t), for s, t that
+    broadcast along the normalized dimensions only."""
+    for norm_value, other in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+        norm = _defining_op(norm_value)
+        if not isinstance(norm, dl.LayerNormOp) or norm.result.type != op.result.type:
+            continue
+        if len(list(norm_value.uses)) != 1:
+            continue
+        axis = ir.IntegerAttr(norm.attributes["axis"]).value
+        build = _as_normalized(other, norm.input, axis)
+        if build is None:
+            continue
+        eps = ir.FloatAttr(norm.attributes["epsilon"]).value
+
+        def rebuilt():
+            extra = build()
+            if isinstance(op, dl.MulOp):
+                gamma = dl.MulOp(norm.gamma, extra).result
+                # a zero bias stays zero (0 * s would be NaN where s is inf)
+                beta = norm.beta if _splat_value(norm.beta) == 0 else \
+                    dl.MulOp(norm.beta, extra).result
+            else:
+                gamma, beta = norm.gamma, dl.AddOp(norm.beta, extra).result
+            return _emit_layer_norm(norm.input, gamma, beta, axis, eps)
+        _replace(rewriter, op, rebuilt)
+        return None
+    return True
+
+
+def _raise_mul(op, rewriter):
+    if _raise_activation(op, rewriter) is None:
+        return None
+    if _raise_layer_norm(op, rewriter) is None:
+        return None
+    return _fold_layer_norm_affine(op, rewriter)
+
+
+def _raise_div(op, rewriter):
+    if _raise_activation(op, rewriter) is None:
+        return None
+    return _raise_layer_norm(op, rewriter)
+
+
+#: ops whose results are finite where their operands are (overflow aside)
+_FINITE_OPS = frozenset("dl." + name for name in (
+    "add sub mul matmul conv2d reshape transpose slice concat broadcast_to "
+    "layer_norm gelu relu relu6 silu sigmoid tanh erf hardswish leaky_relu softmax "
+    "reduce_mean reduce_sum reduce_max reduce_min neg abs maximum minimum cast gather "
+    "where avg_pool2d max_pool2d").split())
+
+#: ops whose results are never infinite, whatever their operands (bounded,
+#: or NaN at worst: a NaN is no -inf, and PyTorch's safe softmax leaves NaN
+#: rows NaN)
+_BOUNDED_OPS = frozenset("dl." + name for name in (
+    "softmax sigmoid tanh erf isnan isinf equal not_equal less less_equal greater "
+    "greater_equal logical_and logical_or logical_xor logical_not").split())
+
+
+def _finite(value):
+    """Whether `value` is never infinite where the function's arguments are
+    finite (no constant holds an infinity, no op makes one but by overflow;
+    NaN may be), searched back through the ops above, iteratively (a network
+    is deep), down to bounded ops."""
+    import numpy as np
+    stack, seen = [value], set()
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        op = _defining_op(current)
+        if op is None:
+            continue  # a function argument: finite by assumption
+        name = op.operation.name
+        if name in _BOUNDED_OPS:
+            continue
+        if name == "dl.constant":
+            attr = op.attributes["value"]
+            if _is_float(current):
+                number = _splat_value(current)
+                array = np.array([number]) if number is not None else np.asarray(attr)
+                if not np.all(np.isfinite(array)):
+                    return False
+            continue
+        if name == "dl.div" and _splat_value(op.operation.operands[1]) not in (None, 0):
+            stack.append(op.operation.operands[0])
+            continue
+        if name not in _FINITE_OPS or len(seen) > 20000:
+            return False
+        stack.extend(op.operation.operands)
+    return True
+
+
+def _unguard_softmax(op, rewriter):
+    """where(isnan(softmax(s)), 0, softmax(s)) -> softmax(s) where s is
+    finite (no row of s is all -inf: nothing to guard). PyTorch's attention
+    decomposes to this safe softmax even without a mask; its ONNX exporter
+    writes a plain Softmax there."""
+    condition, zero, y = op.operation.operands
+    isnan, softmax = _defining_op(condition), _defining_op(y)
+    if not isinstance(isnan, dl.IsNanOp) or isnan.input != y or \
+            not isinstance(softmax, dl.SoftmaxOp) or _splat_value(zero) != 0 or \
+            y.type != op.result.type:
+        return True
+    if not (_finite(softmax.input) or _masked_by_constant(softmax)):
+        return True
+    rewriter.replace_op(op, [y])
+    return None
+
+
+def _masked_by_constant(softmax):
+    """Whether the softmax's input is finite + a constant mask that leaves
+    every row some finite entry (a causal mask: -inf above the diagonal)."""
+    import numpy as np
+    add = _defining_op(softmax.input)
+    if not isinstance(add, dl.AddOp):
+        return False
+    rank = ir.RankedTensorType(softmax.input.type).rank
+    axis = ir.IntegerAttr(softmax.attributes["axis"]).value % rank
+    for other, mask in ((add.lhs, add.rhs), (add.rhs, add.lhs)):
+        constant = _defining_op(mask)
+        if not isinstance(constant, dl.ConstantOp) or not _is_float(mask):
+            continue
+        attr = constant.attributes["value"]
+        shape = ir.RankedTensorType(mask.type).shape
+        number = _splat_value(mask)
+        values = np.full(shape, number) if number is not None else \
+            np.asarray(attr).reshape(shape)
+        if np.any(np.isnan(values)) or np.any(values == np.inf):
+            continue
+        along = axis - (rank - len(shape))
+        masked = values == -np.inf
+        rows = masked if along < 0 or shape[along] == 1 else np.all(masked, axis=along)
+        if not np.any(rows) and _finite(other):
+            return True
+    return False
+
+
+def raise_ops(op, pass_=None):
+    """The dl-raise-ops pass."""
+    patterns = rewrite.RewritePatternSet(op.context)
+    patterns.add(dl.MulOp, _raise_mul)
+    patterns.add(dl.DivOp, _raise_div)
+    patterns.add(dl.AddOp, _fold_layer_norm_affine)
+    patterns.add(dl.WhereOp, _unguard_softmax)
+    rewrite.apply_patterns_and_fold_greedily(op, patterns.freeze())
+
+
 # -- dl-fusion-report ------------------------------------------------------------
 
 #: dl ops computed elementwise: candidates for fusion with each other.
@@ -272,6 +742,8 @@ def _functions(op):
 PYTHON_PASSES = {
     "dl-simplify": (simplify, "Algebraic simplification of dl ops (strength "
                     "reduction, negations absorbed into add/sub)"),
+    "dl-raise-ops": (raise_ops, "Raise decomposed layer norms, GELUs, SiLUs and "
+                     "hard-swishes to their dl ops"),
     "dl-fusion-report": (fusion_report_pass, "Mark each dl op with the fusion "
                          "group (kernel) it is compiled in"),
 }

@@ -204,8 +204,62 @@ def test_simplify_strength_reduces_and_matches_numpy():
     assert graph_ops(unsimplified, x) == ["dl.pow"]
 
 
+# -- dl-raise-ops (Python) --------------------------------------------------------------
+
+def _erf64(x):
+    import math
+    return np.vectorize(math.erf)(x)
+
+
+WRITTEN_OUT = {
+    # name: (dlc function, float64 reference, the op it becomes)
+    "gelu": (lambda x: x * 0.5 * (1.0 + dlc.erf(x / 1.4142135)),
+             lambda x: 0.5 * x * (1 + _erf64(x / np.sqrt(2))), "dl.gelu"),
+    "gelu_tanh": (lambda x: 0.5 * x * (1.0 + dlc.tanh(0.7978845608 * (x + 0.044715 * x ** 3))),
+                  lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3))),
+                  "dl.gelu"),
+    "silu": (lambda x: x * dlc.sigmoid(x), lambda x: x / (1 + np.exp(-x)), "dl.silu"),
+    "hardswish": (lambda x: x * dlc.minimum(dlc.maximum(x + 3.0, 0.0), 6.0) / 6.0,
+                  lambda x: x * np.clip(x + 3, 0, 6) / 6, "dl.hardswish"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRITTEN_OUT))
+def test_raise_ops_finds_written_out_activations(name):
+    fn, reference, op = WRITTEN_OUT[name]
+    x = RNG.uniform(-5, 5, (6, 33)).astype(F32)
+    raised = dlc.jit(fn)
+    assert graph_ops(raised, x) == [op]
+    close(raised(x), reference(x.astype(np.float64)))
+    kept = dlc.jit(fn, disable="dl-raise-ops")
+    assert op not in graph_ops(kept, x)
+    close(kept(x), reference(x.astype(np.float64)))
+
+
+def test_raise_ops_finds_a_written_out_layer_norm_with_its_scale_and_bias():
+    gamma = RNG.uniform(0.5, 1.5, 24).astype(F32)
+    beta = RNG.standard_normal(24).astype(F32)
+
+    def norm(x):  # BERT-pytorch's and pre-opset-17 ONNX's spelling
+        mean = dlc.mean(x, axis=-1, keepdims=True)
+        var = dlc.mean((x - mean) ** 2, axis=-1, keepdims=True)
+        return (x - mean) / dlc.sqrt(var + 1e-5) * gamma + beta
+
+    x = (RNG.standard_normal((3, 5, 24)) * 4 + 2).astype(F32)
+    f = dlc.jit(norm)
+    assert graph_ops(f, x) == ["dl.layer_norm"]
+    x64 = x.astype(np.float64)
+    mean = x64.mean(-1, keepdims=True)
+    expected = (x64 - mean) / np.sqrt(x64.var(-1, keepdims=True) + 1e-5) * gamma + beta
+    close(f(x), expected, rtol=1e-4)
+    # over a leading axis (channels-first): not a layer norm of dl's kind
+    channels = dlc.jit(lambda x: (x - dlc.mean(x, axis=1, keepdims=True)) / dlc.sqrt(
+        dlc.mean((x - dlc.mean(x, axis=1, keepdims=True)) ** 2, axis=1, keepdims=True) + 1e-5))
+    assert "dl.layer_norm" not in graph_ops(channels, x)
+
+
 def test_unknown_pass_in_disable_is_an_error():
-    with pytest.raises(ValueError, match="dl-simplfy.*dl-simplify, dl-fold-batchnorm"):
+    with pytest.raises(ValueError, match="dl-simplfy.*dl-simplify, dl-raise-ops, dl-fold-batchnorm"):
         dlc.jit(lambda x: x, disable=("dl-simplfy",))
 
 
