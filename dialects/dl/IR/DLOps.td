@@ -262,11 +262,17 @@ def DL_LogicalOrOp : DL_BroadcastBinaryOp<"logical_or", "logical or",
 def DL_LogicalXorOp : DL_BroadcastBinaryOp<"logical_xor", "logical xor",
                                            DL_BoolTensor>;
 def DL_BitwiseAndOp : DL_BroadcastBinaryOp<"bitwise_and", "bitwise and",
-                                           DL_IntegerTensor>;
+                                           DL_IntegerTensor> {
+  let hasCanonicalizer = 1;
+}
 def DL_BitwiseOrOp : DL_BroadcastBinaryOp<"bitwise_or", "bitwise or",
-                                          DL_IntegerTensor>;
+                                          DL_IntegerTensor> {
+  let hasCanonicalizer = 1;
+}
 def DL_BitwiseXorOp : DL_BroadcastBinaryOp<"bitwise_xor", "bitwise xor",
-                                           DL_IntegerTensor>;
+                                           DL_IntegerTensor> {
+  let hasCanonicalizer = 1;
+}
 
 def DL_RemainderOp : DL_BroadcastBinaryOp<"remainder", "remainder"> {
   let description = [{
@@ -303,7 +309,7 @@ def DL_MatmulOp : DL_InferredOp<"matmul"> {
   let assemblyFormat = [{
     $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
   }];
-  let hasCanonicalizer = 1;
+  let hasCanonicalizer = 1;  let hasFolder = 1;
 }
 
 def DL_Conv2dOp : DL_InferredOp<"conv2d"> {
@@ -703,6 +709,8 @@ def DL_GatherOp : DL_InferredOp<"gather"> {
   let assemblyFormat = [{
     $input `,` $indices `axis` `=` $axis attr-dict `:` functional-type(operands, results)
   }];
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 #endif // DL_OPS_TD

@@ -7,12 +7,30 @@
 // - transpose(a) @ transpose(b) -> transpose(b @ a) when both transposes swap
 //   the two matrix dimensions, feed only this matmul, and the one transpose
 //   of the M x N result moves fewer elements than the two of the operands
-//   (M*N <= M*K + K*N).
+//   (M*N <= M*K + K*N);
+// - reshape(matmul(reshape(x), w)) -> matmul(x, w) where the inner reshape
+//   only flattens x's leading dimensions into rows of a 2-D w and the outer
+//   one restores them, and reshape(matmul(reshape(a), reshape(b))) ->
+//   matmul(a, b) where both reshapes only regroup the same batch dimensions
+//   and the outer one restores them: the forms torch.export gives
+//   nn.Linear and batched attention products, written as one N-D matmul as
+//   ONNX's MatMul gives them (one graph whatever the frontend); where the
+//   two operands regroup their batches differently, the one whose input
+//   already has the restored batch dimensions is taken as it is and the
+//   other reshaped to them;
+// - bitwise and/or/xor of bools -> logical and/or/xor (PyTorch's `&` on
+//   masks, ONNX's And);
+// - gather of one constant index -> slice + reshape (PyTorch's x[:, 0] is
+//   a slice, ONNX's Gather of a scalar index the same view);
+// - reshape(gather(x [N, 1], i)) -> gather(reshape(x, [N]), i), and
+//   reshape(transpose(reshape(x))) that only merges and splits leading
+//   batch dimensions -> transpose(x).
 //
 //===----------------------------------------------------------------------===//
 
 #include "dl/IR/DLOps.h"
 
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
@@ -87,11 +105,219 @@ struct MatmulOfTransposes : OpRewritePattern<MatmulOp> {
   }
 };
 
+/// The static shape of `value`, or an empty optional.
+std::optional<SmallVector<int64_t>> staticShape(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  return llvm::to_vector(type.getShape());
+}
+
+struct ReshapeOfMatmulOfReshapes : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto matmul = op.getInput().getDefiningOp<MatmulOp>();
+    if (!matmul || !matmul->hasOneUse() || !op.getSizes().empty())
+      return rewriter.notifyMatchFailure(op, "not the only user of a matmul");
+    if (!matmul->getDiscardableAttrDictionary().empty())
+      return rewriter.notifyMatchFailure(op, "the matmul has a strategy already");
+    auto lhs = matmul.getLhs().getDefiningOp<ReshapeOp>();
+    auto out = staticShape(op.getResult());
+    auto product = staticShape(matmul.getResult());
+    if (!lhs || !lhs.getSizes().empty() || !out || !product)
+      return rewriter.notifyMatchFailure(op, "lhs is not a static reshape");
+    auto x = staticShape(lhs.getInput());
+    auto rows = staticShape(lhs.getResult());
+    auto rhsShape = staticShape(matmul.getRhs());
+    if (!x || !rows || !rhsShape)
+      return rewriter.notifyMatchFailure(op, "dynamic operands");
+    int64_t n = product->back();
+    // nn.Linear: x -> [P, K] @ [K, N] -> [P, N] -> [d..., N] is
+    // reshape(x, [d..., K]) @ [K, N] (the rows keep their row-major order):
+    // one reshape less, none where x is [d..., K] already.
+    if (rows->size() == 2 && rhsShape->size() == 2) {
+      if (out->size() < 2 || out->back() != n)
+        return rewriter.notifyMatchFailure(op, "the outer reshape is another shape");
+      SmallVector<int64_t> shape(out->begin(), out->end() - 1);
+      shape.push_back(rows->back());
+      Value input = lhs.getInput();
+      if (ArrayRef<int64_t>(shape) != ArrayRef<int64_t>(*x))
+        input = ReshapeOp::create(rewriter, lhs.getLoc(), input, shape);
+      rewriter.replaceOpWithNewOp<MatmulOp>(op, op.getType(), input, matmul.getRhs());
+      return success();
+    }
+    // Batched: both operands regroup the same batch dimensions, the
+    // matrices untouched, and the outer reshape restores them.
+    auto rhs = matmul.getRhs().getDefiningOp<ReshapeOp>();
+    if (!rhs || !rhs.getSizes().empty())
+      return rewriter.notifyMatchFailure(op, "rhs is not a static reshape");
+    auto y = staticShape(rhs.getInput());
+    auto cols = staticShape(rhs.getResult());
+    if (!y || !cols || rows->size() < 3 || cols->size() < 3 || y->size() < 3)
+      return rewriter.notifyMatchFailure(op, "dynamic or low-rank operands");
+    auto last2 = [](ArrayRef<int64_t> shape) { return shape.take_back(2); };
+    ArrayRef<int64_t> outBatch = ArrayRef<int64_t>(*out).drop_back(2);
+    if (last2(*x) != last2(*rows) || last2(*y) != last2(*cols) ||
+        last2(*out) != last2(*product) || out->size() < 3 ||
+        ArrayRef<int64_t>(*rows).drop_back(2) != ArrayRef<int64_t>(*cols).drop_back(2))
+      return rewriter.notifyMatchFailure(op, "the reshapes do more than regroup batches");
+    // Each operand with the outer batch dimensions: its input where it has
+    // them, else the input reshaped to them (a reshape of a reshape, one).
+    auto withBatch = [&](ReshapeOp reshape, ArrayRef<int64_t> input,
+                         ArrayRef<int64_t> matrix) -> Value {
+      SmallVector<int64_t> shape(outBatch);
+      llvm::append_range(shape, matrix);
+      if (ArrayRef<int64_t>(shape) == input)
+        return reshape.getInput();
+      return ReshapeOp::create(rewriter, reshape.getLoc(), reshape.getInput(), shape);
+    };
+    bool lhsFits = ArrayRef<int64_t>(*x).drop_back(2) == outBatch;
+    bool rhsFits = ArrayRef<int64_t>(*y).drop_back(2) == outBatch;
+    if (!lhsFits && !rhsFits)
+      return rewriter.notifyMatchFailure(op, "no operand has the outer batches");
+    Value a = withBatch(lhs, *x, last2(*rows));
+    Value b = withBatch(rhs, *y, last2(*cols));
+    rewriter.replaceOpWithNewOp<MatmulOp>(op, op.getType(), a, b);
+    return success();
+  }
+};
+
+template <typename BitwiseOp, typename LogicalOp>
+struct BitwiseOfBools : OpRewritePattern<BitwiseOp> {
+  using OpRewritePattern<BitwiseOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(BitwiseOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    if (!type.getElementType().isInteger(1))
+      return rewriter.notifyMatchFailure(op, "not bools");
+    rewriter.replaceOpWithNewOp<LogicalOp>(op, type, op.getLhs(), op.getRhs());
+    return success();
+  }
+};
+
+struct GatherOfOneIndex : OpRewritePattern<GatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherOp op,
+                                PatternRewriter &rewriter) const override {
+    DenseIntElementsAttr indices;
+    auto inputType = cast<RankedTensorType>(op.getInput().getType());
+    auto type = cast<RankedTensorType>(op.getType());
+    if (!matchPattern(op.getIndices(), m_Constant(&indices)) ||
+        indices.getNumElements() != 1 || !inputType.hasStaticShape() ||
+        !type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "not one constant index of a static input");
+    int64_t axis = op.getAxis();
+    int64_t size = inputType.getDimSize(axis);
+    if (size == 0)
+      return rewriter.notifyMatchFailure(op, "empty axis");
+    int64_t index = (*indices.begin()).getSExtValue();
+    index = std::clamp<int64_t>(index < 0 ? index + size : index, 0, size - 1);
+    SmallVector<int64_t> starts(inputType.getRank(), 0);
+    SmallVector<int64_t> sizes(inputType.getShape());
+    SmallVector<int64_t> strides(inputType.getRank(), 1);
+    starts[axis] = index;
+    sizes[axis] = 1;
+    Value slice = SliceOp::create(rewriter, op.getLoc(), op.getInput(), starts, sizes,
+                                  strides);
+    if (slice.getType() == type)
+      rewriter.replaceOp(op, slice);
+    else
+      rewriter.replaceOpWithNewOp<ReshapeOp>(op, slice, type.getShape());
+    return success();
+  }
+};
+
+/// reshape(gather(x, i, axis 0)) that drops the unit dimensions x has after
+/// its first -> gather(reshape(x, [N]), i): ONNX exporters gather rows of
+/// an [N, 1] column (GatherND's spelling), PyTorch an element of [N].
+struct ReshapeOfColumnGather : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto gather = op.getInput().getDefiningOp<GatherOp>();
+    if (!gather || !gather->hasOneUse() || gather.getAxis() != 0 ||
+        !op.getSizes().empty())
+      return rewriter.notifyMatchFailure(op, "not the only user of a row gather");
+    auto input = staticShape(gather.getInput());
+    auto indices = staticShape(gather.getIndices());
+    auto out = staticShape(op.getResult());
+    if (!input || !indices || !out || input->size() < 2 || *indices != *out ||
+        llvm::any_of(ArrayRef<int64_t>(*input).drop_front(),
+                     [](int64_t d) { return d != 1; }))
+      return rewriter.notifyMatchFailure(op, "not a gather of a column");
+    Value flat = ReshapeOp::create(rewriter, op.getLoc(), gather.getInput(),
+                                   ArrayRef<int64_t>{input->front()});
+    rewriter.replaceOpWithNewOp<GatherOp>(op, op.getType(), flat, gather.getIndices(),
+                                          gather.getAxisAttr());
+    return success();
+  }
+};
+
+/// reshape(transpose(reshape(x))) where the inner reshape merges x's
+/// leading dimensions into the first one, the transpose keeps that one in
+/// place and the outer reshape splits it back -> one transpose of x (the
+/// ONNX exporters' [B, H, S, D] -> [B*H, S, D] -> swap -> [B, H, D, S]).
+struct ReshapeOfBatchTranspose : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp op,
+                                PatternRewriter &rewriter) const override {
+    auto transpose = op.getInput().getDefiningOp<TransposeOp>();
+    if (!transpose || !transpose->hasOneUse() || !op.getSizes().empty())
+      return rewriter.notifyMatchFailure(op, "not the only user of a transpose");
+    auto inner = transpose.getInput().getDefiningOp<ReshapeOp>();
+    if (!inner || !inner.getSizes().empty())
+      return rewriter.notifyMatchFailure(op, "the transpose's input is not a reshape");
+    auto x = staticShape(inner.getInput());
+    auto merged = staticShape(inner.getResult());
+    auto out = staticShape(op.getResult());
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    if (!x || !merged || !out || perm.empty() || perm[0] != 0 ||
+        x->size() <= merged->size())
+      return rewriter.notifyMatchFailure(op, "not a merge of leading dimensions");
+    int64_t lead = x->size() - merged->size() + 1;
+    ArrayRef<int64_t> batch = ArrayRef<int64_t>(*x).take_front(lead);
+    if (ArrayRef<int64_t>(*x).drop_front(lead) != ArrayRef<int64_t>(*merged).drop_front())
+      return rewriter.notifyMatchFailure(op, "the inner reshape does more than merge");
+    auto transposed = staticShape(transpose.getResult());
+    SmallVector<int64_t> want(batch);
+    llvm::append_range(want, ArrayRef<int64_t>(*transposed).drop_front());
+    if (want != *out)
+      return rewriter.notifyMatchFailure(op, "the outer reshape does not split it back");
+    SmallVector<int64_t> newPerm = llvm::to_vector(llvm::seq<int64_t>(0, lead));
+    for (int64_t d : perm.drop_front())
+      newPerm.push_back(d + lead - 1);
+    rewriter.replaceOpWithNewOp<TransposeOp>(op, inner.getInput(), newPerm);
+    return success();
+  }
+};
+
 } // namespace
+
+void BitwiseAndOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                               MLIRContext *context) {
+  patterns.add<BitwiseOfBools<BitwiseAndOp, LogicalAndOp>>(context);
+}
+
+void BitwiseOrOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                              MLIRContext *context) {
+  patterns.add<BitwiseOfBools<BitwiseOrOp, LogicalOrOp>>(context);
+}
+
+void BitwiseXorOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                               MLIRContext *context) {
+  patterns.add<BitwiseOfBools<BitwiseXorOp, LogicalXorOp>>(context);
+}
+
+void GatherOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
+                                           MLIRContext *context) {
+  patterns.add<GatherOfOneIndex>(context);
+}
 
 void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                             MLIRContext *context) {
-  patterns.add<ReshapeOfReshape>(context);
+  patterns.add<ReshapeOfReshape, ReshapeOfMatmulOfReshapes, ReshapeOfColumnGather,
+               ReshapeOfBatchTranspose>(context);
 }
 
 void MatmulOp::getCanonicalizationPatterns(RewritePatternSet &patterns,

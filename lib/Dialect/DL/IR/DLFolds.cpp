@@ -912,6 +912,100 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   });
 }
 
+/// A gather of constant indices from a constant (Swin's relative position
+/// bias: a table indexed by a constant buffer; positions 0..S-1 of an
+/// embedding) is a constant, when it is not much larger than its input.
+OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
+  auto values = read(adaptor.getInput());
+  auto indices = read(adaptor.getIndices());
+  auto type = cast<RankedTensorType>(getType());
+  if (!values || !indices || !foldable(type) ||
+      type.getNumElements() >
+          std::max<int64_t>(16 * values->type.getNumElements(), 1 << 16))
+    return {};
+  ArrayRef<int64_t> inputShape = values->type.getShape();
+  int64_t axis = getAxis(), rank = indices->type.getRank();
+  int64_t size = inputShape[axis];
+  if (size == 0)
+    return {};
+  SmallVector<int64_t> inputStrides = stridesOf(inputShape);
+  SmallVector<int64_t> indexStrides = stridesOf(indices->type.getShape());
+  return gatherElements(*values, type, [&](ArrayRef<int64_t> position) {
+    int64_t at = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      at += position[axis + d] * indexStrides[d];
+    int64_t index = indices->iAt(at);
+    index = index < 0 ? index + size : index;
+    index = std::clamp<int64_t>(index, 0, size - 1);
+    int64_t element = index * inputStrides[axis];
+    for (int64_t d = 0; d < axis; ++d)
+      element += position[d] * inputStrides[d];
+    for (int64_t d = axis + 1; d < int64_t(inputShape.size()); ++d)
+      element += position[d - 1 + rank] * inputStrides[d];
+    return element;
+  });
+}
+
+/// A product of constants is a constant (transformers' masks compute a
+/// cumulative sum of constant positions as a product with a triangle), when
+/// it is small: at most 2^16 results and 2^22 multiply-adds. Floats
+/// accumulate in double, integers wrap like the run-time product.
+OpFoldResult MatmulOp::fold(FoldAdaptor adaptor) {
+  auto lhs = read(adaptor.getLhs());
+  auto rhs = read(adaptor.getRhs());
+  auto type = cast<RankedTensorType>(getType());
+  if (!lhs || !rhs || !type.hasStaticShape() || type.getNumElements() > (1 << 16))
+    return {};
+  ArrayRef<int64_t> a = lhs->type.getShape(), b = rhs->type.getShape();
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t rank = shape.size();
+  if (a.size() < 2 || b.size() < 2)
+    return {};
+  int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
+  if (type.getNumElements() * k > (1 << 22))
+    return {};
+  SmallVector<int64_t> aStrides = stridesOf(a), bStrides = stridesOf(b);
+  bool isFloat = lhs->isFloat;
+  unsigned width = type.getElementType().getIntOrFloatBitWidth();
+  std::vector<double> f;
+  std::vector<int64_t> i;
+  SmallVector<int64_t> position(rank, 0);
+  // The operand's element offset of a result batch position (numpy
+  // broadcasting: dimensions aligned from the right, size 1 repeats).
+  auto batchOffset = [&](ArrayRef<int64_t> operand, ArrayRef<int64_t> strides) {
+    int64_t offset = 0, lead = rank - int64_t(operand.size());
+    for (int64_t d = 0; d + 2 < int64_t(operand.size()); ++d)
+      offset += (operand[d] == 1 ? 0 : position[d + lead]) * strides[d];
+    return offset;
+  };
+  for (int64_t count = type.getNumElements(); count > 0; --count) {
+    int64_t row = position[rank - 2], col = position[rank - 1];
+    int64_t aBase = batchOffset(a, aStrides) + row * aStrides[a.size() - 2];
+    int64_t bBase = batchOffset(b, bStrides) + col;
+    if (isFloat) {
+      double sum = 0;
+      for (int64_t x = 0; x < k; ++x)
+        sum += lhs->fAt(aBase + x) * rhs->fAt(bBase + x * bStrides[b.size() - 2]);
+      f.push_back(sum);
+    } else {
+      uint64_t sum = 0;
+      for (int64_t x = 0; x < k; ++x)
+        sum += uint64_t(lhs->iAt(aBase + x)) *
+               uint64_t(rhs->iAt(bBase + x * bStrides[b.size() - 2]));
+      i.push_back(width >= 64 ? int64_t(sum)
+                              : llvm::SignExtend64(sum & ((uint64_t(1) << width) - 1),
+                                                   width));
+    }
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++position[d] < shape[d])
+        break;
+      position[d] = 0;
+    }
+  }
+  (void)m;
+  return buildAttr(type, /*splat=*/false, f, i);
+}
+
 OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
   if (getInputs().size() == 1)
     return sameTypeOrNull(getInputs()[0], getType());

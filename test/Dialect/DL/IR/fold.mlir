@@ -347,3 +347,178 @@ func.func @slice_window_not_folded(%x: tensor<?xf32>, %n: index) -> tensor<?xf32
   %0 = dl.slice %x starts = [0] sizes = [-1] strides = [1] dynamic_sizes(%n) : tensor<?xf32> -> tensor<?xf32>
   return %0 : tensor<?xf32>
 }
+
+// -----
+
+// torch.export's nn.Linear (rows flattened, product, rows restored) and its
+// batched attention products (batch dims regrouped) are one N-D matmul, as
+// ONNX's MatMul gives them.
+// CHECK-LABEL: func.func @matmul_through_reshapes
+// CHECK-SAME: (%[[X:.*]]: tensor<2x7x16xf32>, %[[W:.*]]: tensor<16x32xf32>, %[[A:.*]]: tensor<1x6x9x4xf32>, %[[B:.*]]: tensor<1x6x4x9xf32>)
+// CHECK-NEXT: %[[L:.*]] = dl.matmul %[[X]], %[[W]] : (tensor<2x7x16xf32>, tensor<16x32xf32>) -> tensor<2x7x32xf32>
+// CHECK-NEXT: %[[M:.*]] = dl.matmul %[[A]], %[[B]] : (tensor<1x6x9x4xf32>, tensor<1x6x4x9xf32>) -> tensor<1x6x9x9xf32>
+// CHECK-NEXT: return %[[L]], %[[M]]
+func.func @matmul_through_reshapes(%x: tensor<2x7x16xf32>, %w: tensor<16x32xf32>, %a: tensor<1x6x9x4xf32>, %b: tensor<1x6x4x9xf32>) -> (tensor<2x7x32xf32>, tensor<1x6x9x9xf32>) {
+  %0 = dl.reshape %x shape = [14, 16] : tensor<2x7x16xf32> -> tensor<14x16xf32>
+  %1 = dl.matmul %0, %w : (tensor<14x16xf32>, tensor<16x32xf32>) -> tensor<14x32xf32>
+  %2 = dl.reshape %1 shape = [2, 7, 32] : tensor<14x32xf32> -> tensor<2x7x32xf32>
+  %3 = dl.reshape %a shape = [6, 9, 4] : tensor<1x6x9x4xf32> -> tensor<6x9x4xf32>
+  %4 = dl.reshape %b shape = [6, 4, 9] : tensor<1x6x4x9xf32> -> tensor<6x4x9xf32>
+  %5 = dl.matmul %3, %4 : (tensor<6x9x4xf32>, tensor<6x4x9xf32>) -> tensor<6x9x9xf32>
+  %6 = dl.reshape %5 shape = [1, 6, 9, 9] : tensor<6x9x9xf32> -> tensor<1x6x9x9xf32>
+  return %2, %6 : tensor<2x7x32xf32>, tensor<1x6x9x9xf32>
+}
+
+// -----
+
+// Kept: an outer reshape that changes N, an inner one that moves elements
+// across K, and a product with another user. Batches regrouped differently
+// on the two sides ([2, 3] and [3, 2], both 6 in row-major order) become
+// one reshape of the side that lacks the outer batch dimensions.
+// CHECK-LABEL: func.func @matmul_reshapes_kept
+// CHECK-SAME: %[[A:[a-z0-9]+]]: tensor<2x3x9x4xf32>, %[[B:[a-z0-9]+]]: tensor<3x2x4x9xf32>)
+// CHECK: dl.matmul %{{.*}} -> tensor<14x32xf32>
+// CHECK: dl.reshape %{{.*}} shape = [7, 2, 4, 8]
+// CHECK: dl.matmul %{{.*}} -> tensor<7x32xf32>
+// CHECK: %[[B2:.*]] = dl.reshape %[[B]] shape = [2, 3, 4, 9]
+// CHECK-NEXT: dl.matmul %[[A]], %[[B2]] : (tensor<2x3x9x4xf32>, tensor<2x3x4x9xf32>) -> tensor<2x3x9x9xf32>
+// CHECK: dl.matmul %{{.*}} -> tensor<14x32xf32>
+// CHECK: return
+func.func @matmul_reshapes_kept(%x: tensor<2x7x16xf32>, %w: tensor<16x32xf32>, %y: tensor<2x7x16xf32>, %v: tensor<32x32xf32>, %a: tensor<2x3x9x4xf32>, %b: tensor<3x2x4x9xf32>) -> (tensor<7x2x4x8xf32>, tensor<7x32xf32>, tensor<2x3x9x9xf32>, tensor<2x7x32xf32>, tensor<14x32xf32>) {
+  %0 = dl.reshape %x shape = [14, 16] : tensor<2x7x16xf32> -> tensor<14x16xf32>
+  %1 = dl.matmul %0, %w : (tensor<14x16xf32>, tensor<16x32xf32>) -> tensor<14x32xf32>
+  %2 = dl.reshape %1 shape = [7, 2, 4, 8] : tensor<14x32xf32> -> tensor<7x2x4x8xf32>
+  %3 = dl.reshape %y shape = [7, 32] : tensor<2x7x16xf32> -> tensor<7x32xf32>
+  %4 = dl.matmul %3, %v : (tensor<7x32xf32>, tensor<32x32xf32>) -> tensor<7x32xf32>
+  %5 = dl.reshape %a shape = [6, 9, 4] : tensor<2x3x9x4xf32> -> tensor<6x9x4xf32>
+  %6 = dl.reshape %b shape = [6, 4, 9] : tensor<3x2x4x9xf32> -> tensor<6x4x9xf32>
+  %7 = dl.matmul %5, %6 : (tensor<6x9x4xf32>, tensor<6x4x9xf32>) -> tensor<6x9x9xf32>
+  %8 = dl.reshape %7 shape = [2, 3, 9, 9] : tensor<6x9x9xf32> -> tensor<2x3x9x9xf32>
+  %9 = dl.reshape %y shape = [14, 16] : tensor<2x7x16xf32> -> tensor<14x16xf32>
+  %10 = dl.matmul %9, %w : (tensor<14x16xf32>, tensor<16x32xf32>) -> tensor<14x32xf32>
+  %11 = dl.reshape %10 shape = [2, 7, 32] : tensor<14x32xf32> -> tensor<2x7x32xf32>
+  return %2, %4, %8, %11, %10 : tensor<7x2x4x8xf32>, tensor<7x32xf32>, tensor<2x3x9x9xf32>, tensor<2x7x32xf32>, tensor<14x32xf32>
+}
+
+// -----
+
+// A gather of constant indices from a constant folds (Swin's relative
+// position bias table); negative indices count from the end, out-of-range
+// ones clamp, as at run time.
+// CHECK-LABEL: func.func @fold_gather
+// CHECK-NEXT: %[[G:.*]] = dl.constant dense<{{\[}}{{\[}}[1.000000e+00, 3.000000e+00], [3.000000e+00, 2.000000e+00], [3.000000e+00, 1.000000e+00]], {{\[}}[4.000000e+00, 6.000000e+00], [6.000000e+00, 5.000000e+00], [6.000000e+00, 4.000000e+00]]]> : tensor<2x3x2xf32>
+// CHECK-NEXT: %[[H:.*]] = dl.constant dense<{{\[}}[10, 11], [16, 17], [14, 15]]> : tensor<3x2xi64>
+// CHECK-NEXT: return %[[G]], %[[H]]
+func.func @fold_gather() -> (tensor<2x3x2xf32>, tensor<3x2xi64>) {
+  %t = dl.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %i = dl.constant dense<[[0, -1], [5, 1], [2, 0]]> : tensor<3x2xi64>
+  %g = dl.gather %t, %i axis = 1 : (tensor<2x3xf32>, tensor<3x2xi64>) -> tensor<2x3x2xf32>
+  %e = dl.constant dense<[[10, 11], [12, 13], [14, 15], [16, 17]]> : tensor<4x2xi64>
+  %j = dl.constant dense<[0, 3, -2]> : tensor<3xi64>
+  %h = dl.gather %e, %j axis = 0 : (tensor<4x2xi64>, tensor<3xi64>) -> tensor<3x2xi64>
+  return %g, %h : tensor<2x3x2xf32>, tensor<3x2xi64>
+}
+
+// -----
+
+// A gather from a table of run-time values stays.
+// CHECK-LABEL: func.func @gather_of_an_argument
+// CHECK: dl.gather
+func.func @gather_of_an_argument(%t: tensor<4x2xf32>) -> tensor<3x2xf32> {
+  %j = dl.constant dense<[0, 3, 1]> : tensor<3xi64>
+  %h = dl.gather %t, %j axis = 0 : (tensor<4x2xf32>, tensor<3xi64>) -> tensor<3x2xf32>
+  return %h : tensor<3x2xf32>
+}
+
+// -----
+
+// Bitwise ops on bools are the logical ones; a gather of one constant index
+// is a slice (and a reshape dropping the axis); a gather of an [N, 1]
+// column whose unit dimension is reshaped away gathers from [N].
+// CHECK-LABEL: func.func @gathers_and_bools
+// CHECK-SAME: (%[[A:.*]]: tensor<2x7xi1>, %[[B:.*]]: tensor<2x7xi1>, %[[X:.*]]: tensor<1x5x8xf32>, %[[C:.*]]: tensor<14x1xi1>, %[[I:.*]]: tensor<2x7xi64>)
+// CHECK-NEXT: %[[AND:.*]] = dl.logical_and %[[A]], %[[B]]
+// CHECK-NEXT: %[[OR:.*]] = dl.logical_or %[[A]], %[[B]]
+// CHECK-NEXT: %[[XOR:.*]] = dl.logical_xor %[[A]], %[[B]]
+// CHECK-NEXT: %[[S:.*]] = dl.slice %[[X]] starts = [0, 4, 0] sizes = [1, 1, 8] strides = [1, 1, 1]
+// CHECK-NEXT: %[[R:.*]] = dl.reshape %[[S]] shape = [1, 8]
+// CHECK-NEXT: %[[FLAT:.*]] = dl.reshape %[[C]] shape = [14]
+// CHECK-NEXT: %[[G:.*]] = dl.gather %[[FLAT]], %[[I]] axis = 0 : (tensor<14xi1>, tensor<2x7xi64>) -> tensor<2x7xi1>
+// CHECK-NEXT: return %[[AND]], %[[OR]], %[[XOR]], %[[R]], %[[G]]
+func.func @gathers_and_bools(%a: tensor<2x7xi1>, %b: tensor<2x7xi1>, %x: tensor<1x5x8xf32>, %c: tensor<14x1xi1>, %i: tensor<2x7xi64>) -> (tensor<2x7xi1>, tensor<2x7xi1>, tensor<2x7xi1>, tensor<1x8xf32>, tensor<2x7xi1>) {
+  %0 = dl.bitwise_and %a, %b : (tensor<2x7xi1>, tensor<2x7xi1>) -> tensor<2x7xi1>
+  %1 = dl.bitwise_or %a, %b : (tensor<2x7xi1>, tensor<2x7xi1>) -> tensor<2x7xi1>
+  %2 = dl.bitwise_xor %a, %b : (tensor<2x7xi1>, tensor<2x7xi1>) -> tensor<2x7xi1>
+  %minus = dl.constant dense<-1> : tensor<i64>
+  %3 = dl.gather %x, %minus axis = 1 : (tensor<1x5x8xf32>, tensor<i64>) -> tensor<1x8xf32>
+  %4 = dl.gather %c, %i axis = 0 : (tensor<14x1xi1>, tensor<2x7xi64>) -> tensor<2x7x1xi1>
+  %5 = dl.reshape %4 shape = [2, 7] : tensor<2x7x1xi1> -> tensor<2x7xi1>
+  return %0, %1, %2, %3, %5 : tensor<2x7xi1>, tensor<2x7xi1>, tensor<2x7xi1>, tensor<1x8xf32>, tensor<2x7xi1>
+}
+
+// -----
+
+// Kept: bitwise ops on integers, a gather of several constant indices, a
+// gather of a column whose result keeps its unit dimension.
+// CHECK-LABEL: func.func @gathers_and_integers_kept
+// CHECK: dl.bitwise_and
+// CHECK: dl.gather
+// CHECK: dl.gather
+// CHECK: return
+func.func @gathers_and_integers_kept(%a: tensor<4xi32>, %b: tensor<4xi32>, %x: tensor<5x8xf32>, %c: tensor<14x1xi1>, %i: tensor<3xi64>) -> (tensor<4xi32>, tensor<2x8xf32>, tensor<3x1xi1>) {
+  %0 = dl.bitwise_and %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  %two = dl.constant dense<[1, 3]> : tensor<2xi64>
+  %1 = dl.gather %x, %two axis = 0 : (tensor<5x8xf32>, tensor<2xi64>) -> tensor<2x8xf32>
+  %2 = dl.gather %c, %i axis = 0 : (tensor<14x1xi1>, tensor<3xi64>) -> tensor<3x1xi1>
+  return %0, %1, %2 : tensor<4xi32>, tensor<2x8xf32>, tensor<3x1xi1>
+}
+
+// -----
+
+// [B, H, S, D] -> [B*H, S, D], the last two swapped, split back: one
+// transpose, composed with the one before it.
+// CHECK-LABEL: func.func @batch_transpose
+// CHECK-SAME: (%[[X:.*]]: tensor<2x30x4x8xf32>)
+// CHECK-NEXT: %[[T:.*]] = dl.transpose %[[X]] perm = [0, 2, 3, 1] : tensor<2x30x4x8xf32> -> tensor<2x4x8x30xf32>
+// CHECK-NEXT: return %[[T]]
+func.func @batch_transpose(%x: tensor<2x30x4x8xf32>) -> tensor<2x4x8x30xf32> {
+  %0 = dl.transpose %x perm = [0, 2, 1, 3] : tensor<2x30x4x8xf32> -> tensor<2x4x30x8xf32>
+  %1 = dl.reshape %0 shape = [8, 30, 8] : tensor<2x4x30x8xf32> -> tensor<8x30x8xf32>
+  %2 = dl.transpose %1 perm = [0, 2, 1] : tensor<8x30x8xf32> -> tensor<8x8x30xf32>
+  %3 = dl.reshape %2 shape = [2, 4, 8, 30] : tensor<8x8x30xf32> -> tensor<2x4x8x30xf32>
+  return %3 : tensor<2x4x8x30xf32>
+}
+
+// -----
+
+// Kept: a transpose that moves the merged dimension, an outer reshape that
+// splits it otherwise.
+// CHECK-LABEL: func.func @batch_transpose_kept
+// CHECK-COUNT-2: dl.transpose
+// CHECK: return
+func.func @batch_transpose_kept(%x: tensor<2x4x30x8xf32>) -> (tensor<30x8x8xf32>, tensor<4x2x8x30xf32>) {
+  %0 = dl.reshape %x shape = [8, 30, 8] : tensor<2x4x30x8xf32> -> tensor<8x30x8xf32>
+  %1 = dl.transpose %0 perm = [1, 0, 2] : tensor<8x30x8xf32> -> tensor<30x8x8xf32>
+  %2 = dl.reshape %x shape = [8, 30, 8] : tensor<2x4x30x8xf32> -> tensor<8x30x8xf32>
+  %3 = dl.transpose %2 perm = [0, 2, 1] : tensor<8x30x8xf32> -> tensor<8x8x30xf32>
+  %4 = dl.reshape %3 shape = [4, 2, 8, 30] : tensor<8x8x30xf32> -> tensor<4x2x8x30xf32>
+  return %1, %4 : tensor<30x8x8xf32>, tensor<4x2x8x30xf32>
+}
+
+// -----
+
+// A product of constants folds: integers (a cumulative sum as a product
+// with a triangle, broadcast over a batch) and floats.
+// CHECK-LABEL: func.func @fold_matmul
+// CHECK-NEXT: %[[I:.*]] = dl.constant dense<{{\[}}{{\[}}[1, 3, 6], [4, 9, 15]]]> : tensor<1x2x3xi64>
+// CHECK-NEXT: %[[F:.*]] = dl.constant dense<{{\[}}[1.900000e+01, 2.200000e+01], [4.300000e+01, 5.000000e+01]]> : tensor<2x2xf32>
+// CHECK-NEXT: return %[[I]], %[[F]]
+func.func @fold_matmul() -> (tensor<1x2x3xi64>, tensor<2x2xf32>) {
+  %x = dl.constant dense<[[[1, 2, 3], [4, 5, 6]]]> : tensor<1x2x3xi64>
+  %t = dl.constant dense<[[1, 1, 1], [0, 1, 1], [0, 0, 1]]> : tensor<3x3xi64>
+  %0 = dl.matmul %x, %t : (tensor<1x2x3xi64>, tensor<3x3xi64>) -> tensor<1x2x3xi64>
+  %a = dl.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+  %b = dl.constant dense<[[5.0, 6.0], [7.0, 8.0]]> : tensor<2x2xf32>
+  %1 = dl.matmul %a, %b : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %0, %1 : tensor<1x2x3xi64>, tensor<2x2xf32>
+}
