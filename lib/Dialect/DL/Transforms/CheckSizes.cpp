@@ -6,14 +6,16 @@
 // tensor<4294967296x4294967296xf32> anywhere in the IR would abort the
 // process instead of failing the compile. dl ops check their own types
 // (SizedTensors); this pass checks everything else, and the padding widths
-// of tensor.pad (negative ones crash upstream's folding). Ours: upstream has
-// no such check.
+// of tensor.pad (negative ones crash upstream's folding) and the steps of
+// affine.for (0 divides by zero in its folding) and scf.for (0 never ends).
+// Ours: upstream has no such check.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dl/IR/DLDialect.h"
 #include "dl/Transforms/Passes.h"
 
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 
 namespace mlir::dl {
@@ -55,6 +57,27 @@ struct DLCheckSizesPass : public dl::impl::DLCheckSizesBase<DLCheckSizesPass> {
         if (oversized(type))
           return refuse(op, type, "'" + op->getName().getStringRef() +
                                       "' result #" + Twine(index));
+      // affine.for's verifier accepts a step of 0 (or less, written in the
+      // generic form); upstream's loop folding then divides by it. An
+      // scf.for of a constant step 0 never ends.
+      StringRef name = op->getName().getStringRef();
+      if (name == "affine.for") {
+        auto step = op->getAttrOfType<IntegerAttr>("step");
+        if (step && step.getValue().getSExtValue() <= 0) {
+          op->emitError() << "'affine.for' has step " << step.getValue().getSExtValue()
+                          << "; a loop's step must be positive";
+          failed = true;
+          return;
+        }
+      }
+      if (name == "scf.for" && op->getNumOperands() >= 3) {
+        APInt step;
+        if (matchPattern(op->getOperand(2), m_ConstantInt(&step)) && step.isZero()) {
+          op->emitError() << "'scf.for' has step 0: the loop would never end";
+          failed = true;
+          return;
+        }
+      }
       // tensor.pad's verifier accepts negative widths and a "dynamic" width
       // (INT64_MIN) written as a number, without its operand; upstream's
       // pad folding then indexes out of bounds.

@@ -58,3 +58,30 @@ func.func @pad_dynamic_width(%x: tensor<4xf32>, %n: index) -> tensor<?xf32> {
   } : tensor<4xf32> to tensor<?xf32>
   return %p : tensor<?xf32>
 }
+
+// -----
+
+// affine.for's verifier accepts step 0; upstream's loop folding divided by
+// it (dl-opt fuzz seed 141421).
+func.func @affine_step_zero(%in: memref<128xf32>, %out: memref<128xf32>) {
+  // expected-error @+1 {{'affine.for' has step 0; a loop's step must be positive}}
+  affine.for %i = 0 to 128 step 0 {
+    %0 = affine.load %in[%i] : memref<128xf32>
+    affine.store %0, %out[%i] : memref<128xf32>
+  }
+  return
+}
+
+// -----
+
+// An scf.for of a constant step 0 would never end.
+func.func @scf_step_zero(%out: memref<8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %one = arith.constant 1.0 : f32
+  // expected-error @+1 {{'scf.for' has step 0: the loop would never end}}
+  scf.for %i = %c0 to %c8 step %c0 {
+    memref.store %one, %out[%i] : memref<8xf32>
+  }
+  return
+}
