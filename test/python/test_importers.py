@@ -602,3 +602,33 @@ def test_onnx_gather_elements_with_smaller_indices():
         compiled = dlc.from_onnx(model)
         got = compiled(data) if not folded else compiled()
         np.testing.assert_array_equal(got, want)
+
+
+def test_torch_keeps_activations_rolls_and_safe_softmax_whole():
+    """hard-swish, hard-sigmoid and SiLU are one dl op each, torch.roll is
+    slices and a concatenation (no gather of computed indices), and the
+    attention's safe softmax zeroes a fully masked row as PyTorch does."""
+    import torch
+    import torch.nn.functional as F
+
+    class Model(torch.nn.Module):
+        def forward(self, x, mask):
+            a = F.hardswish(x) + F.hardsigmoid(x) + F.silu(x)
+            r = torch.roll(a, shifts=(3, -2), dims=(1, 2)) + torch.roll(a, 5)
+            q = r.reshape(2, 1, 6, 8)
+            return F.scaled_dot_product_attention(q, q, q, attn_mask=mask)
+
+    x = torch.randn(2, 6, 8, generator=torch.Generator().manual_seed(3))
+    mask = torch.ones(6, 6, dtype=torch.bool)
+    mask[2] = False  # query 2 sees nothing: PyTorch gives it zeros
+    model = Model().eval()
+    with torch.no_grad():
+        want = model(x, mask).numpy()
+    f = dlc.from_torch(model, x, mask)
+    got = f(x.numpy(), mask.numpy())
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert not np.isnan(got).any() and np.all(got[:, :, 2] == 0)
+    text = f.lower(x.numpy(), mask.numpy()).as_text("dl")
+    for op in ("dl.hardswish", "dl.silu", "dl.concat", "dl.softmax"):
+        assert op in text
+    assert "dl.gather" not in text and "dl.fmod" not in text
