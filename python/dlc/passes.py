@@ -544,6 +544,20 @@ _BOUNDED_OPS = frozenset("dl." + name for name in (
     "greater_equal logical_and logical_or logical_xor logical_not").split())
 
 
+def _constant_array(value, attr):
+    """A float constant's elements as numpy (a splat as one element), NaN
+    where they cannot be read (a resource blob, a type numpy lacks): then
+    nothing is proven about them."""
+    import numpy as np
+    number = _splat_value(value)
+    if number is not None:
+        return np.array([float(number)])
+    try:
+        return np.asarray(attr, dtype=np.float64).reshape(-1)
+    except Exception:  # noqa: BLE001 - unreadable: unknown
+        return np.array([np.nan])
+
+
 def _finite(value):
     """Whether `value` is never infinite where the function's arguments are
     finite (no constant holds an infinity, no op makes one but by overflow;
@@ -564,11 +578,8 @@ def _finite(value):
             continue
         if name == "dl.constant":
             attr = op.attributes["value"]
-            if _is_float(current):
-                number = _splat_value(current)
-                array = np.array([number]) if number is not None else np.asarray(attr)
-                if not np.all(np.isfinite(array)):
-                    return False
+            if _is_float(current) and not np.all(np.isfinite(_constant_array(current, attr))):
+                return False
             continue
         if name == "dl.div" and _splat_value(op.operation.operands[1]) not in (None, 0):
             stack.append(op.operation.operands[0])
@@ -609,11 +620,14 @@ def _masked_by_constant(softmax):
         constant = _defining_op(mask)
         if not isinstance(constant, dl.ConstantOp) or not _is_float(mask):
             continue
-        attr = constant.attributes["value"]
         shape = ir.RankedTensorType(mask.type).shape
-        number = _splat_value(mask)
-        values = np.full(shape, number) if number is not None else \
-            np.asarray(attr).reshape(shape)
+        values = _constant_array(mask, constant.attributes["value"])
+        if values.size == 1:
+            values = np.broadcast_to(values, shape)
+        elif values.size == int(np.prod(shape)):
+            values = values.reshape(shape)
+        else:
+            continue
         if np.any(np.isnan(values)) or np.any(values == np.inf):
             continue
         along = axis - (rank - len(shape))

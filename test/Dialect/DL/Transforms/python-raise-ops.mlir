@@ -201,3 +201,50 @@ func.func @refused_layer_norms(%x: tensor<2x4x3x3xf32>, %y: tensor<2x8xf32>, %r:
   %n3 = dl.div %d3, %s2 : (tensor<2x8xf32>, tensor<2x1xf32>) -> tensor<2x8xf32>
   return %n, %scaled, %n3 : tensor<2x4x3x3xf32>, tensor<2x8xf32>, tensor<2x8xf32>
 }
+
+// The attention's safe softmax, where(isnan(softmax(s)), 0, softmax(s)),
+// needs no guard where no row of s can be all -inf: scores of finite
+// arguments, or plus a constant causal mask (every row keeps its diagonal).
+// CHECK-LABEL: func.func @softmax_guards_dropped
+// CHECK-NOT: dl.isnan
+// CHECK-NOT: dl.where
+// CHECK: return
+func.func @softmax_guards_dropped(%q: tensor<2x3x4xf32>, %k: tensor<2x4x3xf32>) -> (tensor<2x3x3xf32>, tensor<2x3x3xf32>) {
+  %zero = dl.constant dense<0.0> : tensor<f32>
+  %s = dl.matmul %q, %k : (tensor<2x3x4xf32>, tensor<2x4x3xf32>) -> tensor<2x3x3xf32>
+  %p = dl.softmax %s axis = 2 : tensor<2x3x3xf32> -> tensor<2x3x3xf32>
+  %n = dl.isnan %p : tensor<2x3x3xf32> -> tensor<2x3x3xi1>
+  %a = dl.where %n, %zero, %p : (tensor<2x3x3xi1>, tensor<f32>, tensor<2x3x3xf32>) -> tensor<2x3x3xf32>
+  %causal = dl.constant dense<[[0.0, 0xFF800000, 0xFF800000], [0.0, 0.0, 0xFF800000], [0.0, 0.0, 0.0]]> : tensor<3x3xf32>
+  %m = dl.add %s, %causal : (tensor<2x3x3xf32>, tensor<3x3xf32>) -> tensor<2x3x3xf32>
+  %p2 = dl.softmax %m axis = 2 : tensor<2x3x3xf32> -> tensor<2x3x3xf32>
+  %n2 = dl.isnan %p2 : tensor<2x3x3xf32> -> tensor<2x3x3xi1>
+  %b = dl.where %n2, %zero, %p2 : (tensor<2x3x3xi1>, tensor<f32>, tensor<2x3x3xf32>) -> tensor<2x3x3xf32>
+  return %a, %b : tensor<2x3x3xf32>, tensor<2x3x3xf32>
+}
+
+// Kept: a mask of run-time bools (a row may be all masked), a constant
+// mask with a row of only -inf, a guard along the other axis.
+// CHECK-LABEL: func.func @softmax_guards_kept
+// CHECK-COUNT-3: dl.isnan
+// CHECK: return
+func.func @softmax_guards_kept(%s: tensor<3x3xf32>, %keep: tensor<3x3xi1>) -> (tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>) {
+  %zero = dl.constant dense<0.0> : tensor<f32>
+  %ninf = dl.constant dense<0xFF800000> : tensor<f32>
+  %bias = dl.where %keep, %zero, %ninf : (tensor<3x3xi1>, tensor<f32>, tensor<f32>) -> tensor<3x3xf32>
+  %m = dl.add %s, %bias : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32>
+  %p = dl.softmax %m axis = 1 : tensor<3x3xf32> -> tensor<3x3xf32>
+  %n = dl.isnan %p : tensor<3x3xf32> -> tensor<3x3xi1>
+  %a = dl.where %n, %zero, %p : (tensor<3x3xi1>, tensor<f32>, tensor<3x3xf32>) -> tensor<3x3xf32>
+  %rowmask = dl.constant dense<[[0.0, 0.0, 0.0], [0xFF800000, 0xFF800000, 0xFF800000], [0.0, 0.0, 0.0]]> : tensor<3x3xf32>
+  %m2 = dl.add %s, %rowmask : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32>
+  %p2 = dl.softmax %m2 axis = 1 : tensor<3x3xf32> -> tensor<3x3xf32>
+  %n2 = dl.isnan %p2 : tensor<3x3xf32> -> tensor<3x3xi1>
+  %b = dl.where %n2, %zero, %p2 : (tensor<3x3xi1>, tensor<f32>, tensor<3x3xf32>) -> tensor<3x3xf32>
+  %colmask = dl.constant dense<[[0.0, 0xFF800000, 0.0], [0.0, 0xFF800000, 0.0], [0.0, 0xFF800000, 0.0]]> : tensor<3x3xf32>
+  %m3 = dl.add %s, %colmask : (tensor<3x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32>
+  %p3 = dl.softmax %m3 axis = 0 : tensor<3x3xf32> -> tensor<3x3xf32>
+  %n3 = dl.isnan %p3 : tensor<3x3xf32> -> tensor<3x3xi1>
+  %c = dl.where %n3, %zero, %p3 : (tensor<3x3xi1>, tensor<f32>, tensor<3x3xf32>) -> tensor<3x3xf32>
+  return %a, %b, %c : tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x3xf32>
+}
