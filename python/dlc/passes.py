@@ -348,27 +348,27 @@ def _trailing_mean(value, x=None):
     return op.input, axes[0]
 
 
-def _layer_norm_parts(d, inverse_std):
-    """(x, axis, eps) where d = x - mean(x) and inverse_std =
-    1 / sqrt(mean(d * d) + eps) over the same trailing axes, else None."""
-    centered = _defining_op(d)
-    if not isinstance(centered, dl.SubOp):
+def _centered(d):
+    """(x, first axis) where d = x - mean(x) over x's trailing dimensions,
+    else None."""
+    op = _defining_op(d)
+    if not isinstance(op, dl.SubOp):
         return None
-    found = _trailing_mean(centered.rhs, centered.lhs)
-    if found is None:
-        return None
-    x, axis = found
-    if x.type != d.type:
-        return None
-    op = _defining_op(inverse_std)
+    found = _trailing_mean(op.rhs, op.lhs)
+    return found if found is not None and found[0].type == d.type else None
+
+
+def _variance_under_sqrt(value, inverse):
+    """v where value = sqrt(v), or with `inverse` 1 / sqrt(v) (rsqrt, or 1
+    divided by the square root), else None."""
+    op = _defining_op(value)
+    if not inverse:
+        return op.input if isinstance(op, dl.SqrtOp) else None
     if isinstance(op, dl.RsqrtOp):
-        variance = op.input
-    elif isinstance(op, dl.DivOp) and _near(_splat_value(op.lhs), 1.0) and \
-            isinstance(_defining_op(op.rhs), dl.SqrtOp):
-        variance = _defining_op(op.rhs).input
-    else:
-        return None
-    return _layer_norm_variance(variance, d, x, axis)
+        return op.input
+    if isinstance(op, dl.DivOp) and _near(_splat_value(op.lhs), 1.0):
+        return _variance_under_sqrt(op.rhs, False)
+    return None
 
 
 def _layer_norm_variance(variance, d, x, axis):
@@ -421,35 +421,28 @@ def _emit_layer_norm(x, gamma, beta, axis, eps):
 
 def _raise_layer_norm(op, rewriter):
     """(x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) over the trailing
-    dimensions -> layer_norm(x) (scale 1, bias 0: the affine part folds in
-    next)."""
+    dimensions (or times rsqrt(...)) -> layer_norm(x) (scale 1, bias 0: the
+    affine part folds in next)."""
     if not _is_float(op.result):
         return True
     if isinstance(op, dl.DivOp):
-        sqrt = _defining_op(op.rhs)
-        if not isinstance(sqrt, dl.SqrtOp):
-            return True
-        centered = _defining_op(op.lhs)
-        if not isinstance(centered, dl.SubOp):
-            return True
-        found = _trailing_mean(centered.rhs, centered.lhs)
-        if found is None:
-            return True
-        parts = _layer_norm_variance(sqrt.input, op.lhs, *found)
+        candidates = [(op.lhs, _variance_under_sqrt(op.rhs, False))]
     else:
-        parts = None
-        for d, inverse_std in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
-            parts = _layer_norm_parts(d, inverse_std)
-            if parts is not None:
-                break
-    if parts is None:
-        return True
-    x, axis, eps = parts
-    if x.type != op.result.type or None in _static_dims(x)[axis:]:
-        return True
-    _replace(rewriter, op, lambda: _emit_layer_norm(
-        x, _normalized_constant(x, axis, 1.0), _normalized_constant(x, axis, 0.0), axis, eps))
-    return None
+        candidates = [(op.lhs, _variance_under_sqrt(op.rhs, True)),
+                      (op.rhs, _variance_under_sqrt(op.lhs, True))]
+    for d, variance in candidates:
+        found = _centered(d) if variance is not None else None
+        parts = _layer_norm_variance(variance, d, *found) if found is not None else None
+        if parts is None:
+            continue
+        x, axis, eps = parts
+        if x.type != op.result.type or None in _static_dims(x)[axis:]:
+            continue
+        _replace(rewriter, op, lambda: _emit_layer_norm(
+            x, _normalized_constant(x, axis, 1.0), _normalized_constant(x, axis, 0.0),
+            axis, eps))
+        return None
+    return True
 
 
 def _static_dims(value):
