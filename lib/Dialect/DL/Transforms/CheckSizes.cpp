@@ -64,7 +64,8 @@ struct DLCheckSizesPass : public dl::impl::DLCheckSizesBase<DLCheckSizesPass> {
       if (name == "affine.for") {
         auto step = op->getAttrOfType<IntegerAttr>("step");
         if (step && step.getValue().getSExtValue() <= 0) {
-          op->emitError() << "'affine.for' has step " << step.getValue().getSExtValue()
+          // the words of dl::normalizeAffineLoops, which refuses it later
+          op->emitError() << "affine.for has step " << step.getValue().getSExtValue()
                           << "; a loop's step must be positive";
           failed = true;
           return;

@@ -64,7 +64,7 @@ func.func @pad_dynamic_width(%x: tensor<4xf32>, %n: index) -> tensor<?xf32> {
 // affine.for's verifier accepts step 0; upstream's loop folding divided by
 // it (dl-opt fuzz seed 141421).
 func.func @affine_step_zero(%in: memref<128xf32>, %out: memref<128xf32>) {
-  // expected-error @+1 {{'affine.for' has step 0; a loop's step must be positive}}
+  // expected-error @+1 {{affine.for has step 0; a loop's step must be positive}}
   affine.for %i = 0 to 128 step 0 {
     %0 = affine.load %in[%i] : memref<128xf32>
     affine.store %0, %out[%i] : memref<128xf32>
