@@ -632,3 +632,19 @@ def test_torch_keeps_activations_rolls_and_safe_softmax_whole():
     for op in ("dl.hardswish", "dl.silu", "dl.concat", "dl.softmax"):
         assert op in text
     assert "dl.gather" not in text and "dl.fmod" not in text
+
+
+def test_torch_roll_over_a_dynamic_batch_names_itself_and_falls_back():
+    """torch.roll along the dynamic batch cannot be slices of static sizes:
+    the importer says so at the op and compiles one version per batch."""
+    import torch
+
+    class Roll(torch.nn.Module):
+        def forward(self, x):
+            return torch.roll(x, 1, 0)
+
+    x = torch.randn(4, 3)
+    f = dlc.from_torch(Roll().eval(), x, dynamic_batch=True)
+    with pytest.warns(UserWarning, match=r"torch.roll over the dynamic dimension 0"):
+        got = f(x.numpy())
+    np.testing.assert_array_equal(got, torch.roll(x, 1, 0).numpy())
