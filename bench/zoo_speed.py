@@ -27,11 +27,13 @@ most 1e-3: several hundred float32 ops deep). dlc's cold compile
 (torch.export or the ONNX file read, and dlc's import), trace (to the dl
 dialect), graph (graph optimizations), codegen (lowering to the llvm
 dialect) and llvm (LLVM's code generation); "cached" is the same compile
-again from dlc's disk cache (trace and load).
+again from dlc's disk cache (trace and load). ``--profile N`` also runs
+:func:`dlc.profile` in each dlc process and prints each model's N slowest
+source lines (time in dlc's parallel regions, summed by the model's line).
 
     .venv/bin/python bench/zoo_speed.py [--models resnet50 bert ...] [--batches 1 8]
         [--systems dlc-torch dlc-onnx onnxruntime torch] [--threads 2]
-        [--json FILE] [--markdown FILE] [--plot FILE]
+        [--json FILE] [--markdown FILE] [--plot FILE] [--profile N]
 
 ``make bench`` runs it with the defaults (about an hour on 2 cores).
 """
@@ -220,6 +222,7 @@ def _dlc(frontend, name, batch, workdir, threads):
     facts["cached_s"] = sum(again.phase_seconds.values())
     facts["cached_from_disk"] = "cache" in again.phase_seconds
     call = lambda: f(*arrays)  # noqa: E731
+    facts["call_args"], facts["function"] = arrays, f
     return facts, call
 
 
@@ -257,10 +260,22 @@ def _torch(name, batch, threads, compiled):
     return facts, call
 
 
-def worker(system, name, batch, workdir, threads, repeats, seconds, onnx=True):
+def _profile_facts(call_args, f, top):
+    """dlc.profile of `f`: the slowest `top` source lines (ms per call)."""
+    import dlc
+    profile = dlc.profile(f, *call_args, calls=5, warmup=1)
+    return {"ms": profile.seconds * 1e3, "serial_ms": profile.serial_seconds * 1e3,
+            "regions": len(profile.regions),
+            "lines": [[source, launches, seconds * 1e3]
+                      for source, launches, seconds in profile.by_source()[:top]]}
+
+
+def worker(system, name, batch, workdir, threads, repeats, seconds, onnx=True,
+           profile_top=0):
     """Runs in its own process: prepares `system`, times it, saves its
     output as <system>.npy in `workdir`; returns its facts. The "export"
-    step saves eager's output and, with `onnx`, the ONNX file."""
+    step saves eager's output and, with `onnx`, the ONNX file. With
+    `profile_top`, a dlc system also reports dlc.profile's slowest lines."""
     if system == "export":
         return _export(name, batch, workdir, onnx)
     if system in ("dlc-torch", "dlc-onnx"):
@@ -273,6 +288,11 @@ def worker(system, name, batch, workdir, threads, repeats, seconds, onnx=True):
         raise SystemExit(f"unknown system {system!r}; systems: {', '.join(SYSTEMS)}")
     np.save(os.path.join(workdir, f"{system}.npy"), np.asarray(call()))
     facts["ms"] = _median_ms(call, repeats, seconds)
+    if profile_top and system in ("dlc-torch", "dlc-onnx"):
+        facts["profile"] = _profile_facts(facts.pop("call_args"), facts.pop("function"),
+                                          profile_top)
+    facts.pop("call_args", None)
+    facts.pop("function", None)
     return facts
 
 
@@ -293,6 +313,8 @@ def run_row(name, batch, args, progress):
                        str(args.seconds), "--workdir", workdir]
             if system == "export" and any(s in ONNX_SYSTEMS for s in args.systems):
                 command.append("--with-onnx")
+            if args.profile:
+                command += ["--profile", str(args.profile)]
             # Cold compiles: a disk cache of the process's own, empty at first.
             env = dict(os.environ, DLC_CACHE_DIR=os.path.join(workdir, f"cache-{system}"),
                        OMP_NUM_THREADS=str(args.threads))
@@ -397,6 +419,22 @@ def markdown(rows, systems, meta):
     return "\n".join(lines) + "\n"
 
 
+def profiles(rows):
+    """dlc.profile's slowest source lines per model and dlc system."""
+    lines = []
+    for row in rows:
+        for system, facts in row["systems"].items():
+            profile = facts.get("profile")
+            if not profile:
+                continue
+            lines.append(f"{row['model']} b{row['batch']} {system}: {profile['ms']:.2f} ms "
+                         f"per profiled call, {profile['regions']} parallel regions, "
+                         f"{profile['serial_ms']:.2f} ms outside them")
+            lines += [f"  {ms:9.3f} ms {ms / profile['ms']:6.1%} {launches:5g}x  {source}"
+                      for source, launches, ms in profile["lines"]]
+    return "\n".join(lines)
+
+
 def plot(rows, systems, path):
     """Bars: each peer's time over dlc-torch's, per model and batch."""
     import matplotlib
@@ -432,6 +470,9 @@ def main(argv=None):
                         help="time budget of the timed calls per system")
     parser.add_argument("--timeout", type=int, default=1800,
                         help="seconds a system may take in all (import, compile, calls)")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="also run dlc.profile in each dlc system and print the N "
+                             "slowest source lines of each model")
     parser.add_argument("--json")
     parser.add_argument("--markdown")
     parser.add_argument("--plot")
@@ -443,7 +484,8 @@ def main(argv=None):
         _entry(name)
     if args.worker:
         facts = worker(args.worker, args.models[0], args.batches[0], args.workdir,
-                       args.threads, args.repeats, args.seconds, args.with_onnx)
+                       args.threads, args.repeats, args.seconds, args.with_onnx,
+                       args.profile)
         print(json.dumps(facts))
         return 0
     from dlc.target import describe_host
@@ -463,6 +505,8 @@ def main(argv=None):
     print(f"zoo speed ({meta['cpu']}; {args.threads} threads; each system alone in its "
           f"own process; medians)")
     print(table(rows, args.systems))
+    if args.profile:
+        print(profiles(rows))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"meta": meta, "rows": rows}, f, indent=1)

@@ -23,6 +23,12 @@
 // thread owns the pool runs serially on the calling thread. A forked child
 // starts a fresh pool.
 //
+// The profiler (dlc.profile): between dlc_runtime_profile(1) and
+// dlc_runtime_profile(0), every outermost call is timed (wall clock on the
+// launching thread, fork and join included) and summed by its body;
+// dlc_runtime_profile_read copies the sums out. Off, it costs one relaxed
+// load per loop.
+//
 //===----------------------------------------------------------------------===//
 
 #include <atomic>
@@ -33,6 +39,7 @@
 #include <mutex>
 #include <new>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include <pthread.h>
@@ -216,17 +223,8 @@ Pool *getPool() {
   return current;
 }
 
-} // namespace
-
-extern "C" {
-
-/// Threads a parallel loop runs on when it asks for "all" (threads <= 0).
-int64_t dlc_runtime_num_threads(void) { return hardwareThreads(); }
-
-void dlc_parallel_for(dlc_body_fn body, void *ctx, int64_t lb, int64_t ub,
-                      int64_t step, int64_t threads) {
-  if (ub <= lb || step <= 0)
-    return;
+void runParallelFor(dlc_body_fn body, void *ctx, int64_t lb, int64_t ub,
+                    int64_t step, int64_t threads) {
   int64_t trips = (ub - lb + step - 1) / step;
   if (threads <= 0)
     threads = hardwareThreads();
@@ -258,6 +256,76 @@ void dlc_parallel_for(dlc_body_fn body, void *ctx, int64_t lb, int64_t ub,
   }
   if (failed)
     dlc_runtime::raiseAllocationFailure(failed);
+}
+
+std::atomic<bool> profiling{false};
+struct RegionTime {
+  int64_t launches = 0;
+  int64_t nanoseconds = 0;
+};
+std::mutex profileMutex;
+thread_local bool insideTimed = false; // a nested loop is its parent's time
+// Never destroyed, like the pool.
+auto *profile = new std::unordered_map<const void *, RegionTime>();
+
+} // namespace
+
+extern "C" {
+
+/// Starts (`on` != 0: the sums are cleared) or stops timing parallel loops.
+void dlc_runtime_profile(int64_t on) {
+  std::lock_guard<std::mutex> lock(profileMutex);
+  if (on)
+    profile->clear();
+  profiling.store(on != 0, std::memory_order_relaxed);
+}
+
+/// Copies up to `capacity` (body, launches, nanoseconds) sums into the
+/// arrays; returns how many there are.
+int64_t dlc_runtime_profile_read(const void **bodies, int64_t *launches,
+                                 int64_t *nanoseconds, int64_t capacity) {
+  std::lock_guard<std::mutex> lock(profileMutex);
+  int64_t i = 0;
+  for (const auto &[body, time] : *profile) {
+    if (i < capacity) {
+      bodies[i] = body;
+      launches[i] = time.launches;
+      nanoseconds[i] = time.nanoseconds;
+    }
+    ++i;
+  }
+  return i;
+}
+
+/// Threads a parallel loop runs on when it asks for "all" (threads <= 0).
+int64_t dlc_runtime_num_threads(void) { return hardwareThreads(); }
+
+void dlc_parallel_for(dlc_body_fn body, void *ctx, int64_t lb, int64_t ub,
+                      int64_t step, int64_t threads) {
+  if (ub <= lb || step <= 0)
+    return;
+  if (profiling.load(std::memory_order_relaxed) && !insideChunk &&
+      !insideTimed) {
+    Clock::time_point start = Clock::now();
+    insideTimed = true;
+    struct Timed {
+      Clock::time_point start;
+      const void *body;
+      ~Timed() {
+        insideTimed = false;
+        int64_t nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            Clock::now() - start)
+                            .count();
+        std::lock_guard<std::mutex> lock(profileMutex);
+        RegionTime &time = (*profile)[body];
+        time.launches += 1;
+        time.nanoseconds += nanos;
+      }
+    } timed{start, reinterpret_cast<const void *>(body)};
+    runParallelFor(body, ctx, lb, ub, step, threads);
+    return;
+  }
+  runParallelFor(body, ctx, lb, ub, step, threads);
 }
 
 } // extern "C"

@@ -38,6 +38,7 @@ from .ops import *  # noqa: F401,F403 - the numpy-named operations
 from .composite import *  # noqa: F401,F403 - operations built from them
 from .stages import ArgSpec, Compiled, Lowered
 from .target import Target
+from .timing import profile
 from .tracing import Size, Tensor
 from .version import __version__
 
@@ -49,5 +50,5 @@ __all__ = [
     "ArityError", "TraceError", "CompileError", "CUDAUnavailableError", "bfloat16",
     "UnsupportedOpError", "ModelImportError", "DynamicDimensionError",
     "DataDependentShapeError", "from_onnx", "from_torch",
-    "export", "load", "ArtifactError", "grad", "value_and_grad",
+    "export", "load", "ArtifactError", "grad", "value_and_grad", "profile",
 ] + ops.__all__ + composite.__all__

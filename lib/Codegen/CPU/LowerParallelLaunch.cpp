@@ -8,6 +8,14 @@
 // where the trampoline @f_parallel_0_entry(ctx, begin, end) loads them back
 // and calls the body. Ours, with the pass before it and the runtime.
 //
+// It also lists the trampolines for dlc's profiler (dlc.profile; the runtime
+// times each dlc_parallel_for call by the function it is given):
+//   @dlc_parallel_regions = [entry_0, name_0, entry_1, name_1, ...]
+//   @dlc_parallel_region_count = N
+// where name_k is "<body> <file>:<line>", the source line of the parallel
+// loop the body was outlined from (of the first such loop where equivalent
+// loops share one body).
+//
 //===----------------------------------------------------------------------===//
 
 #include "ParallelLaunch.h"
@@ -25,6 +33,67 @@ using namespace mlir;
 using namespace mlir::dl;
 
 namespace {
+
+constexpr llvm::StringLiteral kRegionTable = "dlc_parallel_regions";
+constexpr llvm::StringLiteral kRegionCount = "dlc_parallel_region_count";
+
+/// "file:line" of the first file location in `loc` (a fused or call-site
+/// location included), or "" when it has none.
+std::string sourceLine(Location loc) {
+  std::string text;
+  loc->walk([&](Location inner) {
+    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
+      text = (file.getFilename().getValue() + ":" + Twine(file.getLine())).str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return text;
+}
+
+/// The profiler's table of the trampolines (see the file comment).
+void emitRegionTable(ModuleOp module, ArrayRef<LLVM::LLVMFuncOp> entries,
+                     ArrayRef<std::string> names, SymbolTable &symbols) {
+  MLIRContext *ctx = module.getContext();
+  Location loc = module.getLoc();
+  Type ptr = LLVM::LLVMPointerType::get(ctx);
+  Type i64 = IntegerType::get(ctx, 64);
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  SmallVector<LLVM::GlobalOp> strings;
+  for (auto [i, name] : llvm::enumerate(names)) {
+    std::string text = name + '\0';
+    auto type = LLVM::LLVMArrayType::get(IntegerType::get(ctx, 8), text.size());
+    auto global = LLVM::GlobalOp::create(
+        b, loc, type, /*isConstant=*/true, LLVM::Linkage::Internal,
+        (kRegionTable + "_name_" + Twine(i)).str(), b.getStringAttr(text));
+    symbols.insert(global);
+    strings.push_back(global);
+  }
+  auto arrayType = LLVM::LLVMArrayType::get(ptr, 2 * entries.size());
+  auto table = LLVM::GlobalOp::create(b, loc, arrayType, /*isConstant=*/true,
+                                      LLVM::Linkage::External, kRegionTable,
+                                      Attribute());
+  symbols.insert(table);
+  {
+    Block *block = b.createBlock(&table.getInitializerRegion());
+    OpBuilder init = OpBuilder::atBlockBegin(block);
+    Value array = LLVM::UndefOp::create(init, loc, arrayType);
+    for (auto [i, entry] : llvm::enumerate(entries)) {
+      Value fn = LLVM::AddressOfOp::create(init, loc, entry);
+      Value text = LLVM::AddressOfOp::create(init, loc, strings[i]);
+      array = LLVM::InsertValueOp::create(init, loc, array, fn,
+                                          ArrayRef<int64_t>{int64_t(2 * i)});
+      array = LLVM::InsertValueOp::create(init, loc, array, text,
+                                          ArrayRef<int64_t>{int64_t(2 * i + 1)});
+    }
+    LLVM::ReturnOp::create(init, loc, array);
+  }
+  b.setInsertionPointToEnd(module.getBody());
+  auto count = LLVM::GlobalOp::create(
+      b, loc, i64, /*isConstant=*/true, LLVM::Linkage::External, kRegionCount,
+      b.getI64IntegerAttr(entries.size()));
+  symbols.insert(count);
+}
 
 /// @<body>_entry(ctx, begin, end): loads the captures, calls the body.
 LLVM::LLVMFuncOp buildTrampoline(OpBuilder &moduleBuilder, Location loc,
@@ -95,6 +164,8 @@ struct DLLowerParallelLaunchPass
           found->second.push_back(use.getUser());
       }
 
+    SmallVector<LLVM::LLVMFuncOp> entries;
+    SmallVector<std::string> names;
     for (LLVM::LLVMFuncOp stub : stubs) {
       auto bodyName = stub->getAttrOfType<FlatSymbolRefAttr>(kLaunchAttr);
       auto body = bodyName ? symbols.lookup<LLVM::LLVMFuncOp>(bodyName.getValue())
@@ -127,6 +198,10 @@ struct DLLowerParallelLaunchPass
       moduleBuilder.setInsertionPointAfter(body);
       LLVM::LLVMFuncOp entry =
           buildTrampoline(moduleBuilder, stub.getLoc(), body, frame, symbols);
+      entries.push_back(entry);
+      std::string line = sourceLine(body.getLoc());
+      names.push_back(line.empty() ? body.getName().str()
+                                   : (body.getName() + " " + line).str());
 
       SmallVector<LLVM::CallOp> calls;
       for (Operation *user : usersOf[stub.getSymNameAttr()]) {
@@ -167,6 +242,8 @@ struct DLLowerParallelLaunchPass
       }
       stub.erase();
     }
+    if (!symbols.lookup(kRegionTable) && !symbols.lookup(kRegionCount))
+      emitRegionTable(module, entries, names, symbols);
   }
 };
 

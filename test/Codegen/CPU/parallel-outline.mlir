@@ -51,7 +51,7 @@ func.func @scale(%a: memref<?x?xf32>, %n: index, %m: index, %f: f32) {
     %2 = arith.mulf %1, %f : f32
     memref.store %2, %a[%i, %j] : memref<?x?xf32>
     scf.reduce
-  }
+  } loc("model.py":7:5)
   return
 }
 
@@ -199,3 +199,17 @@ func.func @layers(%x: memref<64xf32>, %y: memref<64xf32>) {
 
 // The runtime entry is declared once, at the end of the module.
 // LLVM: llvm.func @dlc_parallel_for(!llvm.ptr, !llvm.ptr, i64, i64, i64, i64)
+
+// The profiler's table (dlc.profile): one (trampoline, name) pair per body,
+// named after the body and the source line of its loop (@scale's loop is at
+// model.py:7, the others at their line of this file); the second and third
+// layers of @layers launch the first one's body, so 6 bodies for 7 loops.
+// LLVM: llvm.mlir.global internal constant @dlc_parallel_regions_name_0("scale_parallel_0 model.py:7\00")
+// LLVM: llvm.mlir.global internal constant @dlc_parallel_regions_name_1("two_parallel_1 {{.*}}parallel-outline.mlir:{{[0-9]+}}\00")
+// LLVM: llvm.mlir.global external constant @dlc_parallel_regions() {{.*}} : !llvm.array<12 x ptr> {
+// LLVM: %[[T0:.*]] = llvm.mlir.addressof @scale_parallel_0_entry : !llvm.ptr
+// LLVM: %[[N0:.*]] = llvm.mlir.addressof @dlc_parallel_regions_name_0 : !llvm.ptr
+// LLVM: llvm.insertvalue %[[T0]], %{{.*}}[0] : !llvm.array<12 x ptr>
+// LLVM: llvm.insertvalue %[[N0]], %{{.*}}[1] : !llvm.array<12 x ptr>
+// LLVM: llvm.return
+// LLVM: llvm.mlir.global external constant @dlc_parallel_region_count(6 : i64)

@@ -309,6 +309,11 @@ def DLLowerParallelLaunch
     trampoline `@<body>_entry(frame, begin, end)` loads them and calls the
     body. Refuses (error) a stub whose captures do not match its body's
     parameters, or whose body was not converted.
+
+    For dlc's profiler it also emits `@dlc_parallel_regions`, an array of
+    (trampoline, name) pointer pairs, and `@dlc_parallel_region_count`, the
+    number of pairs; a name is `"<body> <file>:<line>"`, the source line of
+    the parallel loop (the first one where equivalent loops share a body).
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
