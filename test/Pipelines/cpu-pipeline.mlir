@@ -11,8 +11,9 @@
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=affine tile-size=4})' | FileCheck %s --check-prefix=TILED
 
 // Replaying a stage from the printed IR of the previous one gives the same
-// result as running straight through.
-// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline{to=bufferized})' \
+// result as running straight through (printed with its locations: the
+// profiler's region names say the source lines).
+// RUN: dl-opt %s --mlir-print-debuginfo --pass-pipeline='builtin.module(dl-cpu-pipeline{to=bufferized})' \
 // RUN:   | dl-opt --pass-pipeline='builtin.module(dl-cpu-pipeline{from=bufferized})' > %t.staged
 // RUN: dl-opt %s --pass-pipeline='builtin.module(dl-cpu-pipeline)' > %t.direct
 // RUN: diff %t.staged %t.direct

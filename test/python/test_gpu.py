@@ -152,7 +152,8 @@ def test_gpu_stages(rng):
     assert "llvm.call @mgpuMemAlloc" in binary and "llvm.call @malloc" not in binary
     assert "llvm.mlir.constant(true) : i1" not in binary
     emulated = lowered.as_text("emulated")
-    assert "gpu." not in emulated and "llvm.func" in emulated
+    # No gpu op left (the profiler's region names may say test_gpu.py:<line>).
+    assert not re.search(r"(?<![\w/])gpu\.", emulated) and "llvm.func" in emulated
     with pytest.raises(ValueError, match="unknown stage 'affine'"):
         lowered.as_text("affine")
 

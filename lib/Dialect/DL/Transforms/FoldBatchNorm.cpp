@@ -94,7 +94,9 @@ struct FoldIntoConv : OpRewritePattern<BatchNormOp> {
     if (conv.getBias() && !isVectorOf(conv.getBias(), features))
       return rewriter.notifyMatchFailure(norm, "bias is not [F]");
 
-    Location loc = norm.getLoc();
+    // The convolution's line first: a profile (dlc.profile) or a diagnostic
+    // of the folded op names the layer, then its norm.
+    Location loc = rewriter.getFusedLoc({conv.getLoc(), norm.getLoc()});
     auto [scale, bias] = scaleAndBias(rewriter, loc, norm, conv.getBias());
     // NCHW filters are [F, C, KH, KW]: the scale goes along dimension 0;
     // NHWC filters are [KH, KW, C, F]: it broadcasts along the last one.
@@ -145,7 +147,7 @@ struct FoldIntoMatmul : OpRewritePattern<BatchNormOp> {
     if (!sameElementTypes(norm, {matmul.getLhs(), matmul.getRhs(), oldBias}))
       return rewriter.notifyMatchFailure(norm, "mixed element types");
 
-    Location loc = norm.getLoc();
+    Location loc = rewriter.getFusedLoc({matmul.getLoc(), norm.getLoc()});
     auto [scale, bias] = scaleAndBias(rewriter, loc, norm, oldBias);
     // w is [K, F]: the [F] scale broadcasts along its rows.
     Value weights = MulOp::create(rewriter, loc, matmul.getRhs(), scale);
