@@ -120,6 +120,15 @@ bool mlir::dl::hasRectangularBounds(ArrayRef<AffineForOp> nest) {
 
 namespace {
 
+/// A sum of memref indices weighted by `weights` as a linear function of the
+/// access's operands: `coefficients` per operand, `constant`, and `extent`,
+/// how far above its value the elements a vector access touches reach.
+struct WeightedIndex {
+  llvm::SmallDenseMap<Value, int64_t, 8> coefficients;
+  int64_t constant = 0;
+  int64_t extent = 0;
+};
+
 /// An access of forEachDependence, with what decides its dependences: its
 /// block (its iteration domain), whether it writes, and its access function
 /// split into a class (memref, operands, coefficients) and constant offsets.
@@ -129,14 +138,42 @@ struct Access {
   bool writes;
   int64_t cls = -1; // -1: not purely affine (mod, div): never shared
   SmallVector<int64_t> offsets;
+  affine::AffineValueMap map;        // the access function, composed
+  SmallVector<AffineForOp> loops;    // the affine.for ops around it, outermost
+                                     // first (empty: another loop kind is)
+  // weightedIndex(first, last), computed on first use (index first * rank +
+  // last; the outer optional: not computed yet).
+  mutable std::vector<std::optional<std::optional<WeightedIndex>>>
+      weighted;
 };
+
+/// The affine.for ops around `op`, outermost first, up to its affine scope;
+/// empty when a loop of another kind (affine.parallel, scf) is among them.
+SmallVector<AffineForOp> enclosingForLoops(Operation *op) {
+  SmallVector<AffineForOp> loops;
+  for (Operation *parent = op->getParentOp(); parent;
+       parent = parent->getParentOp()) {
+    if (auto loop = dyn_cast<AffineForOp>(parent)) {
+      loops.push_back(loop);
+      continue;
+    }
+    if (isa<affine::AffineIfOp>(parent))
+      continue;
+    if (isa<LoopLikeOpInterface>(parent))
+      return {};
+    break; // the scope (a function): no loop around it
+  }
+  std::reverse(loops.begin(), loops.end());
+  return loops;
+}
 
 Access describe(Operation *op,
                 std::map<std::vector<intptr_t>, int64_t> &classes) {
   Access result{op, affine::MemRefAccess(op),
-                isa<affine::AffineWriteOpInterface>(op), -1, {}};
-  affine::AffineValueMap map;
+                isa<affine::AffineWriteOpInterface>(op), -1, {}, {}, {}};
+  affine::AffineValueMap &map = result.map;
   result.access.getAccessMap(&map);
+  result.loops = enclosingForLoops(op);
   AffineMap affineMap = map.getAffineMap();
   std::vector<intptr_t> key;
   key.push_back(reinterpret_cast<intptr_t>(result.access.memref.getAsOpaquePointer()));
@@ -163,6 +200,199 @@ struct Answer {
   SmallVector<affine::DependenceComponent, 2> components;
 };
 
+/// Magnitudes beyond which the interval arithmetic below gives up.
+constexpr __int128 kBig = __int128(1) << 62;
+
+/// The weighted sum of the access's indices over dimensions [first, last]
+/// with row-major weights of the memref's shape there, or nullopt when it is
+/// not linear in the operands (a floor division or remainder that the
+/// weighting does not cancel: (p floordiv 7, p mod 7) weighted by (7, 1) is p)
+/// or the weights are not static.
+std::optional<WeightedIndex> weightedIndex(const Access &access,
+                                           unsigned first, unsigned last) {
+  auto type = dyn_cast<MemRefType>(access.access.memref.getType());
+  AffineMap map = access.map.getAffineMap();
+  if (!type || map.getNumResults() != type.getRank() || last >= type.getRank())
+    return std::nullopt;
+  SmallVector<int64_t> weights(last - first + 1, 1);
+  for (int k = int(last) - 1; k >= int(first); --k) {
+    int64_t size = type.getDimSize(k + 1);
+    if (ShapedType::isDynamic(size) || size <= 0)
+      return std::nullopt;
+    __int128 weight = __int128(weights[k + 1 - first]) * size;
+    if (weight > kBig)
+      return std::nullopt;
+    weights[k - first] = static_cast<int64_t>(weight);
+  }
+  MLIRContext *ctx = map.getContext();
+  AffineExpr sum = getAffineConstantExpr(0, ctx);
+  for (unsigned k = first; k <= last; ++k)
+    sum = sum + map.getResult(k) * weights[k - first];
+  SmallVector<int64_t> flat;
+  if (failed(getFlattenedAffineExpr(sum, map.getNumDims(), map.getNumSymbols(),
+                                    &flat)))
+    return std::nullopt;
+  unsigned inputs = map.getNumInputs();
+  for (unsigned i = inputs; i + 1 < flat.size(); ++i)
+    if (flat[i] != 0)
+      return std::nullopt; // a division the weights do not cancel
+  WeightedIndex result;
+  for (unsigned i = 0; i < inputs; ++i)
+    if (flat[i] != 0)
+      result.coefficients[access.map.getOperand(i)] += flat[i];
+  result.constant = flat.back();
+  // A vector access touches the trailing dimensions' vector shape.
+  if (auto vector = dyn_cast<VectorType>(
+          isa<affine::AffineReadOpInterface>(access.op)
+              ? access.op->getResult(0).getType()
+              : access.op->getOperand(0).getType())) {
+    unsigned rank = type.getRank();
+    if (vector.getRank() > rank || vector.isScalable())
+      return std::nullopt;
+    __int128 extent = 0;
+    for (auto [j, size] : llvm::enumerate(vector.getShape())) {
+      unsigned dim = rank - vector.getRank() + j;
+      if (dim < first || dim > last)
+        continue;
+      extent += __int128(size - 1) * weights[dim - first];
+    }
+    if (extent > kBig)
+      return std::nullopt;
+    result.extent = static_cast<int64_t>(extent);
+  }
+  return result;
+}
+
+/// Whether `value` is defined in `loop` (its induction variable included).
+bool definedInside(Value value, AffineForOp loop) {
+  Operation *owner = isa<BlockArgument>(value)
+                         ? cast<BlockArgument>(value).getOwner()->getParentOp()
+                         : value.getDefiningOp();
+  return owner && loop->isAncestor(owner);
+}
+
+/// weightedIndex, computed once per access and range.
+const std::optional<WeightedIndex> &cachedWeightedIndex(const Access &access,
+                                                        unsigned first,
+                                                        unsigned last,
+                                                        unsigned rank) {
+  if (access.weighted.empty())
+    access.weighted.resize(rank * rank);
+  std::optional<std::optional<WeightedIndex>> &slot =
+      access.weighted[first * rank + last];
+  if (!slot)
+    slot = weightedIndex(access, first, last);
+  return *slot;
+}
+
+/// [lo, hi] of the induction variable `iv` of a loop inside `loop`, from its
+/// constant lower bound and its constant (or min-with-a-constant) upper bound.
+std::optional<std::pair<int64_t, int64_t>> ivRange(Value iv, AffineForOp loop) {
+  AffineForOp inner = affine::getForInductionVarOwner(iv);
+  if (!inner || inner == loop || !loop->isProperAncestor(inner))
+    return std::nullopt;
+  if (!inner.hasConstantLowerBound())
+    return std::nullopt;
+  std::optional<int64_t> upper;
+  for (AffineExpr result : inner.getUpperBoundMap().getResults())
+    if (auto constant = dyn_cast<AffineConstantExpr>(result))
+      upper = upper ? std::min(*upper, constant.getValue()) : constant.getValue();
+  if (!upper)
+    return std::nullopt;
+  return std::make_pair(inner.getConstantLowerBound(), *upper - 1);
+}
+
+/// Whether `a` and `b` provably touch no common element in two different
+/// iterations of `loop` (whatever the loops outside it do, as long as they
+/// are in the same iteration): a weighted sum of some of their indices is
+/// c * iv + e with the same c, the same terms in everything defined outside
+/// `loop`, and e (plus the vector's reach) within fewer than |c| consecutive
+/// values for both, so different iterations give different sums. Sound but
+/// incomplete: the caller asks the full analysis when it says no.
+bool disjointAcrossIterations(const Access &a, const Access &b,
+                              AffineForOp loop) {
+  Value iv = loop.getInductionVar();
+  auto memrefType = dyn_cast<MemRefType>(a.access.memref.getType());
+  if (!memrefType)
+    return false;
+  unsigned rank = memrefType.getRank();
+  for (unsigned first = 0; first < rank; ++first) {
+    for (unsigned last = first; last < rank; ++last) {
+      const std::optional<WeightedIndex> &wa =
+          cachedWeightedIndex(a, first, last, rank);
+      if (!wa)
+        continue;
+      const std::optional<WeightedIndex> &wb =
+          cachedWeightedIndex(b, first, last, rank);
+      if (!wb)
+        continue;
+      int64_t c = wa->coefficients.lookup(iv);
+      if (c == 0 || wb->coefficients.lookup(iv) != c)
+        continue;
+      bool ok = true;
+      __int128 lo[2] = {0, 0}, hi[2] = {0, 0};
+      const WeightedIndex *sides[2] = {&*wa, &*wb};
+      for (int side = 0; side < 2 && ok; ++side) {
+        const WeightedIndex &w = *sides[side];
+        const WeightedIndex &other = *sides[1 - side];
+        lo[side] = hi[side] = w.constant;
+        for (auto [value, coefficient] : w.coefficients) {
+          if (value == iv)
+            continue;
+          if (!definedInside(value, loop)) {
+            // Defined outside the loop: the same in both accesses' iterations
+            // of interest, so it must weigh the same in both.
+            if (other.coefficients.lookup(value) != coefficient) {
+              ok = false;
+              break;
+            }
+            continue;
+          }
+          std::optional<std::pair<int64_t, int64_t>> range = ivRange(value, loop);
+          if (!range) {
+            ok = false;
+            break;
+          }
+          __int128 x = __int128(coefficient) * range->first;
+          __int128 y = __int128(coefficient) * range->second;
+          lo[side] += std::min(x, y);
+          hi[side] += std::max(x, y);
+          if (lo[side] < -kBig || hi[side] > kBig) {
+            ok = false;
+            break;
+          }
+        }
+        hi[side] += w.extent;
+      }
+      if (!ok)
+        continue;
+      // Values defined outside the loop that only one side uses.
+      for (auto [value, coefficient] : wb->coefficients)
+        if (value != iv && !wa->coefficients.count(value) &&
+            !definedInside(value, loop))
+          ok = false;
+      if (!ok)
+        continue;
+      __int128 width = std::max(hi[0], hi[1]) - std::min(lo[0], lo[1]);
+      __int128 magnitude = c < 0 ? -__int128(c) : __int128(c);
+      if (width < magnitude)
+        return true;
+    }
+  }
+  return false;
+}
+
+/// The loop at `depth` (1-based) among the loops common to `a` and `b`, or
+/// null when they have fewer common affine.for loops (or another loop kind).
+AffineForOp loopAtDepth(const Access &a, const Access &b, unsigned depth) {
+  if (depth == 0 || a.loops.size() < depth || b.loops.size() < depth)
+    return nullptr;
+  for (unsigned i = 0; i < depth; ++i)
+    if (a.loops[i] != b.loops[i])
+      return nullptr;
+  return a.loops[depth - 1];
+}
+
 } // namespace
 
 bool mlir::dl::forEachDependence(
@@ -178,7 +408,7 @@ bool mlir::dl::forEachDependence(
   // depth within the pair's common loops, where program order plays no
   // part.)
   std::map<std::vector<intptr_t>, int64_t> classes;
-  SmallVector<Access> described;
+  std::vector<Access> described;
   described.reserve(accesses.size());
   for (Operation *op : accesses)
     described.push_back(describe(op, classes));
@@ -207,6 +437,16 @@ bool mlir::dl::forEachDependence(
           continue;
         }
       }
+      // The common case, decided without solving a constraint system: the
+      // two touch different elements in different iterations of the loop
+      // at `depth` (a tile's rows of the loop's own block).
+      if (AffineForOp loop = loopAtDepth(source, destination, depth))
+        if (disjointAcrossIterations(source, destination, loop)) {
+          Answer none{affine::DependenceResult::NoDependence, {}};
+          if (!visit(source.op, destination.op, none.result, none.components))
+            return false;
+          continue;
+        }
       Answer answer{affine::DependenceResult::Failure, {}};
       answer.result = affine::checkMemrefAccessDependence(
           source.access, destination.access, depth, nullptr,

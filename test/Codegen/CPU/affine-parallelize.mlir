@@ -166,3 +166,45 @@ func.func @unrolled_offsets_carried(%a: memref<4098xf32>) {
   }
   return
 }
+
+// -----
+
+// A register tile of a convolution over a flattened 7x7 plane: tile i covers
+// pixels p = 6 * i + r (r < 6), stored at row p floordiv 7, column p mod 7,
+// 16 channels per vector store. Weighted (7, 1), the two indices are p
+// again, so tiles touch disjoint pixels: i is parallel, decided without a
+// constraint system (forEachDependence's disjointness test).
+// CHECK-LABEL: func @pixel_tiles
+// REMARK: remark: dl-affine-parallelize: loop runs on several threads
+// CHECK: affine.parallel (%{{.*}}) = (0) to (8) {
+func.func @pixel_tiles(%out: memref<1x7x7x192xf32>, %v: vector<16xf32>) {
+  affine.for %i = 0 to 8 {
+    affine.for %r = 0 to 6 {
+      affine.for %c = 0 to 12 {
+        %old = affine.vector_load %out[0, (%i * 6 + %r) floordiv 7, (%i * 6 + %r) mod 7, %c * 16] : memref<1x7x7x192xf32>, vector<16xf32>
+        %new = arith.addf %old, %v : vector<16xf32>
+        affine.vector_store %new, %out[0, (%i * 6 + %r) floordiv 7, (%i * 6 + %r) mod 7, %c * 16] : memref<1x7x7x192xf32>, vector<16xf32>
+      }
+    }
+  }
+  return
+}
+
+// -----
+
+// Refused: tiles of 4 that write 6 elements each overlap the next tile's
+// first two; the disjointness test cannot prove them apart and the full
+// analysis finds the dependence.
+// CHECK-LABEL: func @overlapping_tiles
+// REMARK: remark: dl-affine-parallelize: loop stays sequential: a dependence between iterations, from 'affine.store' to 'affine.store' on memref<70xf32>
+// CHECK: affine.for %{{.*}} = 0 to 16 {
+func.func @overlapping_tiles(%out: memref<70xf32>, %x: f32) {
+  affine.for %i = 0 to 16 {
+    affine.for %r = 0 to 6 {
+      affine.for %k = 0 to 40 {
+        affine.store %x, %out[%i * 4 + %r] : memref<70xf32>
+      }
+    }
+  }
+  return
+}
