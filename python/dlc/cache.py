@@ -21,8 +21,10 @@ recently used entries are removed once the cache passes
 Safe against concurrent writers: each writer builds its entry in a private
 folder and renames it into place, which succeeds for one of them; readers
 only ever see complete entries. Safe against corrupt entries: each records
-the SHA-256 of its library, checked before loading; a mismatch, or a
-library that does not load, removes the entry and compiles again.
+the SHA-256 of its library and the CRC-32 of each weight file (a checksum
+for corruption, 7 GB/s: GPT-2's 500 MB of weights were 0.35 s of SHA-256
+at every load), checked before loading; a mismatch, or a library that does
+not load, removes the entry and compiles again.
 
 Private to its user: an entry holds a model's weights, so the cache's
 folders are made 0700 and its files 0600 whatever the process umask (as
@@ -34,6 +36,7 @@ to. Either way a :class:`CacheWarning` says why and how to fix it.
 
 import hashlib
 import json
+import zlib
 import os
 import shutil
 import stat
@@ -41,14 +44,15 @@ import subprocess
 import tempfile
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from . import _build_config
 from .version import __version__
 
-#: bumped when the layout of an entry changes
-FORMAT = 2
+#: bumped when the layout of an entry changes (3: weights checked by CRC-32)
+FORMAT = 3
 
 _LIBRARY = "code.so"
 _META = "entry.json"
@@ -179,8 +183,28 @@ def key(module, pipeline, symbol, result_specs):
     for part in (build_identity(), pipeline, symbol, repr(list(result_specs))):
         digest.update(part.encode())
         digest.update(b"\0")
-    digest.update(_bytecode(module))
+    digest.update(_chunked_sha256(_bytecode(module)))
     return digest.hexdigest()
+
+
+#: bytes per chunk of _chunked_sha256
+_CHUNK = 16 << 20
+
+
+def _workers(tasks):
+    return max(1, min(tasks, os.cpu_count() or 1))
+
+
+def _chunked_sha256(data):
+    """The SHA-256 digests of `data`'s 16 MiB chunks, concatenated, hashed
+    on every core (hashlib lets go of the GIL): a model's bytecode is its
+    weights, 500 MB for GPT-2, 0.27 s on one core."""
+    view = memoryview(data)
+    chunks = [view[i:i + _CHUNK] for i in range(0, len(view), _CHUNK)] or [view]
+    if len(chunks) == 1:
+        return hashlib.sha256(chunks[0]).digest()
+    with ThreadPoolExecutor(_workers(len(chunks))) as pool:
+        return b"".join(pool.map(lambda c: hashlib.sha256(c).digest(), chunks))
 
 
 def _bytecode(module):
@@ -198,6 +222,23 @@ def _sha256_of(path):
     return digest.hexdigest()
 
 
+def _crc32_of(path):
+    """The CRC-32 of a file's bytes, as 8 hex digits."""
+    crc = 0
+    with open(path, "rb") as data:
+        for block in iter(lambda: data.read(8 << 20), b""):
+            crc = zlib.crc32(block, crc)
+    return f"{crc:08x}"
+
+
+def _crc32_of_each(paths):
+    """_crc32_of each path, in order, the files read in parallel."""
+    if len(paths) <= 1:
+        return [_crc32_of(p) for p in paths]
+    with ThreadPoolExecutor(_workers(len(paths))) as pool:
+        return list(pool.map(_crc32_of, paths))
+
+
 def lookup(entry_key):
     """The library stored under `entry_key` and its weights, checked:
     (path, {pointer symbol: read-only array mapped from its file}), or
@@ -212,12 +253,14 @@ def lookup(entry_key):
             record = json.load(data)
         if record.get("format") != FORMAT or _sha256_of(library) != record.get("sha256"):
             raise ValueError("corrupt entry")
-        weights = {}
-        for name, digest in record.get("weights", {}).items():
-            path = os.path.join(folder, name + ".npy")
-            if not name.isidentifier() or _sha256_of(path) != digest:
-                raise ValueError("corrupt entry")
-            weights[name] = np.load(path, mmap_mode="r", allow_pickle=False)
+        recorded = record.get("weights", {})
+        if not all(name.isidentifier() for name in recorded):
+            raise ValueError("corrupt entry")
+        paths = [os.path.join(folder, name + ".npy") for name in recorded]
+        if _crc32_of_each(paths) != list(recorded.values()):
+            raise ValueError("corrupt entry")
+        weights = {name: np.load(path, mmap_mode="r", allow_pickle=False)
+                   for name, path in zip(recorded, paths)}
     except FileNotFoundError:
         return None
     except (OSError, ValueError):
@@ -272,13 +315,14 @@ def store(entry_key, code):
         os.chmod(library, 0o600)  # the linker's mode follows the umask
         # The externalized constants (runtime.externalize_constants) beside
         # the library, one .npy each, read back mapped.
-        weights = {}
+        paths = {}
         for name, array in getattr(code, "weights", {}).items():
             path = os.path.join(private, name + ".npy")
             handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(handle, "wb") as data:
                 np.save(data, array)
-            weights[name] = _sha256_of(path)
+            paths[name] = path
+        weights = dict(zip(paths, _crc32_of_each(list(paths.values()))))
         meta = os.open(os.path.join(private, _META), os.O_WRONLY | os.O_CREAT | os.O_EXCL,
                        0o600)
         with os.fdopen(meta, "w") as data:

@@ -26,7 +26,7 @@ from .mlir import ir
 from .nn import Module
 from .options import CompileOptions
 from .stages import ArgSpec, Lowered, _is_static, _to_array, check_dynamic_dim
-from .tracing import Tensor, Trace, current_trace
+from .tracing import Tensor, Trace, current_trace, gc_paused
 
 
 class JitFunction:
@@ -355,7 +355,8 @@ class JitFunction:
 
     def _lower(self, specs, layout):
         start = time.perf_counter()
-        module, structure, result_specs, donations = self._trace(specs, layout)
+        with gc_paused():
+            module, structure, result_specs, donations = self._trace(specs, layout)
         parameter_slots = [entry[1] for entry in layout if entry[0] == "param"]
         return Lowered(module, self._symbol, specs, structure, result_specs,
                        self._options, parameter_slots, donations,

@@ -6,6 +6,8 @@ function. Each op carries the user's ``file:line:col`` as its MLIR location, so
 diagnostics from any later pass point back at the line that created it.
 """
 
+import contextlib
+import gc
 import os
 import sys
 import threading
@@ -16,6 +18,35 @@ from . import dtypes
 from .errors import DTypeError, ShapeError, TraceError
 from .mlir import ir
 from .mlir.dialects import arith, dl, func, tensor
+
+
+_gc_pause_lock = threading.Lock()
+_gc_pauses = 0
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Python's cyclic garbage collector off for the block (nested and
+    thread-safe: back on when the last block ends, if it was on). Tracing a
+    model makes thousands of objects without cycles, and the collector's
+    full passes over a process holding a model (470,000 objects with timm's
+    Swin-T) took 0.27 s of a 0.5 s compile from the disk cache."""
+    global _gc_pauses
+    with _gc_pause_lock:
+        if _gc_pauses == 0:
+            gc_paused.was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
+    try:
+        yield
+    finally:
+        with _gc_pause_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and gc_paused.was_enabled:
+                gc.enable()
+
+
+gc_paused.was_enabled = True
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _state = threading.local()

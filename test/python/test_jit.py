@@ -663,3 +663,32 @@ def test_large_constants_stay_out_of_the_compiled_code(monkeypatch):
     np.testing.assert_array_equal(same, w)
     same[...] = 0  # a copy: the weight the code reads is not changed
     np.testing.assert_array_equal(compiled(x)[1], w)
+
+
+def test_tracing_and_compiling_pause_the_garbage_collector_and_restore_it():
+    # Tracing a model makes thousands of acyclic objects; the cyclic
+    # collector's full passes over a process holding a model cost more than
+    # a compile from the disk cache. It is off while dlc traces and compiles,
+    # back as it was after (off stays off), nested uses included.
+    import gc
+    from dlc.tracing import gc_paused
+    seen = []
+
+    def f(x):
+        seen.append(gc.isenabled())
+        return x * 2.0
+    x = np.ones(4, np.float32)
+    assert gc.isenabled()
+    np.testing.assert_array_equal(dlc.jit(f)(x), x * 2)
+    assert seen == [False] and gc.isenabled()
+    with gc_paused():
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        dlc.jit(lambda y: y + 1.0)(x)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
