@@ -80,7 +80,11 @@ bool hasRectangularBounds(ArrayRef<affine::AffineForOp> nest);
 /// pair of `accesses` (affine loads and stores) of which one writes, with
 /// affine dependence analysis's answer at loop depth `depth` (1-based, as
 /// affine::checkMemrefAccessDependence counts); stops, returning false, as
-/// soon as `visit` returns false.
+/// soon as `visit` returns false. A pair whose touched elements provably
+/// differ between iterations of the loop at `depth` (a weighted sum of their
+/// indices is c * iv + e, e within fewer than |c| values for both) is
+/// NoDependence without a constraint system; upstream's analysis decides
+/// the others, once per class of equivalent pairs.
 bool forEachDependence(
     ArrayRef<Operation *> accesses, unsigned depth,
     function_ref<bool(Operation *source, Operation *destination,
