@@ -29,6 +29,7 @@ driver with Python rewrite patterns. ``dlc.jit`` runs them in its graph stage
 """
 
 import math
+import threading
 
 from .mlir import ir, rewrite
 from .mlir.dialects import dl
@@ -546,9 +547,32 @@ def _constant_array(value, attr):
     if number is not None:
         return np.array([float(number)])
     try:
-        return np.asarray(attr, dtype=np.float64).reshape(-1)
+        array = np.asarray(attr)  # the attribute's buffer, not a copy
+        if array.dtype.kind != "f":
+            array = array.astype(np.float64)
+        return array.reshape(-1)
     except Exception:  # noqa: BLE001 - unreadable: unknown
         return np.array([np.nan])
+
+
+#: whether each constant attribute dl-raise-ops has read in the current run
+#: (per thread) is free of infinities: every softmax of a network searches
+#: back through the same weights (GPT-2: 12 searches over 500 MB of weights,
+#: read as float64 each time, took 2.1 s). Attributes are uniqued and live
+#: as long as their context, so one is never mistaken for another (a Value
+#: of an erased op could be).
+_checked = threading.local()
+
+
+def _constant_finite(value, attr):
+    memo = getattr(_checked, "attributes", None)
+    if memo is not None and attr in memo:
+        return memo[attr]
+    import numpy as np
+    finite = bool(np.all(np.isfinite(_constant_array(value, attr))))
+    if memo is not None:
+        memo[attr] = finite
+    return finite
 
 
 def _finite(value):
@@ -556,7 +580,6 @@ def _finite(value):
     finite (no constant holds an infinity, no op makes one but by overflow;
     NaN may be), searched back through the ops above, iteratively (a network
     is deep), down to bounded ops."""
-    import numpy as np
     stack, seen = [value], set()
     while stack:
         current = stack.pop()
@@ -571,7 +594,7 @@ def _finite(value):
             continue
         if name == "dl.constant":
             attr = op.attributes["value"]
-            if _is_float(current) and not np.all(np.isfinite(_constant_array(current, attr))):
+            if _is_float(current) and not _constant_finite(current, attr):
                 return False
             continue
         if name == "dl.div" and _splat_value(op.operation.operands[1]) not in (None, 0):
@@ -638,7 +661,11 @@ def raise_ops(op, pass_=None):
     patterns.add(dl.DivOp, _raise_div)
     patterns.add(dl.AddOp, _fold_layer_norm_affine)
     patterns.add(dl.WhereOp, _unguard_softmax)
-    rewrite.apply_patterns_and_fold_greedily(op, patterns.freeze())
+    _checked.attributes = {}
+    try:
+        rewrite.apply_patterns_and_fold_greedily(op, patterns.freeze())
+    finally:
+        _checked.attributes = None
 
 
 # -- dl-fusion-report ------------------------------------------------------------
