@@ -638,3 +638,29 @@ def test_repeated_layers_are_compiled_once():
     got = outlined.compile()(x)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     np.testing.assert_array_equal(got, inline.compile()(x))
+
+
+def test_pack_weights_lays_out_a_transposed_weight_in_blocks():
+    """x @ transpose(W) with W a constant [N, K] and too many rows of x to
+    pack: dl-pack-weights computes the transposed constant, in 64 x 64
+    blocks; sizes that are no multiple of the block (the edges) give
+    exactly numpy's transpose."""
+    from dlc.mlir import ir
+    from dlc.mlir.passmanager import PassManager
+    rng = np.random.default_rng(64)
+    w = rng.standard_normal((130, 70)).astype(F32)
+    text = f"""
+    func.func @f(%x: tensor<40x70xf32>) -> tensor<40x130xf32> {{
+      %w = dl.constant dense<{w.tolist()}> : tensor<130x70xf32>
+      %t = dl.transpose %w perm = [1, 0] : tensor<130x70xf32> -> tensor<70x130xf32>
+      %y = dl.matmul %x, %t : (tensor<40x70xf32>, tensor<70x130xf32>) -> tensor<40x130xf32>
+      return %y : tensor<40x130xf32>
+    }}"""
+    with ir.Context():
+        module = ir.Module.parse(text)
+        PassManager.parse("builtin.module(func.func(dl-pack-weights))").run(module.operation)
+        constants = [op for op in module.body.operations[0].regions[0].blocks[0].operations
+                     if op.operation.name == "dl.constant"]
+        assert len(constants) == 1 and "dl.transpose" not in str(module)
+        laid_out = np.asarray(constants[0].attributes["value"])
+    np.testing.assert_array_equal(laid_out, w.T)

@@ -189,9 +189,16 @@ bool layOutTransposedWeight(MatmulOp matmul) {
   auto type = cast<RankedTensorType>(transpose.getType());
   int64_t k = type.getDimSize(0), n = type.getDimSize(1);
   std::vector<float> values(static_cast<size_t>(k * n));
-  for (int64_t row = 0; row < k; ++row)
-    for (int64_t column = 0; column < n; ++column)
-      values[row * n + column] = weight.values[column * k + row];
+  // In 64 x 64 blocks: both sides stay in cache (element by element, the
+  // reads strode k floats apart: dl-pack-weights on GPT-2, whose 768 x
+  // 50257 head this lays out, 0.33 -> 0.17 s on a Zen 5).
+  constexpr int64_t kBlock = 64;
+  for (int64_t rowBlock = 0; rowBlock < k; rowBlock += kBlock)
+    for (int64_t columnBlock = 0; columnBlock < n; columnBlock += kBlock)
+      for (int64_t row = rowBlock; row < std::min(k, rowBlock + kBlock); ++row)
+        for (int64_t column = columnBlock;
+             column < std::min(n, columnBlock + kBlock); ++column)
+          values[row * n + column] = weight.values[column * k + row];
   OpBuilder b(transpose);
   Value constant = ConstantOp::create(
       b, transpose.getLoc(), DenseElementsAttr::get(type, ArrayRef<float>(values)));
