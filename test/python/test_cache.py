@@ -330,3 +330,32 @@ def test_compile_phases_are_timed_and_a_cache_hit_says_so(cache_dir):
     hit = dlc.jit(f).lower(x, w).compile()
     assert list(hit.phase_seconds) == ["trace", "cache"]
     np.testing.assert_array_equal(hit(x, w), cold(x, w))
+
+
+def test_the_key_covers_every_constant_element():
+    # The key hashes the module's text with large constants elided and each
+    # constant's bytes (not the module's bytecode): one element changed, in
+    # a float, bfloat16 or boolean constant, is another key; equal constants
+    # in another array are the same key.
+    import ml_dtypes
+
+    from dlc import cache
+    rng = np.random.default_rng(5)
+
+    def key_of(constant, fn, dtype=np.float32):
+        f = dlc.jit(lambda a: fn(a, constant))
+        lowered = f.lower(np.ones((8, 64), dtype))
+        return cache.key(lowered._modules["dl"], "pipeline", lowered.symbol, [])
+    w = rng.standard_normal((64, 64)).astype(np.float32)
+    changed = w.copy()
+    changed[40, 7] += 1.0
+    matmul = lambda a, c: a @ c  # noqa: E731
+    assert key_of(w, matmul) == key_of(w.copy(), matmul)
+    assert key_of(w, matmul) != key_of(changed, matmul)
+    bf16 = ml_dtypes.bfloat16
+    assert key_of(w.astype(bf16), matmul, bf16) != key_of(changed.astype(bf16), matmul, bf16)
+    mask = rng.random((8, 64)) > 0.5
+    flipped = mask.copy()
+    flipped[3, 9] = not flipped[3, 9]
+    where = lambda a, m: dlc.where(m, a, 0.0)  # noqa: E731
+    assert key_of(mask, where) != key_of(flipped, where)
