@@ -222,7 +222,7 @@ def _dlc(frontend, name, batch, workdir, threads):
     facts["cached_s"] = sum(again.phase_seconds.values())
     facts["cached_from_disk"] = "cache" in again.phase_seconds
     call = lambda: f(*arrays)  # noqa: E731
-    facts["call_args"], facts["function"] = arrays, f
+    call.profiled = (f, arrays)  # what --profile runs dlc.profile on
     return facts, call
 
 
@@ -260,10 +260,10 @@ def _torch(name, batch, threads, compiled):
     return facts, call
 
 
-def _profile_facts(call_args, f, top):
+def _profile_facts(f, arrays, top):
     """dlc.profile of `f`: the slowest `top` source lines (ms per call)."""
     import dlc
-    profile = dlc.profile(f, *call_args, calls=5, warmup=1)
+    profile = dlc.profile(f, *arrays, calls=5, warmup=1)
     return {"ms": profile.seconds * 1e3, "serial_ms": profile.serial_seconds * 1e3,
             "regions": len(profile.regions),
             "lines": [[source, launches, seconds * 1e3]
@@ -288,11 +288,8 @@ def worker(system, name, batch, workdir, threads, repeats, seconds, onnx=True,
         raise SystemExit(f"unknown system {system!r}; systems: {', '.join(SYSTEMS)}")
     np.save(os.path.join(workdir, f"{system}.npy"), np.asarray(call()))
     facts["ms"] = _median_ms(call, repeats, seconds)
-    if profile_top and system in ("dlc-torch", "dlc-onnx"):
-        facts["profile"] = _profile_facts(facts.pop("call_args"), facts.pop("function"),
-                                          profile_top)
-    facts.pop("call_args", None)
-    facts.pop("function", None)
+    if profile_top and hasattr(call, "profiled"):
+        facts["profile"] = _profile_facts(*call.profiled, profile_top)
     return facts
 
 

@@ -212,7 +212,6 @@ def _fingerprint(module):
     from .mlir import ir
     text = module.operation.get_asm(large_elements_limit=16, large_resource_limit=16,
                                     assume_verified=True)
-    parts = [hashlib.sha256(text.encode()).digest()]
     found = []
 
     def visit(op):
@@ -233,7 +232,8 @@ def _fingerprint(module):
             return b"bytecode" + _chunked_sha256(_bytecode(module))
         buffers.append(header + f"{array.dtype}".encode())
         buffers.append(np.ascontiguousarray(array).view(np.uint8).reshape(-1).data)
-    return b"text+constants" + parts[0] + _chunked_sha256_many(buffers)
+    return (b"text+constants" + hashlib.sha256(text.encode()).digest()
+            + _chunked_sha256_many(buffers))
 
 
 def _chunked_sha256_many(buffers):

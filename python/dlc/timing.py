@@ -53,7 +53,7 @@ class Profile:
     """Where a compiled function's time goes (see :func:`profile`)."""
 
     def __init__(self, seconds, regions, calls):
-        #: median-free mean seconds per call, over the profiled calls
+        #: mean seconds per call over the profiled calls
         self.seconds = seconds
         #: the parallel regions, slowest first
         self.regions = sorted(regions, key=lambda r: -r.seconds)
@@ -160,6 +160,7 @@ def profile(function, *args, calls=10, warmup=2):
         function(*args)
     names = _region_names(_compiled_functions(function))
     library = runtime._load_parallel_runtime()
+    library.dlc_runtime_profile_read.restype = ctypes.c_int64
     library.dlc_runtime_profile(ctypes.c_int64(1))
     try:
         start = time.perf_counter()
@@ -173,7 +174,6 @@ def profile(function, *args, calls=10, warmup=2):
         bodies = (ctypes.c_void_p * capacity)()
         launches = (ctypes.c_int64 * capacity)()
         nanoseconds = (ctypes.c_int64 * capacity)()
-        library.dlc_runtime_profile_read.restype = ctypes.c_int64
         count = library.dlc_runtime_profile_read(bodies, launches, nanoseconds,
                                                   ctypes.c_int64(capacity))
         if count <= capacity:

@@ -29,7 +29,7 @@ def test_zoo_speed_table_checks_and_times_each_system(tmp_path):
     run = subprocess.run([sys.executable, script, "--models", "test-resnet", "--batches", "1",
                           "--systems", *systems, "--repeats", "3", "--seconds", "0.5",
                           "--json", str(tmp_path / "zoo.json"),
-                          "--markdown", str(tmp_path / "zoo.md")],
+                          "--markdown", str(tmp_path / "zoo.md"), "--profile", "2"],
                          capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr[-3000:]
     report = json.loads((tmp_path / "zoo.json").read_text())
@@ -43,3 +43,10 @@ def test_zoo_speed_table_checks_and_times_each_system(tmp_path):
     assert dlc_torch["cached_from_disk"] and dlc_torch["cached_s"] < dlc_torch["compile_s"]
     assert set(row["ratio"]) == {"dlc-onnx", "torch"}
     assert "| timm ResNet-10t 64x64 (test) | 1 |" in (tmp_path / "zoo.md").read_text()
+    # --profile: dlc.profile's slowest source lines of each dlc system.
+    assert "profile" not in row["systems"]["torch"]
+    for system in ("dlc-torch", "dlc-onnx"):
+        profile = row["systems"][system]["profile"]
+        assert profile["ms"] > 0 and profile["regions"] >= 1
+        assert 1 <= len(profile["lines"]) <= 2
+    assert "test-resnet b1 dlc-torch:" in run.stdout

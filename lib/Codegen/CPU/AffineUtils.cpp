@@ -364,13 +364,8 @@ bool disjointAcrossIterations(const Access &a, const Access &b,
         }
         hi[side] += w.extent;
       }
-      if (!ok)
-        continue;
-      // Values defined outside the loop that only one side uses.
-      for (auto [value, coefficient] : wb->coefficients)
-        if (value != iv && !wa->coefficients.count(value) &&
-            !definedInside(value, loop))
-          ok = false;
+      // (A value defined outside the loop that one side does not use fails
+      // the equal-weight check from the side that uses it.)
       if (!ok)
         continue;
       __int128 width = std::max(hi[0], hi[1]) - std::min(lo[0], lo[1]);
