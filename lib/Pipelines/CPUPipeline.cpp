@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -195,19 +196,29 @@ void addLLVMStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   DLSplitFunctionOptions split;
   split.maxOps = options.maxFunctionOps;
   pm.addPass(createDLSplitFunction(split));
-  pm.addPass(createSCFToControlFlowPass());
-  addCleanups(pm);
+  // From here on the module holds many functions (the outlined parallel
+  // bodies, the split parts: 212 in EfficientNet-B0): what converts one
+  // function at a time runs nested, on the MLIR context's threads, rather
+  // than over the module on one (upstream's passes, nested by us).
+  {
+    OpPassManager &fn = pm.nest<func::FuncOp>();
+    fn.addPass(createSCFToControlFlowPass());
+    addCleanups(fn);
+  }
   // math: integer powers become outlined functions, what LLVM has intrinsics
   // for becomes intrinsics, the rest (erf, tanh) calls libm.
   pm.addPass(createConvertMathToFuncs());
   pm.addNestedPass<func::FuncOp>(createConvertMathToLLVMPass());
   pm.addPass(createConvertMathToLibmPass());
-  // vector.transpose (the packing of a transposed GEMM input, by squares)
-  // as the target's shuffles.
-  pm.addPass(createDLLowerVectorTranspose());
-  pm.addPass(createConvertVectorToLLVMPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
+  {
+    OpPassManager &fn = pm.nest<func::FuncOp>();
+    // vector.transpose (the packing of a transposed GEMM input, by
+    // squares) as the target's shuffles.
+    fn.addPass(createDLLowerVectorTranspose());
+    fn.addPass(createConvertVectorToLLVMPass());
+    fn.addPass(memref::createExpandStridedMetadataPass());
+    fn.addPass(createLowerAffinePass());
+  }
   // Allocations call dlc's runtime (lib/Runtime/Memory.cpp): a failure
   // is reported to the caller instead of a store through NULL, and large
   // blocks are reused across calls.
@@ -215,13 +226,16 @@ void addLLVMStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   memrefToLLVM.useGenericFunctions = true;
   pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   pm.addPass(createConvertFuncToLLVMPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertIndexToLLVMPass());
+  {
+    OpPassManager &fn = pm.nest<LLVM::LLVMFuncOp>();
+    fn.addPass(createArithToLLVMConversionPass());
+    fn.addPass(createConvertIndexToLLVMPass());
+  }
   pm.addPass(createConvertControlFlowToLLVMPass());
-  pm.addPass(createUBToLLVMConversionPass());
+  pm.addNestedPass<LLVM::LLVMFuncOp>(createUBToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createDLLowerParallelLaunch());
-  addCleanups(pm);
+  addCleanups(pm.nest<LLVM::LLVMFuncOp>());
   // LLVM compiles for the CPU the IR's decisions were made for.
   pm.addPass(createDLLLVMTargetAttributes());
 }
