@@ -22,10 +22,13 @@
 
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -135,6 +138,36 @@ MlirAttribute requireTarget(MlirAttribute attribute) {
   return attribute;
 }
 
+/// Compiles `module` (llvm dialect) to `<directory>/part<i>.o`, at most
+/// `parts` of them, on `threads` threads; the GIL is released while LLVM
+/// works (no MLIR object is touched then). Returns (number of parts,
+/// seconds translating and splitting, seconds optimizing and compiling).
+std::tuple<int, double, double> compileObjects(MlirModule module, int optLevel, int parts, int threads,
+                   const std::string &directory) {
+  std::string error;
+  auto collect = [](MlirStringRef text, void *data) {
+    static_cast<std::string *>(data)->append(text.data, text.length);
+  };
+  auto start = std::chrono::steady_clock::now();
+  DlcObjectJob job = dlcObjectJobCreate(module, optLevel, parts, collect, &error);
+  auto split = std::chrono::steady_clock::now();
+  if (!job.ptr)
+    throw std::runtime_error("LLVM code generation: " + error);
+  int count = dlcObjectJobNumParts(job);
+  bool ok;
+  {
+    nb::gil_scoped_release release;
+    ok = dlcObjectJobRun(job, mlirStringRefCreate(directory.data(), directory.size()),
+                         threads, collect, &error);
+  }
+  dlcObjectJobDestroy(job);
+  if (!ok)
+    throw std::runtime_error("LLVM code generation: " + error);
+  std::chrono::duration<double> first = split - start,
+                                second = std::chrono::steady_clock::now() - split;
+  return {count, first.count(), second.count()};
+}
+
 } // namespace
 
 NB_MODULE(_site_initialize_0, m) {
@@ -195,6 +228,15 @@ NB_MODULE(_site_initialize_0, m) {
       },
       nb::arg("gpu"),
       "The stages (name, description) of dl-cpu-pipeline or dl-gpu-pipeline.");
+  m.def("compile_objects", &compileObjects, nb::arg("module"),
+        nb::arg("opt_level"), nb::arg("parts"), nb::arg("threads"),
+        nb::arg("directory"),
+        "Compiles an llvm-dialect module to position-independent object files "
+        "<directory>/part<i>.o, split into at most `parts` parts compiled on "
+        "`threads` threads; returns (parts written, seconds translating and "
+        "splitting, seconds optimizing and compiling).");
+  m.def("operation_count", &dlcModuleOperationCount, nb::arg("module"),
+        "The number of operations in a module, nested ones included.");
   m.def(
       "gpu_chips", [] { return collectStrings(dlcGPUChips); },
       "The NVIDIA chips dl-gpu-pipeline compiles for.");

@@ -59,6 +59,40 @@ MLIR_CAPI_EXPORTED void dlcPipelineStages(bool gpu, DlcPairCallback callback,
 MLIR_CAPI_EXPORTED void dlcGPUChips(MlirStringCallback callback,
                                     void *userData);
 
+/// LLVM code generation in parallel parts (lib/CAPI/ObjectCode.cpp): a
+/// module in the llvm dialect, translated to LLVM IR with the packed
+/// `_mlir_<f>` wrappers the ExecutionEngine adds, split into at most
+/// `numParts` parts of about equal size.
+typedef struct {
+  void *ptr;
+} DlcObjectJob;
+
+/// The job of compiling `module`, or a null job (`onError` says why). Reads
+/// the MLIR module: call it as any other MLIR C API function.
+MLIR_CAPI_EXPORTED DlcObjectJob dlcObjectJobCreate(MlirModule module,
+                                                   int optLevel, int numParts,
+                                                   MlirStringCallback onError,
+                                                   void *userData);
+
+/// How many parts the job has (fewer than asked for when the module has
+/// fewer functions, or symbols that cannot be split apart).
+MLIR_CAPI_EXPORTED int dlcObjectJobNumParts(DlcObjectJob job);
+
+/// Optimizes and compiles every part on `numThreads` threads, writing part i
+/// as the position-independent object file `<directory>/part<i>.o`. Touches
+/// no MLIR object. False, with the first error given to `onError`, if a part
+/// failed.
+MLIR_CAPI_EXPORTED bool dlcObjectJobRun(DlcObjectJob job,
+                                        MlirStringRef directory,
+                                        int numThreads,
+                                        MlirStringCallback onError,
+                                        void *userData);
+
+MLIR_CAPI_EXPORTED void dlcObjectJobDestroy(DlcObjectJob job);
+
+/// The number of operations in `module`, nested ones included.
+MLIR_CAPI_EXPORTED int64_t dlcModuleOperationCount(MlirModule module);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,10 +5,12 @@ shared library, keyed by everything that decides that code: the function's
 ``dl`` IR (its text and the bytes of every constant, weights included),
 the pass pipeline with its
 options, the target (``dl.target``, in the IR), the entry symbol and result
-types, and dlc's version and build. The first compile of a key JIT-compiles
-as always (position-independent), then writes the object file, links it with
-the system C compiler (``cc``; without one nothing is cached) and stores it;
-later compiles of the key, in any process, load the library (``dlopen``)
+types, and dlc's version and build. The first compile of a key builds its
+library: a large module in the cache's folder directly
+(runtime.compile_library: LLVM in parallel parts, linked with the system C
+compiler, ``cc``; without one nothing is cached), a small one JIT-compiled
+as always (position-independent), then written as an object file, linked
+and stored; later compiles of the key, in any process, load the library (``dlopen``)
 instead of running the pipeline and LLVM.
 
 Where: ``$DLC_CACHE_DIR``, else ``$XDG_CACHE_HOME/dlc``, else
@@ -349,60 +351,106 @@ def _linker():
     return None
 
 
-def store(entry_key, code):
-    """Links the object code of `code` (a runtime.JITCode compiled with
-    pic=True) into a library stored under `entry_key`; returns its path, or
-    None where nothing could be stored (no cache, no C compiler, a full
-    disk: the cache is an optimization, never an error)."""
-    root = directory()
+def can_link():
+    """Whether a C compiler is there to link object files into a library."""
+    return _linker() is not None
+
+
+def link(objects, library):
+    """Links the object files `objects` into the shared library `library`;
+    returns whether it could."""
     linker = _linker()
-    if root is None or linker is None or not _usable(root, writing=True):
+    if linker is None:
+        return False
+    process = subprocess.run([linker, "-shared", "-o", library, *objects],
+                             capture_output=True, text=True)
+    return process.returncode == 0
+
+
+def begin(entry_key):
+    """A private folder (0700) in the cache to build the entry of
+    `entry_key` in, or None where nothing can be stored (no cache, no C
+    compiler, a full disk: the cache is an optimization, never an error).
+    Its library is to be written at ``library_path(folder)``; then
+    :func:`commit` stores it, or :func:`abandon` drops it."""
+    root = directory()
+    if root is None or _linker() is None or not _usable(root, writing=True):
         return None
     shard = os.path.join(root, entry_key[:2])
-    final = os.path.join(shard, entry_key)
     try:
         _private_folder(shard)
-        private = tempfile.mkdtemp(prefix=f".{entry_key[:12]}-", dir=shard)  # 0700
+        return tempfile.mkdtemp(prefix=f".{entry_key[:12]}-", dir=shard)  # 0700
     except OSError:
         return None
+
+
+def library_path(folder):
+    return os.path.join(folder, _LIBRARY)
+
+
+def abandon(folder):
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def commit(entry_key, folder, weights=None):
+    """Stores the entry built in `folder` (by :func:`begin`; its library
+    written) with `weights` (the arrays of its externalized constants, by
+    pointer symbol) under `entry_key`; returns the stored library's path, or
+    None. Either way `folder` is gone afterwards (a library loaded from it
+    stays loaded)."""
+    root = directory()
+    final = os.path.join(root, entry_key[:2], entry_key)
+    library = library_path(folder)
     try:
-        obj = os.path.join(private, "code.o")
-        library = os.path.join(private, _LIBRARY)
-        code.dump_object(obj)
-        process = subprocess.run([linker, "-shared", "-o", library, obj],
-                                 capture_output=True, text=True)
-        if process.returncode != 0:
-            return None
-        os.remove(obj)
         os.chmod(library, 0o600)  # the linker's mode follows the umask
         # The externalized constants (runtime.externalize_constants) beside
         # the library, one .npy each, read back mapped.
         paths = {}
-        for name, array in getattr(code, "weights", {}).items():
-            path = os.path.join(private, name + ".npy")
+        for name, array in (weights or {}).items():
+            path = os.path.join(folder, name + ".npy")
             handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(handle, "wb") as data:
                 np.save(data, array)
             paths[name] = path
-        weights = dict(zip(paths, _crc32_of_each(list(paths.values()))))
-        meta = os.open(os.path.join(private, _META), os.O_WRONLY | os.O_CREAT | os.O_EXCL,
+        checksums = dict(zip(paths, _crc32_of_each(list(paths.values()))))
+        meta = os.open(os.path.join(folder, _META), os.O_WRONLY | os.O_CREAT | os.O_EXCL,
                        0o600)
         with os.fdopen(meta, "w") as data:
-            json.dump({"format": FORMAT, "sha256": _sha256_of(library), "weights": weights,
+            json.dump({"format": FORMAT, "sha256": _sha256_of(library), "weights": checksums,
                        "created": time.time(), "dlc": __version__}, data)
-        os.chmod(os.path.join(private, _META), 0o600)
+        os.chmod(os.path.join(folder, _META), 0o600)
         try:
-            os.rename(private, final)
+            os.rename(folder, final)
         except OSError:  # another process stored the same key first
-            return os.path.join(final, _LIBRARY) if os.path.isdir(final) else None
-        private = None
+            return library_path(final) if os.path.isdir(final) else None
+        folder = None
         _evict(root, keep=final)
-        return os.path.join(final, _LIBRARY)
+        return library_path(final)
     except OSError:
         return None
     finally:
-        if private is not None:
-            shutil.rmtree(private, ignore_errors=True)
+        if folder is not None:
+            abandon(folder)
+
+
+def store(entry_key, code):
+    """Links the object code of `code` (a runtime.JITCode compiled with
+    pic=True) into a library stored under `entry_key`; returns its path, or
+    None where nothing could be stored."""
+    folder = begin(entry_key)
+    if folder is None:
+        return None
+    try:
+        obj = os.path.join(folder, "code.o")
+        code.dump_object(obj)
+        linked = link([obj], library_path(folder))
+        os.remove(obj)
+    except OSError:
+        linked = False
+    if not linked:
+        abandon(folder)
+        return None
+    return commit(entry_key, folder, getattr(code, "weights", {}))
 
 
 def entries():

@@ -453,6 +453,61 @@ class LibraryCode:
         return self.address("_mlir_" + name)
 
 
+#: modules of fewer operations are JIT-compiled by the ExecutionEngine on
+#: one thread: linking a library (tens of milliseconds) would cost more than
+#: the parallel code generation saves (EfficientNet-B0's llvm module has
+#: 56,000 operations and took 8 s on one Zen 5 core)
+PARALLEL_CODEGEN_MIN_OPERATIONS = 4000
+
+
+def compile_threads():
+    """How many threads LLVM's code generation uses: ``DLC_COMPILE_THREADS``,
+    else the number of cores this process may run on."""
+    value = positive_int_from_env("DLC_COMPILE_THREADS")
+    if value is not None:
+        return value
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def wants_library(module):
+    """Whether `module` (the llvm stage) is compiled by compile_library
+    rather than JIT-compiled: large enough, more than one thread to compile
+    it on, and a C compiler to link it with."""
+    from . import cache
+    from .mlir._mlir_libs import _site_initialize_0 as capi
+    return compile_threads() > 1 and cache.can_link() and \
+        capi.operation_count(module) >= PARALLEL_CODEGEN_MIN_OPERATIONS
+
+
+def compile_library(module, library, opt_level=3, threads=None):
+    """Compiles `module` (the llvm stage) into the shared library `library`:
+    LLVM optimizes and compiles it in parts, in parallel on `threads`
+    threads (lib/CAPI/ObjectCode.cpp), and the system C compiler links them.
+    Returns {phase: seconds} ("llvm-translate", "llvm", "link"). Raises
+    RuntimeError where LLVM or the linker fails."""
+    import shutil
+    import tempfile
+    import time
+    from . import cache
+    from .mlir._mlir_libs import _site_initialize_0 as capi
+    threads = threads or compile_threads()
+    folder = tempfile.mkdtemp(prefix=".objects-", dir=os.path.dirname(library))
+    try:
+        parts, translate, compile_ = capi.compile_objects(
+            module, opt_level, 2 * threads, threads, folder)
+        start = time.perf_counter()
+        objects = [os.path.join(folder, f"part{i}.o") for i in range(parts)]
+        if not cache.link(objects, library):
+            raise RuntimeError(f"linking the compiled code into {library} failed")
+        return {"llvm-translate": translate, "llvm": compile_,
+                "link": time.perf_counter() - start}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 class CompiledFunction:
     """A function in a compiled module, callable with numpy arrays. `code` is
     an MLIR module (JIT-compiled here), a :class:`JITCode` or a

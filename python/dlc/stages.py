@@ -6,6 +6,7 @@ for one signature, whose IR can be printed at every stage; its
 what a compiled function accepts at each argument position.
 """
 
+import tempfile
 import time
 from dataclasses import dataclass, replace
 
@@ -282,14 +283,43 @@ class Lowered:
         if runtime.large_constants(module):
             module = compiler.clone(module)
             weights = runtime.externalize_constants(module)
-        code = JITCode(module, opt_level=opt_level, pic=entry_key is not None,
-                       weights=weights)
-        function = CompiledFunction(code, self.symbol, self._compiled_result_specs)
+        function = None
+        if runtime.wants_library(module):
+            function = self._compile_library(module, opt_level, weights, entry_key, start)
+        if function is None:
+            code = JITCode(module, opt_level=opt_level, pic=entry_key is not None,
+                           weights=weights)
+            function = CompiledFunction(code, self.symbol, self._compiled_result_specs)
+            if entry_key is not None and time.perf_counter() - start >= cache.min_seconds():
+                cache.store(entry_key, code)
         self.phase_seconds["llvm"] = time.perf_counter() - start
         if entry_key is not None:
             self.phase_seconds["llvm"] += key_seconds
-        if entry_key is not None and time.perf_counter() - start >= cache.min_seconds():
-            cache.store(entry_key, code)
+        return function
+
+    def _compile_library(self, module, opt_level, weights, entry_key, start):
+        """A large module's code: compiled by LLVM in parallel parts and
+        linked into a library (runtime.compile_library), built in the disk
+        cache's folder and stored there when the cache is on; None (the
+        caller JIT-compiles) where that failed."""
+        folder = cache.begin(entry_key) if entry_key is not None else None
+        in_cache = folder is not None
+        if folder is None:
+            folder = tempfile.mkdtemp(prefix="dlc-code-")
+        try:
+            library = cache.library_path(folder)
+            runtime.compile_library(module, library, opt_level)
+            function = CompiledFunction(LibraryCode(library, weights), self.symbol,
+                                        self._compiled_result_specs)
+        except (OSError, RuntimeError):
+            cache.abandon(folder)
+            return None
+        # The library stays loaded once its file is gone (moved into place,
+        # or removed when nothing is stored).
+        if in_cache and time.perf_counter() - start >= cache.min_seconds():
+            cache.commit(entry_key, folder, weights)
+        else:
+            cache.abandon(folder)
         return function
 
 

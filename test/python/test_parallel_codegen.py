@@ -1,0 +1,176 @@
+"""LLVM code generation in parallel parts (runtime.compile_library,
+lib/CAPI/ObjectCode.cpp): a large module is split at function boundaries,
+each part optimized and compiled on its own thread, and the parts linked
+into one library, which runs what the ExecutionEngine's code runs, is what
+the disk cache stores, and carries the profiler's region table."""
+
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import dlc
+from dlc import cache, compiler, runtime
+from dlc.mlir import ir
+from dlc.mlir._mlir_libs import _site_initialize_0 as capi
+
+RNG = np.random.default_rng(7)
+# Constants of each kind the split handles: W1 (24 KB: externalized where
+# a test lowers the threshold, else defined beside the function reading it),
+# W2 (3.8 KB) and B1 (copied into each part).
+W1 = (RNG.standard_normal((64, 96)) / 8).astype(np.float32)
+W2 = (RNG.standard_normal((96, 10)) / 10).astype(np.float32)
+B1 = RNG.standard_normal(96).astype(np.float32)
+
+
+def model(x):
+    h = dlc.relu(x @ W1 + B1)
+    h = h - dlc.mean(h, axis=-1, keepdims=True)
+    return dlc.softmax(h @ W2, axis=-1)
+
+
+def reference(x):
+    h = np.maximum(x @ W1 + B1, 0)
+    h = h - h.mean(axis=-1, keepdims=True)
+    z = h @ W2
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+X = RNG.standard_normal((48, 64)).astype(np.float32)
+
+
+@pytest.fixture
+def every_module_in_parts(monkeypatch):
+    """Every module compiled by compile_library, on two threads."""
+    monkeypatch.setattr(runtime, "PARALLEL_CODEGEN_MIN_OPERATIONS", 0)
+    monkeypatch.setenv("DLC_COMPILE_THREADS", "2")
+    monkeypatch.setenv("DLC_CACHE_DIR", "off")
+
+
+def test_a_large_module_becomes_a_library_with_the_same_results(every_module_in_parts,
+                                                                 monkeypatch):
+    compiled = dlc.jit(model).lower(X).compile()
+    assert isinstance(compiled._function.code, runtime.LibraryCode)
+    got = compiled(X)
+    np.testing.assert_allclose(got, reference(X), rtol=1e-5, atol=1e-6)
+    # The same module JIT-compiled on one thread: the same numbers.
+    monkeypatch.setenv("DLC_COMPILE_THREADS", "1")
+    jit = dlc.jit(model).lower(X).compile()
+    assert isinstance(jit._function.code, runtime.JITCode)
+    np.testing.assert_allclose(got, jit(X), rtol=1e-6, atol=1e-7)
+    assert compiled.phase_seconds["llvm"] > 0
+
+
+def test_small_modules_are_jit_compiled(monkeypatch):
+    monkeypatch.setenv("DLC_CACHE_DIR", "off")
+    monkeypatch.setenv("DLC_COMPILE_THREADS", "2")
+    compiled = dlc.jit(lambda a: a + 1.0).lower(np.ones(4, np.float32)).compile()
+    assert isinstance(compiled._function.code, runtime.JITCode)
+
+
+def test_without_a_linker_the_jit_compiles(every_module_in_parts, monkeypatch):
+    monkeypatch.setattr(cache, "_linker", lambda: None)
+    compiled = dlc.jit(model).lower(X).compile()
+    assert isinstance(compiled._function.code, runtime.JITCode)
+    np.testing.assert_allclose(compiled(X), reference(X), rtol=1e-5, atol=1e-6)
+
+
+def _llvm_module(fn, *args):
+    lowered = dlc.jit(fn).lower(*args)
+    return lowered, compiler.clone(lowered._module_at("llvm"))
+
+
+def _exported(library):
+    out = subprocess.run(["nm", "-D", "--defined-only", library], capture_output=True,
+                         text=True, check=True).stdout
+    return {line.split()[-1] for line in out.splitlines() if line.strip()}
+
+
+def test_parts_link_and_only_the_module_s_own_symbols_are_exported(tmp_path):
+    lowered, module = _llvm_module(model, X)
+    weights = runtime.externalize_constants(module, min_bytes=1024)
+    assert weights  # W1 (24 KB) is read through a pointer
+    parts, translate, seconds = capi.compile_objects(module, 3, 4, 2, str(tmp_path))
+    assert parts > 1 and translate >= 0 and seconds > 0
+    objects = [str(tmp_path / f"part{i}.o") for i in range(parts)]
+    assert all(os.path.getsize(o) > 0 for o in objects)
+    library = str(tmp_path / "code.so")
+    assert cache.link(objects, library)
+    symbols = _exported(library)
+    symbol = lowered.symbol
+    # The entry points, the packed wrappers, the weight pointers and the
+    # profiler's table are exported; the parallel bodies (internal functions
+    # some of which other parts call) are not.
+    assert {symbol, "_mlir_ciface_" + symbol, "_mlir_" + symbol, "dlc_num_threads",
+            "dlc_parallel_regions", "dlc_parallel_region_count"} <= symbols
+    assert set(weights) <= symbols
+    assert not any(s.startswith(symbol + "_parallel_") for s in symbols)
+    code = runtime.LibraryCode(library, weights)
+    function = runtime.CompiledFunction(code, symbol, lowered._compiled_result_specs)
+    np.testing.assert_allclose(function([X])[0], reference(X), rtol=1e-5, atol=1e-6)
+
+
+def test_one_part_when_asked_for_one(tmp_path):
+    _, module = _llvm_module(model, X)
+    parts, _, _ = capi.compile_objects(module, 2, 1, 1, str(tmp_path))
+    assert parts == 1 and (tmp_path / "part0.o").is_file()
+
+
+def test_a_module_llvm_cannot_take_is_an_error(tmp_path):
+    with ir.Context() as context:
+        context.allow_unregistered_dialects = True
+        module = ir.Module.parse('func.func @f() { "test.unknown"() : () -> () '
+                                 'return }')
+        with pytest.raises(RuntimeError, match="could not be translated to LLVM IR"):
+            capi.compile_objects(module, 3, 2, 2, str(tmp_path))
+    with pytest.raises(RuntimeError, match="optimization level"):
+        capi.compile_objects(_llvm_module(model, X)[1], 7, 2, 2, str(tmp_path))
+
+
+def test_bad_thread_count_is_named(monkeypatch):
+    monkeypatch.setenv("DLC_COMPILE_THREADS", "zero")
+    with pytest.raises(ValueError, match="DLC_COMPILE_THREADS"):
+        runtime.compile_threads()
+
+
+def test_the_cache_stores_the_library_built_in_place(tmp_path, monkeypatch):
+    monkeypatch.setattr(runtime, "PARALLEL_CODEGEN_MIN_OPERATIONS", 0)
+    monkeypatch.setattr(runtime, "EXTERNAL_CONSTANT_BYTES", 1024)
+    monkeypatch.setenv("DLC_COMPILE_THREADS", "2")
+    monkeypatch.setenv("DLC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("DLC_CACHE_MIN_SECONDS", "0")
+    cold = dlc.jit(model).lower(X).compile()
+    assert isinstance(cold._function.code, runtime.LibraryCode)
+    entries = cache.entries()
+    assert len(entries) == 1
+    folder = entries[0][0]
+    # Nothing of the build is left beside the entry: no objects, no
+    # private folders.
+    assert sorted(os.listdir(folder)) == sorted(
+        ["code.so", "entry.json"] + [n + ".npy" for n in cold._function.code.weights])
+    assert not [p for p in (tmp_path / "cache").glob("*/.*")]
+    hit = dlc.jit(model).lower(X).compile()
+    assert "cache" in hit.phase_seconds
+    np.testing.assert_array_equal(hit(X), cold(X))
+
+
+def test_below_the_minimum_time_nothing_is_stored(tmp_path, monkeypatch):
+    monkeypatch.setattr(runtime, "PARALLEL_CODEGEN_MIN_OPERATIONS", 0)
+    monkeypatch.setenv("DLC_COMPILE_THREADS", "2")
+    monkeypatch.setenv("DLC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("DLC_CACHE_MIN_SECONDS", "1000")
+    compiled = dlc.jit(model).lower(X).compile()
+    assert isinstance(compiled._function.code, runtime.LibraryCode)
+    np.testing.assert_allclose(compiled(X), reference(X), rtol=1e-5, atol=1e-6)
+    assert cache.entries() == []
+    assert not [p for p in (tmp_path / "cache").glob("*/.*")]
+
+
+def test_the_profiler_reads_the_library_s_regions(every_module_in_parts):
+    compiled = dlc.jit(model).lower(X).compile()
+    assert isinstance(compiled._function.code, runtime.LibraryCode)
+    profile = dlc.profile(compiled, X, calls=2, warmup=1)
+    assert profile.regions
+    assert all(r.launches > 0 for r in profile.regions)
