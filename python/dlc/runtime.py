@@ -482,12 +482,17 @@ def wants_library(module):
         capi.operation_count(module) >= PARALLEL_CODEGEN_MIN_OPERATIONS
 
 
+class LinkError(RuntimeError):
+    """The system C compiler could not link compiled code into a library."""
+
+
 def compile_library(module, library, opt_level=3, threads=None):
     """Compiles `module` (the llvm stage) into the shared library `library`:
     LLVM optimizes and compiles it in parts, in parallel on `threads`
     threads (lib/CAPI/ObjectCode.cpp), and the system C compiler links them.
     Returns {phase: seconds} ("llvm-translate", "llvm", "link"). Raises
-    RuntimeError where LLVM or the linker fails."""
+    RuntimeError where LLVM fails (DLC_LLVM_OPTIONS LLVM does not take
+    included), LinkError where the linker does."""
     import shutil
     import tempfile
     import time
@@ -501,7 +506,7 @@ def compile_library(module, library, opt_level=3, threads=None):
         start = time.perf_counter()
         objects = [os.path.join(folder, f"part{i}.o") for i in range(parts)]
         if not cache.link(objects, library):
-            raise RuntimeError(f"linking the compiled code into {library} failed")
+            raise LinkError(f"linking the compiled code into {library} failed")
         return {"llvm-translate": translate, "llvm": compile_,
                 "link": time.perf_counter() - start}
     finally:

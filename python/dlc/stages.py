@@ -301,7 +301,7 @@ class Lowered:
         """A large module's code: compiled by LLVM in parallel parts and
         linked into a library (runtime.compile_library), built in the disk
         cache's folder and stored there when the cache is on; None (the
-        caller JIT-compiles) where that failed."""
+        caller JIT-compiles) where it could not be linked or loaded."""
         folder = cache.begin(entry_key) if entry_key is not None else None
         in_cache = folder is not None
         if folder is None:
@@ -311,9 +311,12 @@ class Lowered:
             runtime.compile_library(module, library, opt_level)
             function = CompiledFunction(LibraryCode(library, weights), self.symbol,
                                         self._compiled_result_specs)
-        except (OSError, RuntimeError):
+        except (OSError, runtime.LinkError):
             cache.abandon(folder)
             return None
+        except RuntimeError as error:
+            cache.abandon(folder)
+            raise CompileError(f"{self.symbol}: {error}") from None
         # The library stays loaded once its file is gone (moved into place,
         # or removed when nothing is stored).
         if in_cache and time.perf_counter() - start >= cache.min_seconds():

@@ -174,3 +174,43 @@ def test_the_profiler_reads_the_library_s_regions(every_module_in_parts):
     profile = dlc.profile(compiled, X, calls=2, warmup=1)
     assert profile.regions
     assert all(r.launches > 0 for r in profile.regions)
+
+
+# Compiles `model` through compile_library in a fresh process (LLVM options
+# are read once per process); prints the result's sum.
+OPTIONS_PROGRAM = """
+import numpy as np, dlc
+from dlc import runtime
+runtime.PARALLEL_CODEGEN_MIN_OPERATIONS = 0
+x = np.ones((8, 16), np.float32)
+w = np.linspace(-1, 1, 16 * 24, dtype=np.float32).reshape(16, 24)
+compiled = dlc.jit(lambda a: dlc.tanh(a @ w)).lower(x).compile()
+print(type(compiled._function.code).__name__, float(compiled(x).sum()))
+"""
+
+
+def _run_with(env):
+    import sys
+    return subprocess.run([sys.executable, "-c", OPTIONS_PROGRAM], capture_output=True,
+                          text=True, timeout=300,
+                          env={**os.environ, "DLC_CACHE_DIR": "off", **env})
+
+
+def test_loop_strength_reduction_is_off_unless_asked_for():
+    timed = {"DLC_COMPILE_THREADS": "2", "DLC_LLVM_TIME_PASSES": "1"}
+    default = _run_with(timed)
+    assert default.returncode == 0, default.stderr
+    assert default.stdout.startswith("LibraryCode")
+    assert "X86 DAG->DAG Instruction Selection" in default.stderr  # timed
+    assert "Loop Strength Reduction" not in default.stderr
+    asked = _run_with({**timed, "DLC_LLVM_OPTIONS": "-disable-lsr=false"})
+    assert asked.returncode == 0, asked.stderr
+    assert "Loop Strength Reduction" in asked.stderr
+    assert asked.stdout == default.stdout
+
+
+def test_llvm_options_llvm_does_not_take_are_named():
+    bad = _run_with({"DLC_COMPILE_THREADS": "2", "DLC_LLVM_OPTIONS": "-no-such-option"})
+    assert bad.returncode != 0
+    assert "CompileError" in bad.stderr and "DLC_LLVM_OPTIONS='-no-such-option'" in bad.stderr
+    assert "no-such-option" in bad.stderr.split("DLC_LLVM_OPTIONS=")[1]
