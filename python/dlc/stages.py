@@ -290,12 +290,19 @@ class Lowered:
             code = JITCode(module, opt_level=opt_level, pic=entry_key is not None,
                            weights=weights)
             function = CompiledFunction(code, self.symbol, self._compiled_result_specs)
-            if entry_key is not None and time.perf_counter() - start >= cache.min_seconds():
+            if entry_key is not None and self._worth_storing(start):
                 cache.store(entry_key, code)
         self.phase_seconds["llvm"] = time.perf_counter() - start
         if entry_key is not None:
             self.phase_seconds["llvm"] += key_seconds
         return function
+
+    def _worth_storing(self, llvm_start):
+        """Whether the whole compile (tracing, passes, and LLVM since
+        `llvm_start`) took the cache's minimum time: a compile from the
+        cache saves all of it, not only LLVM's part."""
+        spent = sum(self.phase_seconds.values()) + time.perf_counter() - llvm_start
+        return spent >= cache.min_seconds()
 
     def _compile_library(self, module, opt_level, weights, entry_key, start):
         """A large module's code: compiled by LLVM in parallel parts and
@@ -319,7 +326,7 @@ class Lowered:
             raise CompileError(f"{self.symbol}: {error}") from None
         # The library stays loaded once its file is gone (moved into place,
         # or removed when nothing is stored).
-        if in_cache and time.perf_counter() - start >= cache.min_seconds():
+        if in_cache and self._worth_storing(start):
             cache.commit(entry_key, folder, weights)
         else:
             cache.abandon(folder)

@@ -214,3 +214,20 @@ def test_llvm_options_llvm_does_not_take_are_named():
     assert bad.returncode != 0
     assert "CompileError" in bad.stderr and "DLC_LLVM_OPTIONS='-no-such-option'" in bad.stderr
     assert "no-such-option" in bad.stderr.split("DLC_LLVM_OPTIONS=")[1]
+
+
+@pytest.mark.parametrize("min_operations", [0, 10 ** 9], ids=["library", "jit"])
+def test_the_whole_compile_counts_toward_the_cache_s_minimum(tmp_path, monkeypatch,
+                                                            min_operations):
+    # LLVM's part alone is under the minimum; tracing and the passes count
+    # too (a compile from the cache saves them all).
+    monkeypatch.setattr(runtime, "PARALLEL_CODEGEN_MIN_OPERATIONS", min_operations)
+    monkeypatch.setenv("DLC_COMPILE_THREADS", "2")
+    monkeypatch.setenv("DLC_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("DLC_CACHE_MIN_SECONDS", "100")
+    lowered = dlc.jit(model).lower(X)
+    lowered.phase_seconds["trace"] = 150.0  # as if tracing had taken that long
+    compiled = lowered.compile()
+    kind = runtime.LibraryCode if min_operations == 0 else runtime.JITCode
+    assert isinstance(compiled._function.code, kind)
+    assert len(cache.entries()) == 1
