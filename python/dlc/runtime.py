@@ -453,8 +453,8 @@ class LibraryCode:
         return self.address("_mlir_" + name)
 
 
-#: modules of fewer operations are JIT-compiled by the ExecutionEngine on
-#: one thread: linking a library (tens of milliseconds) would cost more than
+#: modules of fewer operations (``$DLC_PARALLEL_CODEGEN_MIN_OPS``) are
+#: JIT-compiled by the ExecutionEngine on one thread: linking a library (tens of milliseconds) would cost more than
 #: the parallel code generation saves (EfficientNet-B0's llvm module has
 #: 56,000 operations and took 8 s on one Zen 5 core)
 PARALLEL_CODEGEN_MIN_OPERATIONS = 4000
@@ -478,8 +478,14 @@ def wants_library(module):
     it on, and a C compiler to link it with."""
     from . import cache
     from .mlir._mlir_libs import _site_initialize_0 as capi
+    text = os.environ.get("DLC_PARALLEL_CODEGEN_MIN_OPS", "").strip()
+    try:
+        least = int(text) if text else PARALLEL_CODEGEN_MIN_OPERATIONS
+    except ValueError:
+        raise ValueError(f"DLC_PARALLEL_CODEGEN_MIN_OPS must be a number of operations, "
+                         f"got {text!r}") from None
     return compile_threads() > 1 and cache.can_link() and \
-        capi.operation_count(module) >= PARALLEL_CODEGEN_MIN_OPERATIONS
+        capi.operation_count(module) >= least
 
 
 class LinkError(RuntimeError):

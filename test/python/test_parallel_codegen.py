@@ -231,3 +231,15 @@ def test_the_whole_compile_counts_toward_the_cache_s_minimum(tmp_path, monkeypat
     kind = runtime.LibraryCode if min_operations == 0 else runtime.JITCode
     assert isinstance(compiled._function.code, kind)
     assert len(cache.entries()) == 1
+
+
+def test_the_size_threshold_can_be_set(monkeypatch):
+    monkeypatch.setenv("DLC_CACHE_DIR", "off")
+    monkeypatch.setenv("DLC_COMPILE_THREADS", "2")
+    monkeypatch.setenv("DLC_PARALLEL_CODEGEN_MIN_OPS", "0")
+    compiled = dlc.jit(lambda a: a + 1.0).lower(np.ones(4, np.float32)).compile()
+    assert isinstance(compiled._function.code, runtime.LibraryCode)
+    np.testing.assert_array_equal(compiled(np.ones(4, np.float32)), np.full(4, 2, np.float32))
+    monkeypatch.setenv("DLC_PARALLEL_CODEGEN_MIN_OPS", "many")
+    with pytest.raises(ValueError, match="DLC_PARALLEL_CODEGEN_MIN_OPS"):
+        dlc.jit(lambda a: a + 2.0).lower(np.ones(4, np.float32)).compile()
