@@ -27,6 +27,11 @@ _libc = ctypes.CDLL(ctypes.util.find_library("c"))
 _libc.free.argtypes = [ctypes.c_void_p]
 _libc.free.restype = None
 
+try:
+    from _ctypes import dlclose as _dlclose
+except ImportError:  # not on this platform: libraries stay loaded
+    _dlclose = None
+
 _descriptor_types = {}
 
 
@@ -441,6 +446,18 @@ class LibraryCode:
         self.library = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL)
         self.weights = dict(weights or {})
         bind_weights(self, self.weights)
+
+    def __del__(self):
+        # Unloaded with its last user, as a JIT engine is freed: a
+        # long-running process compiling many models keeps no dead code.
+        # No call is in it then (a call holds its function, and
+        # dlc_parallel_for returns after its last chunk).
+        library = getattr(self, "library", None)
+        if library is not None and _dlclose is not None:
+            try:
+                _dlclose(library._handle)
+            except (OSError, AttributeError, TypeError):
+                pass
 
     def address(self, symbol):
         try:

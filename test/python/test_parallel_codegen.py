@@ -243,3 +243,22 @@ def test_the_size_threshold_can_be_set(monkeypatch):
     monkeypatch.setenv("DLC_PARALLEL_CODEGEN_MIN_OPS", "many")
     with pytest.raises(ValueError, match="DLC_PARALLEL_CODEGEN_MIN_OPS"):
         dlc.jit(lambda a: a + 2.0).lower(np.ones(4, np.float32)).compile()
+
+
+def test_a_library_is_unloaded_with_its_last_user(every_module_in_parts):
+    import gc
+
+    def mapped(path):
+        with open("/proc/self/maps") as maps:
+            return any(path in line for line in maps)
+
+    compiled = dlc.jit(model).lower(X).compile()
+    code = compiled._function.code
+    assert isinstance(code, runtime.LibraryCode)
+    path = code.path
+    result = compiled(X)
+    assert mapped(path)
+    del compiled, code
+    gc.collect()
+    assert not mapped(path)
+    np.testing.assert_allclose(result, reference(X), rtol=1e-5, atol=1e-6)
