@@ -162,6 +162,33 @@ class ConvBn(nn.Module):
         return dlc.relu(self.bn(self.conv(x)))
 
 
+def test_linear_over_a_non_contiguous_input_at_batch_8():
+    # torch.export turns a linear layer over a non-contiguous 3-D input into
+    # expand(weight) + bmm (BERT's attention output at batch 8): the graph
+    # keeps one weight, not a constant copied per batch element.
+    torch = pytest.importorskip("torch")
+
+    class Head(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = torch.nn.Linear(48, 32)
+
+        def forward(self, x):  # [8, 48, 16] -> [8, 16, 48], not contiguous
+            return self.proj(x.transpose(1, 2))
+
+    torch.manual_seed(0)
+    module = Head().eval()
+    x = RNG.standard_normal((8, 48, 16)).astype(F32)
+    with torch.no_grad():
+        f = dlc.from_torch(module, torch.from_numpy(x))
+        want = module(torch.from_numpy(x)).numpy().astype(np.float64)
+    graph = f.lower(x).as_text("graph")
+    assert "broadcast_to" not in graph
+    assert not re.search(r"dl\.constant [^\n]*: tensor<8x48x32xf32>", graph)
+    assert re.search(r"dl\.matmul [^\n]*tensor<48x32xf32>\)", graph)
+    close(f(x), want)
+
+
 @pytest.mark.parametrize("groups,bias", [(1, False), (1, True), (8, False)])
 def test_batch_norm_folds_into_conv(groups, bias):
     rng = np.random.default_rng(groups)

@@ -33,6 +33,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <cstring>
+
 using namespace mlir;
 using namespace mlir::dl;
 
@@ -101,6 +103,110 @@ struct MatmulOfTransposes : OpRewritePattern<MatmulOp> {
     SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
     std::swap(perm[rank - 2], perm[rank - 1]);
     rewriter.replaceOpWithNewOp<TransposeOp>(op, product, perm);
+    return success();
+  }
+};
+
+/// matmul(a, broadcast_to(w)) -> matmul(a, w) where the broadcast only adds
+/// or widens batch dimensions that the product broadcasts anyway (and the
+/// same for the lhs). What torch.export makes of a linear layer over a
+/// non-contiguous input (`expand` of the weight, then `bmm`: BERT's
+/// attention output at batch 8): without it the weight is copied per batch
+/// element, a constant 8x its size, and the product is batched instead of
+/// one GEMM over packed weights.
+struct MatmulOfBatchBroadcast : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  /// The broadcast's input if `value` is a broadcast_to (behind reshapes
+  /// to its own shape) that keeps its last two dimensions.
+  static Value batchBroadcastInput(Value value) {
+    while (auto reshape = value.getDefiningOp<ReshapeOp>()) {
+      if (reshape.getInput().getType() != reshape.getType())
+        return {};
+      value = reshape.getInput();
+    }
+    auto broadcast = value.getDefiningOp<BroadcastToOp>();
+    if (!broadcast)
+      return {};
+    auto from = dyn_cast<RankedTensorType>(broadcast.getInput().getType());
+    auto to = dyn_cast<RankedTensorType>(broadcast.getType());
+    if (!from || !to || from.getRank() < 2 ||
+        from.getShape().take_back(2) != to.getShape().take_back(2))
+      return {};
+    return broadcast.getInput();
+  }
+
+  /// The first matrix of `value` if it is a constant whose matrices (over
+  /// its batch dimensions) are all equal: a broadcast already folded.
+  static DenseElementsAttr sameMatrices(Value value) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    DenseElementsAttr data;
+    if (!type || type.getRank() < 3 || !type.hasStaticShape() ||
+        !matchPattern(value, m_Constant(&data)))
+      return {};
+    auto matrix = RankedTensorType::get(type.getShape().take_back(2),
+                                        type.getElementType());
+    if (data.isSplat())
+      return data.resizeSplat(matrix);
+    Type element = type.getElementType();
+    if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() % 8 != 0)
+      return {};
+    ArrayRef<char> raw = data.getRawData();
+    size_t bytes = matrix.getNumElements() * (element.getIntOrFloatBitWidth() / 8);
+    if (bytes == 0 || raw.size() % bytes != 0)
+      return {};
+    for (size_t offset = bytes; offset < raw.size(); offset += bytes)
+      if (std::memcmp(raw.data(), raw.data() + offset, bytes) != 0)
+        return {};
+    return DenseElementsAttr::getFromRawBuffer(matrix, raw.take_front(bytes));
+  }
+
+  /// Whether numpy's broadcast of batch shapes `lhs` and `rhs` is `result`.
+  static bool broadcastsTo(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs,
+                           ArrayRef<int64_t> result) {
+    size_t rank = std::max(lhs.size(), rhs.size());
+    if (result.size() != rank)
+      return false;
+    for (size_t i = 0; i < rank; ++i) {
+      int64_t a = i < rank - lhs.size() ? 1 : lhs[i - (rank - lhs.size())];
+      int64_t b = i < rank - rhs.size() ? 1 : rhs[i - (rank - rhs.size())];
+      int64_t d = a == b ? a : a == 1 ? b : b == 1 ? a : -2;
+      if (d == -2 || d != result[i])
+        return false;
+    }
+    return true;
+  }
+
+  LogicalResult matchAndRewrite(MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    auto shapeOf = [](Type type) { return cast<RankedTensorType>(type).getShape(); };
+    ArrayRef<int64_t> result = shapeOf(op.getType()).drop_back(2);
+    ArrayRef<int64_t> lhsBatch = shapeOf(op.getLhs().getType()).drop_back(2);
+    ArrayRef<int64_t> rhsBatch = shapeOf(op.getRhs().getType()).drop_back(2);
+    // Each operand: a broadcast's input, or a folded broadcast (a constant
+    // of equal matrices) made one matrix; kept where the product's batch
+    // shape would change.
+    Value lhsInput = batchBroadcastInput(op.getLhs());
+    Value rhsInput = batchBroadcastInput(op.getRhs());
+    DenseElementsAttr lhsMatrix = lhsInput ? nullptr : sameMatrices(op.getLhs());
+    DenseElementsAttr rhsMatrix = rhsInput ? nullptr : sameMatrices(op.getRhs());
+    auto batchOf = [&](Value input, DenseElementsAttr matrix) {
+      return input ? shapeOf(input.getType()).drop_back(2) : ArrayRef<int64_t>();
+    };
+    bool lhsDrops = (lhsInput || lhsMatrix) &&
+                    broadcastsTo(batchOf(lhsInput, lhsMatrix), rhsBatch, result);
+    if (lhsDrops)
+      lhsBatch = batchOf(lhsInput, lhsMatrix);
+    bool rhsDrops = (rhsInput || rhsMatrix) &&
+                    broadcastsTo(lhsBatch, batchOf(rhsInput, rhsMatrix), result);
+    if (!lhsDrops && !rhsDrops)
+      return rewriter.notifyMatchFailure(op, "no batch broadcast to drop");
+    Value lhs = op.getLhs(), rhs = op.getRhs();
+    if (lhsDrops)
+      lhs = lhsInput ? lhsInput : ConstantOp::create(rewriter, op.getLoc(), lhsMatrix);
+    if (rhsDrops)
+      rhs = rhsInput ? rhsInput : ConstantOp::create(rewriter, op.getLoc(), rhsMatrix);
+    rewriter.replaceOpWithNewOp<MatmulOp>(op, op.getType(), lhs, rhs);
     return success();
   }
 };
@@ -322,5 +428,5 @@ void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
 
 void MatmulOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                            MLIRContext *context) {
-  patterns.add<MatmulOfTransposes>(context);
+  patterns.add<MatmulOfTransposes, MatmulOfBatchBroadcast>(context);
 }

@@ -46,6 +46,11 @@ namespace {
 /// Folds that would create more elements than this are not done.
 constexpr int64_t kMaxFoldedElements = int64_t(1) << 24;
 
+/// A broadcast of a constant is folded only up to this many elements, or
+/// up to this many times its input.
+constexpr int64_t kMaxCopiedElements = int64_t(1) << 20;
+constexpr int64_t kMaxBroadcastGrowth = 4;
+
 /// A constant tensor read out of its attribute: floats as double, integers
 /// as int64 (sign-extended; bool as 0/1). A splat holds one value.
 struct Values {
@@ -884,6 +889,13 @@ OpFoldResult BroadcastToOp::fold(FoldAdaptor adaptor) {
     return {};
   if (values->splat)
     return buildAttr(type, true, values->f, values->i);
+  // A constant copied many times over (a weight broadcast over a batch)
+  // stays a broadcast: consumers read it in place (matmul's batch
+  // broadcasting, elementwise fusion) instead of a constant 8x the weight.
+  int64_t from = values->type.getNumElements();
+  if (type.getNumElements() > kMaxCopiedElements &&
+      type.getNumElements() > kMaxBroadcastGrowth * from)
+    return {};
   std::vector<int64_t> indices = broadcastIndices(type.getShape(), *values);
   int64_t n = 0;
   return gatherElements(*values, type,

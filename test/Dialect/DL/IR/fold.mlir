@@ -320,6 +320,76 @@ func.func @matmul_of_transposes_refused(%a: tensor<2x64xf32>, %b: tensor<64x2xf3
   return %r, %s : tensor<64x64xf32>, tensor<8x8xf32>
 }
 
+// -----
+
+// A weight broadcast over the batch (torch.export's linear over a
+// non-contiguous input: expand + bmm) is read in place: matmul broadcasts
+// batch dimensions itself. Through a reshape to its own shape too, and on
+// the lhs.
+// CHECK-LABEL: func.func @matmul_of_batch_broadcast
+// CHECK-SAME: (%[[X:.*]]: tensor<8x16x32xf32>, %[[W:.*]]: tensor<32x24xf32>, %[[V:.*]]: tensor<1x16x32xf32>, %[[Y:.*]]: tensor<4x32x24xf32>)
+// CHECK-NEXT: %[[P:.*]] = dl.matmul %[[X]], %[[W]] : (tensor<8x16x32xf32>, tensor<32x24xf32>) -> tensor<8x16x24xf32>
+// CHECK-NEXT: %[[Q:.*]] = dl.matmul %[[V]], %[[Y]] : (tensor<1x16x32xf32>, tensor<4x32x24xf32>) -> tensor<4x16x24xf32>
+// CHECK-NEXT: return %[[P]], %[[Q]]
+func.func @matmul_of_batch_broadcast(%x: tensor<8x16x32xf32>, %w: tensor<32x24xf32>, %v: tensor<1x16x32xf32>, %y: tensor<4x32x24xf32>) -> (tensor<8x16x24xf32>, tensor<4x16x24xf32>) {
+  %b = dl.broadcast_to %w shape = [8, 32, 24] : tensor<32x24xf32> -> tensor<8x32x24xf32>
+  %r = dl.reshape %b shape = [8, 32, 24] : tensor<8x32x24xf32> -> tensor<8x32x24xf32>
+  %p = dl.matmul %x, %r : (tensor<8x16x32xf32>, tensor<8x32x24xf32>) -> tensor<8x16x24xf32>
+  %vb = dl.broadcast_to %v shape = [4, 16, 32] : tensor<1x16x32xf32> -> tensor<4x16x32xf32>
+  %q = dl.matmul %vb, %y : (tensor<4x16x32xf32>, tensor<4x32x24xf32>) -> tensor<4x16x24xf32>
+  return %p, %q : tensor<8x16x24xf32>, tensor<4x16x24xf32>
+}
+
+// -----
+
+// A broadcast already folded (a constant whose matrices are all equal) is
+// one matrix too; a constant with different matrices is not.
+// CHECK-LABEL: func.func @matmul_of_equal_constant_matrices
+// CHECK-DAG: %[[M:.*]] = dl.constant dense<{{\[}}[1.000000e+00, 2.000000e+00], [3.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>
+// CHECK-DAG: %[[D:.*]] = dl.constant dense<{{.*}}> : tensor<3x2x2xf32>
+// CHECK-DAG: dl.matmul %arg0, %[[M]] : (tensor<3x4x2xf32>, tensor<2x2xf32>) -> tensor<3x4x2xf32>
+// CHECK-DAG: dl.matmul %arg0, %[[D]] : (tensor<3x4x2xf32>, tensor<3x2x2xf32>) -> tensor<3x4x2xf32>
+func.func @matmul_of_equal_constant_matrices(%x: tensor<3x4x2xf32>) -> (tensor<3x4x2xf32>, tensor<3x4x2xf32>) {
+  %same = dl.constant dense<[[[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]]]> : tensor<3x2x2xf32>
+  %other = dl.constant dense<[[[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 4.0]], [[1.0, 2.0], [3.0, 5.0]]]> : tensor<3x2x2xf32>
+  %p = dl.matmul %x, %same : (tensor<3x4x2xf32>, tensor<3x2x2xf32>) -> tensor<3x4x2xf32>
+  %q = dl.matmul %x, %other : (tensor<3x4x2xf32>, tensor<3x2x2xf32>) -> tensor<3x4x2xf32>
+  return %p, %q : tensor<3x4x2xf32>, tensor<3x4x2xf32>
+}
+
+// -----
+
+// Kept where the broadcast makes the batch (the other operand has none, so
+// the product would lose it) or widens a matrix dimension.
+// CHECK-LABEL: func.func @matmul_of_batch_broadcast_refused
+// CHECK: %[[B:.*]] = dl.broadcast_to %arg1 shape = [8, 32, 24]
+// CHECK: dl.matmul %arg0, %[[B]] : (tensor<16x32xf32>, tensor<8x32x24xf32>)
+// CHECK: %[[C:.*]] = dl.broadcast_to %arg2 shape = [32, 24]
+// CHECK: dl.matmul %arg3, %[[C]] : (tensor<8x16x32xf32>, tensor<32x24xf32>)
+func.func @matmul_of_batch_broadcast_refused(%x: tensor<16x32xf32>, %w: tensor<32x24xf32>, %row: tensor<1x24xf32>, %z: tensor<8x16x32xf32>) -> (tensor<8x16x24xf32>, tensor<8x16x24xf32>) {
+  %b = dl.broadcast_to %w shape = [8, 32, 24] : tensor<32x24xf32> -> tensor<8x32x24xf32>
+  %p = dl.matmul %x, %b : (tensor<16x32xf32>, tensor<8x32x24xf32>) -> tensor<8x16x24xf32>
+  %c = dl.broadcast_to %row shape = [32, 24] : tensor<1x24xf32> -> tensor<32x24xf32>
+  %q = dl.matmul %z, %c : (tensor<8x16x32xf32>, tensor<32x24xf32>) -> tensor<8x16x24xf32>
+  return %p, %q : tensor<8x16x24xf32>, tensor<8x16x24xf32>
+}
+
+// -----
+
+// A broadcast of a constant is folded while small (or at most 4x its
+// input); past 2^20 elements and 4x its input it stays a broadcast (a weight
+// copied per batch element is not made a constant of its own).
+// CHECK-LABEL: func.func @broadcast_fold_limit
+// CHECK-DAG: %[[W:.*]] = dl.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+// CHECK-DAG: dl.constant dense<{{\[}}[1.000000e+00, 2.000000e+00], [1.000000e+00, 2.000000e+00]]> : tensor<2x2xf32>
+// CHECK-DAG: dl.broadcast_to %[[W]] shape = [1024, 1025, 2]
+func.func @broadcast_fold_limit() -> (tensor<2x2xf32>, tensor<1024x1025x2xf32>) {
+  %w = dl.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %small = dl.broadcast_to %w shape = [2, 2] : tensor<2xf32> -> tensor<2x2xf32>
+  %large = dl.broadcast_to %w shape = [1024, 1025, 2] : tensor<2xf32> -> tensor<1024x1025x2xf32>
+  return %small, %large : tensor<2x2xf32>, tensor<1024x1025x2xf32>
+}
+
 // A pad of a dynamic dimension keeps the type but not the shape: not folded.
 // CHECK-LABEL: func @pad_dynamic_not_folded
 // CHECK: dl.pad
