@@ -167,14 +167,17 @@ def positive_int_from_env(name):
     return value
 
 
-def _default_num_threads():
-    value = positive_int_from_env("DLC_NUM_THREADS")
-    if value is not None:
-        return value
+def _cores():
+    """The number of cores this process may run on."""
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         return os.cpu_count() or 1
+
+
+def _default_num_threads():
+    value = positive_int_from_env("DLC_NUM_THREADS")
+    return _cores() if value is None else value
 
 
 _num_threads = None
@@ -481,12 +484,7 @@ def compile_threads():
     """How many threads LLVM's code generation uses: ``DLC_COMPILE_THREADS``,
     else the number of cores this process may run on."""
     value = positive_int_from_env("DLC_COMPILE_THREADS")
-    if value is not None:
-        return value
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+    return _cores() if value is None else value
 
 
 def wants_library(module):

@@ -135,12 +135,18 @@ def test_bad_thread_count_is_named(monkeypatch):
         runtime.compile_threads()
 
 
-def test_the_cache_stores_the_library_built_in_place(tmp_path, monkeypatch):
+def _parts_into_a_cache(tmp_path, monkeypatch, min_seconds):
+    """Every module compiled in parts, on two threads, into a cache of its
+    own that stores compiles of `min_seconds` or more."""
     monkeypatch.setattr(runtime, "PARALLEL_CODEGEN_MIN_OPERATIONS", 0)
-    monkeypatch.setattr(runtime, "EXTERNAL_CONSTANT_BYTES", 1024)
     monkeypatch.setenv("DLC_COMPILE_THREADS", "2")
     monkeypatch.setenv("DLC_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("DLC_CACHE_MIN_SECONDS", "0")
+    monkeypatch.setenv("DLC_CACHE_MIN_SECONDS", str(min_seconds))
+
+
+def test_the_cache_stores_the_library_built_in_place(tmp_path, monkeypatch):
+    _parts_into_a_cache(tmp_path, monkeypatch, 0)
+    monkeypatch.setattr(runtime, "EXTERNAL_CONSTANT_BYTES", 1024)
     cold = dlc.jit(model).lower(X).compile()
     assert isinstance(cold._function.code, runtime.LibraryCode)
     entries = cache.entries()
@@ -157,10 +163,7 @@ def test_the_cache_stores_the_library_built_in_place(tmp_path, monkeypatch):
 
 
 def test_below_the_minimum_time_nothing_is_stored(tmp_path, monkeypatch):
-    monkeypatch.setattr(runtime, "PARALLEL_CODEGEN_MIN_OPERATIONS", 0)
-    monkeypatch.setenv("DLC_COMPILE_THREADS", "2")
-    monkeypatch.setenv("DLC_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("DLC_CACHE_MIN_SECONDS", "1000")
+    _parts_into_a_cache(tmp_path, monkeypatch, 1000)
     compiled = dlc.jit(model).lower(X).compile()
     assert isinstance(compiled._function.code, runtime.LibraryCode)
     np.testing.assert_allclose(compiled(X), reference(X), rtol=1e-5, atol=1e-6)
@@ -221,10 +224,8 @@ def test_the_whole_compile_counts_toward_the_cache_s_minimum(tmp_path, monkeypat
                                                             min_operations):
     # LLVM's part alone is under the minimum; tracing and the passes count
     # too (a compile from the cache saves them all).
+    _parts_into_a_cache(tmp_path, monkeypatch, 100)
     monkeypatch.setattr(runtime, "PARALLEL_CODEGEN_MIN_OPERATIONS", min_operations)
-    monkeypatch.setenv("DLC_COMPILE_THREADS", "2")
-    monkeypatch.setenv("DLC_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("DLC_CACHE_MIN_SECONDS", "100")
     lowered = dlc.jit(model).lower(X)
     lowered.phase_seconds["trace"] = 150.0  # as if tracing had taken that long
     compiled = lowered.compile()
