@@ -438,6 +438,11 @@ class JITCode:
         self.engine.dump_to_object_file(path)
 
 
+#: (device, inode) of each loaded library -> [LibraryCode users, weights]
+_libraries = {}
+_libraries_lock = threading.Lock()
+
+
 class LibraryCode:
     """Machine code in a shared library (an entry of dlc's disk cache): the
     same symbols as the JIT module it was linked from. dlc's runtime, which
@@ -446,21 +451,44 @@ class LibraryCode:
     def __init__(self, path, weights=None):
         _load_parallel_runtime()
         self.path = path
+        status = os.stat(path)
+        identity = (status.st_dev, status.st_ino)
         self.library = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL)
-        self.weights = dict(weights or {})
-        bind_weights(self, self.weights)
+        # The loader maps a file once per process, however often (and under
+        # whatever name: a library built in the cache is renamed into place)
+        # it is opened: every LibraryCode of it shares its weight pointers.
+        # They point at the arrays of its first user, kept while any user is
+        # left (a second user's arrays, bound over them and freed with it,
+        # left the first reading unmapped memory). Same file, same key: the
+        # same weights.
+        with _libraries_lock:
+            users = _libraries.get(identity)
+            if users is None:
+                users = [0, dict(weights or {})]
+                bind_weights(self, users[1])
+                _libraries[identity] = users
+            users[0] += 1
+        self._identity = identity
+        self.weights = users[1]
 
     def __del__(self):
         # Unloaded with its last user, as a JIT engine is freed: a
         # long-running process compiling many models keeps no dead code.
         # No call is in it then (a call holds its function, and
         # dlc_parallel_for returns after its last chunk).
-        library = getattr(self, "library", None)
-        if library is not None and _dlclose is not None:
-            try:
-                _dlclose(library._handle)
-            except (OSError, AttributeError, TypeError):
-                pass
+        identity = getattr(self, "_identity", None)
+        if identity is None:
+            return
+        try:
+            with _libraries_lock:
+                users = _libraries[identity]
+                users[0] -= 1
+                if users[0] == 0:
+                    del _libraries[identity]
+            if _dlclose is not None:
+                _dlclose(self.library._handle)
+        except (OSError, AttributeError, TypeError, KeyError):
+            pass
 
     def address(self, symbol):
         try:

@@ -263,3 +263,44 @@ def test_a_library_is_unloaded_with_its_last_user(every_module_in_parts):
     gc.collect()
     assert not mapped(path)
     np.testing.assert_allclose(result, reference(X), rtol=1e-5, atol=1e-6)
+
+
+# One library file opened by several compiles in one process (a cache hit
+# of the library the cold compile built in place, or two hits of one
+# entry): the loader maps it once, so its weight pointers are shared. A
+# second user's arrays bound over the first's and freed with it left the
+# first reading unmapped memory (a segfault in `python -m dlc.bench
+# --models`). Run in a process of its own: the failure is a crash.
+SHARED_LIBRARY_PROGRAM = """
+import gc, sys, numpy as np, dlc
+from dlc import runtime
+runtime.PARALLEL_CODEGEN_MIN_OPERATIONS = int(sys.argv[1])
+runtime.EXTERNAL_CONSTANT_BYTES = 1024
+rng = np.random.default_rng(3)
+w1 = rng.standard_normal((64, 96)).astype(np.float32)
+w2 = rng.standard_normal((96, 16)).astype(np.float32)
+x = rng.standard_normal((8, 64)).astype(np.float32)
+f = lambda a: dlc.tanh(a @ w1) @ w2
+cold = dlc.jit(f).lower(x).compile()
+first, second = [dlc.jit(f).lower(x).compile() for _ in range(2)]
+assert "cache" in first.phase_seconds and "cache" in second.phase_seconds
+want = cold(x)
+kind = type(cold._function.code).__name__
+del cold, second
+gc.collect()
+junk = [np.full(1 << 18, 7.0) for _ in range(64)]  # reuse what was freed
+print(kind, bool(np.array_equal(first(x), want)))
+"""
+
+
+@pytest.mark.parametrize("min_operations", [0, 10 ** 9], ids=["library", "jit"])
+def test_a_library_opened_twice_keeps_its_weights(tmp_path, min_operations):
+    import sys
+    process = subprocess.run(
+        [sys.executable, "-c", SHARED_LIBRARY_PROGRAM, str(min_operations)],
+        capture_output=True, text=True, timeout=300,
+        env={**os.environ, "DLC_CACHE_DIR": str(tmp_path / "cache"),
+             "DLC_CACHE_MIN_SECONDS": "0", "DLC_COMPILE_THREADS": "2"})
+    assert process.returncode == 0, process.stderr[-2000:]
+    kind = "LibraryCode" if min_operations == 0 else "JITCode"
+    assert process.stdout.split() == [kind, "True"]
