@@ -160,8 +160,7 @@ def export_lowered(lowered, path, name=None, default_name=None):
         "sha256": _UNSIGNED,
     }
     with tempfile.TemporaryDirectory(prefix="dlc-export-") as work:
-        obj = os.path.join(work, "code.o")
-        _compile_object(lowered, module, record, obj)
+        objects = _compile_objects(lowered, module, record, work)
         shim = os.path.join(work, "entry.c")
         header = _header_text(os.path.basename(path), [record], cuda)
         with open(os.path.join(work, "dlc_export.h"), "w") as out:
@@ -169,7 +168,7 @@ def export_lowered(lowered, path, name=None, default_name=None):
         with open(shim, "w") as out:
             out.write(_shim_text(record, metadata, cuda))
         library = os.path.join(work, "library.so")
-        _link(library, [shim, obj], work)
+        _link(library, [shim, *objects], work)
         _sign(library)
         shutil.move(library, path)
     header_path = os.path.splitext(path)[0] + ".h"
@@ -239,11 +238,15 @@ def _cuda_binary(lowered):
         return "ptx", lowered._module_at("binary")
 
 
-def _compile_object(lowered, module, record, obj):
+def _compile_objects(lowered, module, record, work):
     """LLVM's object code of the function (position independent), from
-    `module` (the llvm stage, or the CUDA binary stage)."""
+    `module` (the llvm stage, or the CUDA binary stage), written in `work`:
+    [object file paths]. A large CPU module is compiled in parallel parts
+    (runtime.compile_library's code generation), anything else by the
+    ExecutionEngine into one object."""
     from .mlir import ir
-    from .runtime import JITCode
+    from .mlir._mlir_libs import _site_initialize_0 as capi
+    from .runtime import JITCode, compile_threads, wants_library
     # The module is export's own (traced for it): it can change.
     # The function's symbol (dlc_<fn>) would clash with the C entry point
     # dlc_<name>: the code's own function gets another name.
@@ -256,10 +259,23 @@ def _compile_object(lowered, module, record, obj):
                 ir.SymbolTable.set_symbol_name(op, symbol + "__dlc_code")
         ir.SymbolTable.replace_all_symbol_uses(symbol, symbol + "__dlc_code",
                                                module.operation)
+    opt_level = lowered.options.cpu.llvm_opt_level
+    if not cuda and wants_library(module):
+        folder = os.path.join(work, "parts")
+        os.mkdir(folder)
+        threads = compile_threads()
+        try:
+            parts, _, _ = capi.compile_objects(module, opt_level, 2 * threads, threads,
+                                               folder)
+        except RuntimeError as error:
+            raise CompileError(f"dlc.export: LLVM could not compile {record['name']}: "
+                               f"{error}") from None
+        return [os.path.join(folder, f"part{i}.o") for i in range(parts)]
+    obj = os.path.join(work, "code.o")
     try:
         # CUDA host code: its mgpu* calls resolve against dlc's shim (the JIT
         # compiles; nothing runs here, no GPU needed).
-        code = JITCode(module, opt_level=lowered.options.cpu.llvm_opt_level, pic=True,
+        code = JITCode(module, opt_level=opt_level, pic=True,
                        shared_libs=[_build_config.DLC_CUDA_SHIM_LIB] if cuda else ())
         # Compiled on the first lookup: dumping the object of a module none
         # of whose symbols was looked up aborts the process in the ORC JIT
@@ -275,6 +291,7 @@ def _compile_object(lowered, module, record, obj):
     if cuda:
         kernels = sum(op.operation.name == "gpu.binary" for op in module.body.operations)
         _expose_module_init(obj, kernels)
+    return [obj]
 
 
 def _expose_module_init(obj, kernels):

@@ -147,6 +147,21 @@ def test_module_and_imported_model_export(tmp_path):
         np.testing.assert_allclose(library.head(xb), want, rtol=1e-5, atol=1e-6)
 
 
+def test_export_of_a_module_compiled_in_parallel_parts(tmp_path, monkeypatch):
+    # What a real model's export takes: LLVM in parts, the objects linked
+    # with the entry point (here forced on a small function).
+    monkeypatch.setenv("DLC_PARALLEL_CODEGEN_MIN_OPS", "0")
+    monkeypatch.setenv("DLC_COMPILE_THREADS", "2")
+    x = rng.standard_normal((4, 20)).astype(np.float32)
+    path = dlc.export(mlp, x, path=str(tmp_path / "parts.so"), dynamic_batch=True)
+    library = dlc.load(path)
+    monkeypatch.setenv("DLC_PARALLEL_CODEGEN_MIN_OPS", str(10 ** 9))
+    jitted = dlc.jit(mlp, dynamic_batch=True)
+    for batch in (1, 7):
+        xb = rng.standard_normal((batch, 20)).astype(np.float32)
+        np.testing.assert_allclose(library(xb), jitted(xb), rtol=1e-6, atol=1e-7)
+
+
 def test_loading_without_the_compiler_in_a_fresh_process(mlp_library, tmp_path):
     """dlcrt with numpy only: the MLIR bindings and dlc cannot be imported in
     the child (an import hook refuses them), and the results are the jit's."""
