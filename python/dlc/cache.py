@@ -398,8 +398,8 @@ def commit(entry_key, folder, weights=None):
     pointer symbol) under `entry_key`; returns the stored library's path, or
     None. Either way `folder` is gone afterwards (a library loaded from it
     stays loaded)."""
-    root = directory()
-    final = os.path.join(root, entry_key[:2], entry_key)
+    shard = os.path.dirname(folder)  # where begin made it
+    root, final = os.path.dirname(shard), os.path.join(shard, entry_key)
     library = library_path(folder)
     try:
         os.chmod(library, 0o600)  # the linker's mode follows the umask

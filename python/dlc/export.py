@@ -245,8 +245,7 @@ def _compile_objects(lowered, module, record, work):
     (runtime.compile_library's code generation), anything else by the
     ExecutionEngine into one object."""
     from .mlir import ir
-    from .mlir._mlir_libs import _site_initialize_0 as capi
-    from .runtime import JITCode, compile_threads, wants_library
+    from .runtime import JITCode, compile_objects, wants_library
     # The module is export's own (traced for it): it can change.
     # The function's symbol (dlc_<fn>) would clash with the C entry point
     # dlc_<name>: the code's own function gets another name.
@@ -263,14 +262,11 @@ def _compile_objects(lowered, module, record, work):
     if not cuda and wants_library(module):
         folder = os.path.join(work, "parts")
         os.mkdir(folder)
-        threads = compile_threads()
         try:
-            parts, _, _ = capi.compile_objects(module, opt_level, 2 * threads, threads,
-                                               folder)
+            return compile_objects(module, folder, opt_level)
         except RuntimeError as error:
             raise CompileError(f"dlc.export: LLVM could not compile {record['name']}: "
                                f"{error}") from None
-        return [os.path.join(folder, f"part{i}.o") for i in range(parts)]
     obj = os.path.join(work, "code.o")
     try:
         # CUDA host code: its mgpu* calls resolve against dlc's shim (the JIT

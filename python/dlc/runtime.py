@@ -535,29 +535,30 @@ class LinkError(RuntimeError):
     """The system C compiler could not link compiled code into a library."""
 
 
-def compile_library(module, library, opt_level=3, threads=None):
-    """Compiles `module` (the llvm stage) into the shared library `library`:
-    LLVM optimizes and compiles it in parts, in parallel on `threads`
-    threads (lib/CAPI/ObjectCode.cpp), and the system C compiler links them.
-    Returns {phase: seconds} ("llvm-translate", "llvm", "link"). Raises
-    RuntimeError where LLVM fails (DLC_LLVM_OPTIONS LLVM does not take
-    included), LinkError where the linker does."""
-    import shutil
-    import tempfile
-    import time
-    from . import cache
+def compile_objects(module, folder, opt_level=3, threads=None):
+    """Compiles `module` (the llvm stage) to position-independent object
+    files in `folder`: LLVM optimizes and compiles it in parts, in parallel
+    on `threads` threads (lib/CAPI/ObjectCode.cpp). Returns their paths.
+    Raises RuntimeError where LLVM fails (DLC_LLVM_OPTIONS LLVM does not take
+    included)."""
     from .mlir._mlir_libs import _site_initialize_0 as capi
     threads = threads or compile_threads()
+    parts, _, _ = capi.compile_objects(module, opt_level, 2 * threads, threads, folder)
+    return [os.path.join(folder, f"part{i}.o") for i in range(parts)]
+
+
+def compile_library(module, library, opt_level=3, threads=None):
+    """Compiles `module` (the llvm stage) into the shared library `library`:
+    its parts' objects (compile_objects) linked by the system C compiler.
+    Raises RuntimeError where LLVM fails, LinkError where the linker does."""
+    import shutil
+    import tempfile
+    from . import cache
     folder = tempfile.mkdtemp(prefix=".objects-", dir=os.path.dirname(library))
     try:
-        parts, translate, compile_ = capi.compile_objects(
-            module, opt_level, 2 * threads, threads, folder)
-        start = time.perf_counter()
-        objects = [os.path.join(folder, f"part{i}.o") for i in range(parts)]
+        objects = compile_objects(module, folder, opt_level, threads)
         if not cache.link(objects, library):
             raise LinkError(f"linking the compiled code into {library} failed")
-        return {"llvm-translate": translate, "llvm": compile_,
-                "link": time.perf_counter() - start}
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
