@@ -15,14 +15,15 @@ BFLOAT16 = np.dtype(ml_dtypes.bfloat16)
 SUPPORTED_DTYPES = tuple(
     np.dtype(name)
     for name in ("float16", "float32", "float64", "int8", "int16", "int32",
-                 "int64", "bool")
+                 "int64", "uint8", "uint16", "uint32", "uint64", "bool")
 ) + (BFLOAT16,)
 
 _FLOATS = {np.dtype("float16"), np.dtype("float32"), np.dtype("float64"), BFLOAT16}
 
 _MLIR_NAMES = {"float16": "f16", "float32": "f32", "float64": "f64", "bfloat16": "bf16",
                "bool": "i1", "int8": "i8", "int16": "i16", "int32": "i32",
-               "int64": "i64"}
+               "int64": "i64", "uint8": "ui8", "uint16": "ui16", "uint32": "ui32",
+               "uint64": "ui64"}
 _FROM_MLIR = {mlir: np.dtype(ml_dtypes.bfloat16) if name == "bfloat16" else np.dtype(name)
               for name, mlir in _MLIR_NAMES.items()}
 

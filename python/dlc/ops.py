@@ -93,8 +93,8 @@ def _scalar_for(value, dtype, op_name, other):
     if isinstance(value, (bool, np.bool_)) and dtype != np.bool_:
         value = int(value)
     if dtypes.is_float(dtype) or (isinstance(value, numbers.Integral) and
-                                  dtype.kind in "ib"):
-        if dtype.kind == "i":
+                                  dtype.kind in "iub"):
+        if dtype.kind in "iu":
             info = np.iinfo(dtype)
             if not info.min <= value <= info.max:
                 raise DTypeError(
@@ -380,7 +380,7 @@ def _rounding(op_name, builder, x):
     """A rounding op; integers are whole already, so they come back unchanged
     (as numpy returns them)."""
     x = _tensor(x, op_name)
-    if x.dtype.kind == "i":
+    if x.dtype.kind in "iu":
         return x
     return _unary(op_name, builder, x, float_only=True)
 
@@ -404,7 +404,7 @@ def round(x, decimals=0):  # noqa: A001 - numpy's name
         raise TypeError(f"{_where()}: dlc.round: decimals must be an int, but got "
                         f"{decimals!r}")
     x = _tensor(x, "round")
-    if decimals == 0 or x.dtype.kind == "i" and decimals > 0:
+    if decimals == 0 or x.dtype.kind in "iu" and decimals > 0:
         return _rounding("round", dl.RoundOp, x)
     _require_float("round", x)
     if decimals > 0:

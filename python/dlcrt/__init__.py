@@ -41,7 +41,8 @@ FORMAT = 1
 MAX_RANK = 8
 #: dtype codes of the C ABI (dlc_tensor.dtype)
 DTYPE_CODES = {"float32": 0, "float64": 1, "float16": 2, "bfloat16": 3, "int8": 4,
-               "int16": 5, "int32": 6, "int64": 7, "bool": 8}
+               "int16": 5, "int32": 6, "int64": 7, "bool": 8, "uint8": 9,
+               "uint16": 10, "uint32": 11, "uint64": 12}
 
 
 def _numpy_dtype(name):

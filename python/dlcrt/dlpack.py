@@ -25,15 +25,15 @@ _KDL_INT, _KDL_UINT, _KDL_FLOAT, _KDL_BFLOAT, _KDL_BOOL = 0, 1, 2, 4, 6
 DLPACK_DTYPES = {"float32": (_KDL_FLOAT, 32), "float64": (_KDL_FLOAT, 64),
                  "float16": (_KDL_FLOAT, 16), "bfloat16": (_KDL_BFLOAT, 16),
                  "int8": (_KDL_INT, 8), "int16": (_KDL_INT, 16), "int32": (_KDL_INT, 32),
-                 "int64": (_KDL_INT, 64), "bool": (_KDL_BOOL, 8)}
+                 "int64": (_KDL_INT, 64), "bool": (_KDL_BOOL, 8),
+                 "uint8": (_KDL_UINT, 8), "uint16": (_KDL_UINT, 16),
+                 "uint32": (_KDL_UINT, 32), "uint64": (_KDL_UINT, 64)}
 _FROM_DLPACK = {value: name for name, value in DLPACK_DTYPES.items()}
-# Booleans as unsigned bytes, as older producers wrote them.
-_FROM_DLPACK[(_KDL_UINT, 8)] = "uint8"
 #: dtype name -> the CUDA array interface's typestr
 _TYPESTR = {"float32": "<f4", "float64": "<f8", "float16": "<f2", "int8": "|i1",
-            "int16": "<i2", "int32": "<i4", "int64": "<i8", "bool": "|b1"}
+            "int16": "<i2", "int32": "<i4", "int64": "<i8", "bool": "|b1",
+            "uint8": "|u1", "uint16": "<u2", "uint32": "<u4", "uint64": "<u8"}
 _FROM_TYPESTR = {value: name for name, value in _TYPESTR.items()}
-_FROM_TYPESTR["|u1"] = "uint8"
 
 
 class DLDevice(ctypes.Structure):

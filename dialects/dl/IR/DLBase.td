@@ -50,16 +50,19 @@ class DL_Op<string mnemonic, list<Trait> traits = []>
     : Op<DL_Dialect, mnemonic, !listconcat([DL_SizedTensors], traits)>;
 
 // Element types dl computes on.
-def DL_AnyElement : AnyTypeOf<[F16, BF16, F32, F64, I1, I8, I16, I32, I64]>;
+def DL_AnyElement : AnyTypeOf<[F16, BF16, F32, F64, I1, I8, I16, I32, I64,
+                                UI8, UI16, UI32, UI64]>;
 
 class DL_TensorOf<string pred, string desc>
     : Type<CPred<pred>, desc, "::mlir::RankedTensorType">;
 
 def DL_Tensor : DL_TensorOf<"::mlir::dl::isDLTensor($_self)",
-    "ranked tensor of f16, bf16, f32, f64, i1, i8, i16, i32 or i64 values">;
+    "ranked tensor of f16, bf16, f32, f64, i1, i8, i16, i32, i64, ui8, ui16, "
+    "ui32 or ui64 values">;
 
 def DL_NumericTensor : DL_TensorOf<"::mlir::dl::isDLNumericTensor($_self)",
-    "ranked tensor of f16, bf16, f32, f64, i8, i16, i32 or i64 values">;
+    "ranked tensor of f16, bf16, f32, f64, i8, i16, i32, i64, ui8, ui16, ui32 "
+    "or ui64 values">;
 
 def DL_FloatTensor : DL_TensorOf<"::mlir::dl::isDLFloatTensor($_self)",
     "ranked tensor of f16, bf16, f32 or f64 values">;
@@ -67,9 +70,9 @@ def DL_FloatTensor : DL_TensorOf<"::mlir::dl::isDLFloatTensor($_self)",
 def DL_BoolTensor : DL_TensorOf<"::mlir::dl::isDLTensorOfIntegers($_self, {1})",
     "ranked tensor of i1 (bool) values">;
 
-def DL_IntegerTensor : DL_TensorOf<
-    "::mlir::dl::isDLTensorOfIntegers($_self, {1, 8, 16, 32, 64})",
-    "ranked tensor of i1 (bool), i8, i16, i32 or i64 values">;
+def DL_IntegerTensor : DL_TensorOf<"::mlir::dl::isDLIntegerTensor($_self)",
+    "ranked tensor of i1 (bool), i8, i16, i32, i64, ui8, ui16, ui32 or ui64 "
+    "values">;
 
 def DL_I64Tensor : DL_TensorOf<"::mlir::dl::isDLTensorOfIntegers($_self, {64})",
     "ranked tensor of i64 values">;

@@ -19,6 +19,16 @@ bool isDLNumericTensor(Type type);
 bool isDLFloatTensor(Type type);
 /// isDLTensor, and the element type is a signless integer of one of `widths`.
 bool isDLTensorOfIntegers(Type type, llvm::ArrayRef<unsigned> widths);
+/// isDLTensor, and the element type is a signless integer (bool included) or
+/// an unsigned one.
+bool isDLIntegerTensor(Type type);
+/// Whether `type` is one of dl's unsigned integer element types (ui8, ui16,
+/// ui32, ui64). They are stored as the signless integer of the same width
+/// (convert-dl-to-linalg); the ops whose result depends on the sign (compare,
+/// max/min, divide, remainder, casts) lower them with unsigned arithmetic.
+bool isDLUnsignedElement(Type type);
+/// Whether the element type of `type` (or `type` itself) is unsigned.
+bool isUnsignedTensor(Type type);
 
 /// Fails with a diagnostic on `op` naming the first operand or result whose
 /// size staticByteSize refuses.

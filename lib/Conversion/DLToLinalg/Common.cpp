@@ -214,8 +214,12 @@ Value lowering::constantScalar(OpBuilder &b, Location loc, Type type,
                                double value) {
   if (auto floatType = dyn_cast<FloatType>(type))
     return arith::ConstantOp::create(b, loc, b.getFloatAttr(floatType, value));
-  return arith::ConstantOp::create(
-      b, loc, b.getIntegerAttr(type, static_cast<int64_t>(value)));
+  // Wrapped to the width: the storage of an unsigned value of the top half
+  // (ui8 200) is a negative signless one.
+  APInt bits(type.getIntOrFloatBitWidth(),
+             static_cast<uint64_t>(static_cast<int64_t>(value)),
+             /*isSigned=*/true, /*implicitTrunc=*/true);
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, bits));
 }
 
 Value lowering::addScalars(OpBuilder &b, Location loc, Value x, Value y) {
@@ -236,37 +240,88 @@ Value lowering::mulScalars(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::MulIOp::create(b, loc, x, y);
 }
 
-Value lowering::maxScalars(OpBuilder &b, Location loc, Value x, Value y) {
+Value lowering::maxScalars(OpBuilder &b, Location loc, Value x, Value y,
+                          bool isUnsigned) {
   if (isFloat(x.getType()))
     return arith::MaximumFOp::create(b, loc, x, y);
+  if (isUnsigned)
+    return arith::MaxUIOp::create(b, loc, x, y);
   return arith::MaxSIOp::create(b, loc, x, y);
 }
 
-Value lowering::minScalars(OpBuilder &b, Location loc, Value x, Value y) {
+Value lowering::minScalars(OpBuilder &b, Location loc, Value x, Value y,
+                          bool isUnsigned) {
   if (isFloat(x.getType()))
     return arith::MinimumFOp::create(b, loc, x, y);
+  if (isUnsigned)
+    return arith::MinUIOp::create(b, loc, x, y);
   return arith::MinSIOp::create(b, loc, x, y);
 }
 
-static Value extremeValue(OpBuilder &b, Location loc, Type type, bool lowest) {
+static Value extremeValue(OpBuilder &b, Location loc, Type type, bool lowest,
+                          bool isUnsigned) {
   if (auto floatType = dyn_cast<FloatType>(type))
     return arith::ConstantOp::create(
         b, loc,
         b.getFloatAttr(floatType,
                        APFloat::getInf(floatType.getFloatSemantics(), lowest)));
   unsigned width = type.getIntOrFloatBitWidth();
-  return arith::ConstantOp::create(
-      b, loc,
-      b.getIntegerAttr(type, lowest ? APInt::getSignedMinValue(width)
-                                    : APInt::getSignedMaxValue(width)));
+  APInt value = isUnsigned ? (lowest ? APInt::getMinValue(width)
+                                     : APInt::getMaxValue(width))
+                           : (lowest ? APInt::getSignedMinValue(width)
+                                     : APInt::getSignedMaxValue(width));
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
 }
 
-Value lowering::lowestValue(OpBuilder &b, Location loc, Type type) {
-  return extremeValue(b, loc, type, /*lowest=*/true);
+Value lowering::lowestValue(OpBuilder &b, Location loc, Type type,
+                            bool isUnsigned) {
+  return extremeValue(b, loc, type, /*lowest=*/true, isUnsigned);
 }
 
-Value lowering::highestValue(OpBuilder &b, Location loc, Type type) {
-  return extremeValue(b, loc, type, /*lowest=*/false);
+Value lowering::highestValue(OpBuilder &b, Location loc, Type type,
+                             bool isUnsigned) {
+  return extremeValue(b, loc, type, /*lowest=*/false, isUnsigned);
+}
+
+Value lowering::safeDivI(OpBuilder &b, Location loc, Value x, Value y,
+                         bool isUnsigned) {
+  Type type = x.getType();
+  Value zero = constantScalar(b, loc, type, 0);
+  Value one = constantScalar(b, loc, type, 1);
+  Value isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, y, zero);
+  if (isUnsigned) {
+    Value divisor = arith::SelectOp::create(b, loc, isZero, one, y);
+    Value quotient = arith::DivUIOp::create(b, loc, x, divisor);
+    return arith::SelectOp::create(b, loc, isZero, zero, quotient);
+  }
+  Value minusOne = constantScalar(b, loc, type, -1);
+  Value isMinusOne =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, y, minusOne);
+  Value unsafe = arith::OrIOp::create(b, loc, isZero, isMinusOne);
+  Value divisor = arith::SelectOp::create(b, loc, unsafe, one, y);
+  Value quotient = arith::DivSIOp::create(b, loc, x, divisor);
+  Value negated = arith::SubIOp::create(b, loc, zero, x);
+  quotient = arith::SelectOp::create(b, loc, isMinusOne, negated, quotient);
+  return arith::SelectOp::create(b, loc, isZero, zero, quotient);
+}
+
+Value lowering::safeRemI(OpBuilder &b, Location loc, Value x, Value y,
+                         bool isUnsigned) {
+  Type type = x.getType();
+  Value isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, y,
+                                       constantScalar(b, loc, type, 0));
+  if (isUnsigned) {
+    // x % 1 = 0.
+    Value divisor = arith::SelectOp::create(
+        b, loc, isZero, constantScalar(b, loc, type, 1), y);
+    return arith::RemUIOp::create(b, loc, x, divisor);
+  }
+  Value isMinusOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, y,
+                                           constantScalar(b, loc, type, -1));
+  Value divisor = arith::SelectOp::create(
+      b, loc, arith::OrIOp::create(b, loc, isZero, isMinusOne),
+      constantScalar(b, loc, type, 1), y);
+  return arith::RemSIOp::create(b, loc, x, divisor);
 }
 
 Value lowering::boolToStorage(OpBuilder &b, Location loc, Value bit) {

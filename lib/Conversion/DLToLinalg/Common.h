@@ -101,16 +101,28 @@ Value constantScalar(OpBuilder &b, Location loc, Type type, double value);
 Value addScalars(OpBuilder &b, Location loc, Value x, Value y);
 Value subScalars(OpBuilder &b, Location loc, Value x, Value y);
 Value mulScalars(OpBuilder &b, Location loc, Value x, Value y);
-/// numpy's maximum/minimum: NaN-propagating on floats, signed on integers.
-Value maxScalars(OpBuilder &b, Location loc, Value x, Value y);
-Value minScalars(OpBuilder &b, Location loc, Value x, Value y);
-/// The identities of max and min: -inf / +inf, or the extreme integers.
-Value lowestValue(OpBuilder &b, Location loc, Type type);
-Value highestValue(OpBuilder &b, Location loc, Type type);
+/// numpy's maximum/minimum: NaN-propagating on floats, signed on integers
+/// (unsigned when `isUnsigned`: the operands are the storage of a uiN type).
+Value maxScalars(OpBuilder &b, Location loc, Value x, Value y,
+                 bool isUnsigned = false);
+Value minScalars(OpBuilder &b, Location loc, Value x, Value y,
+                 bool isUnsigned = false);
+/// The identities of max and min: -inf / +inf, or the extreme integers
+/// (0 and 2^n - 1 when `isUnsigned`). `type` is the storage type.
+Value lowestValue(OpBuilder &b, Location loc, Type type,
+                  bool isUnsigned = false);
+Value highestValue(OpBuilder &b, Location loc, Type type,
+                   bool isUnsigned = false);
 /// An i1 widened to bool storage (i8 holding 0 or 1).
 Value boolToStorage(OpBuilder &b, Location loc, Value bit);
 /// Bool storage (i8) narrowed to i1.
 Value storageToBool(OpBuilder &b, Location loc, Value byte);
+
+/// Integer division and remainders that cannot trap: x / 0 = 0, x % 0 = 0;
+/// signed: x / -1 = -x (wrapping) and x % -1 = 0 (the hardware traps on
+/// INT_MIN / -1). Unsigned when `isUnsigned`.
+Value safeDivI(OpBuilder &b, Location loc, Value x, Value y, bool isUnsigned);
+Value safeRemI(OpBuilder &b, Location loc, Value x, Value y, bool isUnsigned);
 
 //===----------------------------------------------------------------------===//
 // Pattern groups

@@ -10,7 +10,10 @@
 //
 // bool (i1) tensors become i8 tensors holding 0/1, function signatures
 // included: numpy stores a bool in a byte, and MLIR's memref lowering cannot
-// address i1 elements.
+// address i1 elements. Unsigned tensors (ui8 ... ui64) become the signless
+// integers of their width (arith computes on signless integers only); the
+// patterns of the ops whose result depends on the sign read it from the dl
+// type (`isUnsignedTensor`) and use arith's unsigned operations.
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,9 +62,13 @@ struct ConvertDLToLinalgPass
 mlir::dl::DLStorageTypeConverter::DLStorageTypeConverter() {
   addConversion([](Type type) { return type; });
   addConversion([](RankedTensorType type) -> Type {
-    if (!type.getElementType().isInteger(1))
-      return type;
-    return type.clone(IntegerType::get(type.getContext(), 8));
+    Type element = type.getElementType();
+    if (element.isInteger(1))
+      return type.clone(IntegerType::get(type.getContext(), 8));
+    if (isDLUnsignedElement(element))
+      return type.clone(
+          IntegerType::get(type.getContext(), element.getIntOrFloatBitWidth()));
+    return type;
   });
 }
 

@@ -12,6 +12,8 @@
 
 #include "Common.h"
 
+#include "mlir/IR/DialectResourceBlobManager.h"
+
 using namespace mlir;
 using namespace mlir::dl;
 using namespace mlir::dl::lowering;
@@ -34,102 +36,93 @@ Value floatConstant(OpBuilder &b, Location loc, Value like, double value) {
 // Binary
 //===----------------------------------------------------------------------===//
 
-/// Signed integer division that cannot trap: x / 0 = 0 and x / -1 = -x
-/// (wrapping), where the hardware would raise SIGFPE.
-Value safeDivSI(OpBuilder &b, Location loc, Value x, Value y) {
-  Type type = x.getType();
-  Value zero = constantScalar(b, loc, type, 0);
-  Value one = constantScalar(b, loc, type, 1);
-  Value minusOne = constantScalar(b, loc, type, -1);
-  Value isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, y, zero);
-  Value isMinusOne =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, y, minusOne);
-  Value unsafe = arith::OrIOp::create(b, loc, isZero, isMinusOne);
-  Value divisor = arith::SelectOp::create(b, loc, unsafe, one, y);
-  Value quotient = arith::DivSIOp::create(b, loc, x, divisor);
-  Value negated = arith::SubIOp::create(b, loc, zero, x);
-  quotient = arith::SelectOp::create(b, loc, isMinusOne, negated, quotient);
-  return arith::SelectOp::create(b, loc, isZero, zero, quotient);
-}
-
 template <typename OpTy>
-Value binaryBody(OpBuilder &b, Location loc, Value x, Value y);
+Value binaryBody(OpBuilder &b, Location loc, Value x, Value y, bool isUnsigned);
 template <>
-Value binaryBody<AddOp>(OpBuilder &b, Location loc, Value x, Value y) {
+Value binaryBody<AddOp>(OpBuilder &b, Location loc, Value x, Value y,
+                 [[maybe_unused]] bool isUnsigned) {
   return addScalars(b, loc, x, y);
 }
 template <>
-Value binaryBody<SubOp>(OpBuilder &b, Location loc, Value x, Value y) {
+Value binaryBody<SubOp>(OpBuilder &b, Location loc, Value x, Value y,
+                 [[maybe_unused]] bool isUnsigned) {
   return subScalars(b, loc, x, y);
 }
 template <>
-Value binaryBody<MulOp>(OpBuilder &b, Location loc, Value x, Value y) {
+Value binaryBody<MulOp>(OpBuilder &b, Location loc, Value x, Value y,
+                 [[maybe_unused]] bool isUnsigned) {
   return mulScalars(b, loc, x, y);
 }
 template <>
-Value binaryBody<DivOp>(OpBuilder &b, Location loc, Value x, Value y) {
+Value binaryBody<DivOp>(OpBuilder &b, Location loc, Value x, Value y,
+                 [[maybe_unused]] bool isUnsigned) {
   if (isFloat(x.getType()))
     return arith::DivFOp::create(b, loc, x, y);
-  return safeDivSI(b, loc, x, y);
+  return safeDivI(b, loc, x, y, isUnsigned);
 }
 template <>
-Value binaryBody<PowOp>(OpBuilder &b, Location loc, Value x, Value y) {
+Value binaryBody<PowOp>(OpBuilder &b, Location loc, Value x, Value y,
+                 [[maybe_unused]] bool isUnsigned) {
   if (isFloat(x.getType())) {
     Type wide = accumulatorType(x.getType());
     Value result = math::PowFOp::create(b, loc, convertFloat(b, loc, x, wide),
                                         convertFloat(b, loc, y, wide));
     return convertFloat(b, loc, result, x.getType());
   }
-  return math::IPowIOp::create(b, loc, x, y);
+  if (!isUnsigned)
+    return math::IPowIOp::create(b, loc, x, y);
+  // ipowi is signed: an unsigned exponent of the top half would read as
+  // negative. Wrapping products are the same bits in any wider type.
+  Type wide = b.getI64Type();
+  if (x.getType() == wide)
+    return math::IPowIOp::create(b, loc, x, y); // ui64: exponents < 2^63.
+  Value result = math::IPowIOp::create(b, loc,
+                                       arith::ExtUIOp::create(b, loc, wide, x),
+                                       arith::ExtUIOp::create(b, loc, wide, y));
+  return arith::TruncIOp::create(b, loc, x.getType(), result);
 }
 template <>
-Value binaryBody<MaximumOp>(OpBuilder &b, Location loc, Value x, Value y) {
-  return maxScalars(b, loc, x, y);
+Value binaryBody<MaximumOp>(OpBuilder &b, Location loc, Value x, Value y,
+                 [[maybe_unused]] bool isUnsigned) {
+  return maxScalars(b, loc, x, y, isUnsigned);
 }
 template <>
-Value binaryBody<MinimumOp>(OpBuilder &b, Location loc, Value x, Value y) {
-  return minScalars(b, loc, x, y);
+Value binaryBody<MinimumOp>(OpBuilder &b, Location loc, Value x, Value y,
+                 [[maybe_unused]] bool isUnsigned) {
+  return minScalars(b, loc, x, y, isUnsigned);
 }
 
 /// Logical and bitwise ops work on the storage bytes: bools are 0 or 1, so
 /// and/or/xor of bools are bools.
 template <>
-Value binaryBody<LogicalAndOp>(OpBuilder &b, Location loc, Value x, Value y) {
+Value binaryBody<LogicalAndOp>(OpBuilder &b, Location loc, Value x, Value y,
+                 [[maybe_unused]] bool isUnsigned) {
   return arith::AndIOp::create(b, loc, x, y);
 }
 template <>
-Value binaryBody<LogicalOrOp>(OpBuilder &b, Location loc, Value x, Value y) {
+Value binaryBody<LogicalOrOp>(OpBuilder &b, Location loc, Value x, Value y,
+                 [[maybe_unused]] bool isUnsigned) {
   return arith::OrIOp::create(b, loc, x, y);
 }
 template <>
-Value binaryBody<LogicalXorOp>(OpBuilder &b, Location loc, Value x, Value y) {
+Value binaryBody<LogicalXorOp>(OpBuilder &b, Location loc, Value x, Value y,
+                 [[maybe_unused]] bool isUnsigned) {
   return arith::XOrIOp::create(b, loc, x, y);
 }
 template <>
-Value binaryBody<BitwiseAndOp>(OpBuilder &b, Location loc, Value x, Value y) {
+Value binaryBody<BitwiseAndOp>(OpBuilder &b, Location loc, Value x, Value y,
+                 [[maybe_unused]] bool isUnsigned) {
   return arith::AndIOp::create(b, loc, x, y);
 }
 template <>
-Value binaryBody<BitwiseOrOp>(OpBuilder &b, Location loc, Value x, Value y) {
+Value binaryBody<BitwiseOrOp>(OpBuilder &b, Location loc, Value x, Value y,
+                 [[maybe_unused]] bool isUnsigned) {
   return arith::OrIOp::create(b, loc, x, y);
 }
 template <>
-Value binaryBody<BitwiseXorOp>(OpBuilder &b, Location loc, Value x, Value y) {
+Value binaryBody<BitwiseXorOp>(OpBuilder &b, Location loc, Value x, Value y,
+                 [[maybe_unused]] bool isUnsigned) {
   return arith::XOrIOp::create(b, loc, x, y);
-}
-
-/// C's integer remainder that cannot trap: x % 0 = 0 and x % -1 = 0 (the
-/// hardware traps on INT_MIN % -1); both divide by 1 instead.
-Value safeRemSI(OpBuilder &b, Location loc, Value x, Value y) {
-  Type type = x.getType();
-  Value isZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, y,
-                                       constantScalar(b, loc, type, 0));
-  Value isMinusOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, y,
-                                           constantScalar(b, loc, type, -1));
-  Value divisor = arith::SelectOp::create(
-      b, loc, arith::OrIOp::create(b, loc, isZero, isMinusOne),
-      constantScalar(b, loc, type, 1), y);
-  return arith::RemSIOp::create(b, loc, x, divisor);
 }
 
 /// `fn(x, y)` in f32 when x and y are f16/bf16, rounding the result back.
@@ -143,9 +136,10 @@ Value inWideFloat2(OpBuilder &b, Location loc, Value x, Value y,
 }
 
 template <>
-Value binaryBody<FmodOp>(OpBuilder &b, Location loc, Value x, Value y) {
+Value binaryBody<FmodOp>(OpBuilder &b, Location loc, Value x, Value y,
+                 [[maybe_unused]] bool isUnsigned) {
   if (!isFloat(x.getType()))
-    return safeRemSI(b, loc, x, y);
+    return safeRemI(b, loc, x, y, isUnsigned);
   return inWideFloat2(b, loc, x, y, [&](Value v, Value w) -> Value {
     return arith::RemFOp::create(b, loc, v, w);
   });
@@ -155,9 +149,12 @@ Value binaryBody<FmodOp>(OpBuilder &b, Location loc, Value x, Value y) {
 /// different signs (so that the result has the divisor's sign); a float zero
 /// takes the divisor's sign, and NaN stays NaN.
 template <>
-Value binaryBody<RemainderOp>(OpBuilder &b, Location loc, Value x, Value y) {
+Value binaryBody<RemainderOp>(OpBuilder &b, Location loc, Value x, Value y,
+                 [[maybe_unused]] bool isUnsigned) {
+  if (!isFloat(x.getType()) && isUnsigned)
+    return safeRemI(b, loc, x, y, isUnsigned); // No signs to differ.
   if (!isFloat(x.getType())) {
-    Value r = safeRemSI(b, loc, x, y);
+    Value r = safeRemI(b, loc, x, y, isUnsigned);
     Value zero = constantScalar(b, loc, x.getType(), 0);
     Value nonZero =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, r, zero);
@@ -192,24 +189,29 @@ Value binaryBody<RemainderOp>(OpBuilder &b, Location loc, Value x, Value y) {
 /// Comparisons: float predicates are ordered (false when a NaN is involved)
 /// except `!=`, which is true on NaN, as in numpy. The i1 result is stored as
 /// a byte.
-#define DL_COMPARE_BODY(OpTy, FloatPredicate, IntPredicate)                    \
+#define DL_COMPARE_BODY(OpTy, FloatPredicate, IntPredicate, UnsignedPredicate) \
   template <>                                                                  \
-  Value binaryBody<OpTy>(OpBuilder & b, Location loc, Value x, Value y) {      \
-    Value bit = isFloat(x.getType())                                           \
-                    ? arith::CmpFOp::create(                                   \
-                          b, loc, arith::CmpFPredicate::FloatPredicate, x, y)  \
-                          .getResult()                                         \
-                    : arith::CmpIOp::create(                                   \
-                          b, loc, arith::CmpIPredicate::IntPredicate, x, y)    \
-                          .getResult();                                        \
+  Value binaryBody<OpTy>(OpBuilder & b, Location loc, Value x, Value y,        \
+                         bool isUnsigned) {                                    \
+    Value bit =                                                                \
+        isFloat(x.getType())                                                   \
+            ? arith::CmpFOp::create(                                           \
+                  b, loc, arith::CmpFPredicate::FloatPredicate, x, y)          \
+                  .getResult()                                                 \
+            : arith::CmpIOp::create(                                           \
+                  b, loc,                                                      \
+                  isUnsigned ? arith::CmpIPredicate::UnsignedPredicate         \
+                             : arith::CmpIPredicate::IntPredicate,             \
+                  x, y)                                                        \
+                  .getResult();                                                \
     return boolToStorage(b, loc, bit);                                         \
   }
-DL_COMPARE_BODY(EqualOp, OEQ, eq)
-DL_COMPARE_BODY(NotEqualOp, UNE, ne)
-DL_COMPARE_BODY(LessOp, OLT, slt)
-DL_COMPARE_BODY(LessEqualOp, OLE, sle)
-DL_COMPARE_BODY(GreaterOp, OGT, sgt)
-DL_COMPARE_BODY(GreaterEqualOp, OGE, sge)
+DL_COMPARE_BODY(EqualOp, OEQ, eq, eq)
+DL_COMPARE_BODY(NotEqualOp, UNE, ne, ne)
+DL_COMPARE_BODY(LessOp, OLT, slt, ult)
+DL_COMPARE_BODY(LessEqualOp, OLE, sle, ule)
+DL_COMPARE_BODY(GreaterOp, OGT, sgt, ugt)
+DL_COMPARE_BODY(GreaterEqualOp, OGE, sge, uge)
 #undef DL_COMPARE_BODY
 
 /// Every broadcasting binary op: one generic applying binaryBody<OpTy>.
@@ -220,11 +222,12 @@ struct BinaryLowering : OpConversionPattern<OpTy> {
   LogicalResult
   matchAndRewrite(OpTy op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
+    bool isUnsigned = isUnsignedTensor(op.getLhs().getType());
     Value result = buildElementwise(
         rewriter, op.getLoc(), storageType(*this->getTypeConverter(), op.getType()),
         {adaptor.getLhs(), adaptor.getRhs()},
-        [](OpBuilder &b, Location loc, ValueRange args) {
-          return binaryBody<OpTy>(b, loc, args[0], args[1]);
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          return binaryBody<OpTy>(b, loc, args[0], args[1], isUnsigned);
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -263,10 +266,12 @@ Value sigmoidOf(OpBuilder &b, Location loc, Value x) {
                                arith::AddFOp::create(b, loc, one, expNeg));
 }
 
-Value clampScalar(OpBuilder &b, Location loc, Value x, double lo, double hi) {
+Value clampScalar(OpBuilder &b, Location loc, Value x, double lo, double hi,
+                  bool isUnsigned = false) {
   Value low = constantScalar(b, loc, x.getType(), lo);
   Value high = constantScalar(b, loc, x.getType(), hi);
-  return minScalars(b, loc, maxScalars(b, loc, x, low), high);
+  return minScalars(b, loc, maxScalars(b, loc, x, low, isUnsigned), high,
+                    isUnsigned);
 }
 
 template <typename OpTy>
@@ -278,12 +283,17 @@ Value unaryBody(OpBuilder &b, Location loc, Value x, OpTy op);
                         [[maybe_unused]] OpTy op)
 
 DL_UNARY_BODY(ReluOp) {
-  return maxScalars(b, loc, x, constantScalar(b, loc, x.getType(), 0));
+  return maxScalars(b, loc, x, constantScalar(b, loc, x.getType(), 0),
+                    isUnsignedTensor(op.getInput().getType()));
 }
-DL_UNARY_BODY(Relu6Op) { return clampScalar(b, loc, x, 0, 6); }
+DL_UNARY_BODY(Relu6Op) {
+  return clampScalar(b, loc, x, 0, 6, isUnsignedTensor(op.getInput().getType()));
+}
 DL_UNARY_BODY(AbsOp) {
   if (isFloat(x.getType()))
     return math::AbsFOp::create(b, loc, x);
+  if (isUnsignedTensor(op.getInput().getType()))
+    return x;
   return math::AbsIOp::create(b, loc, x);
 }
 DL_UNARY_BODY(NegOp) {
@@ -390,6 +400,10 @@ DL_UNARY_BODY(SignOp) {
   if (isFloat(type)) {
     positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
     negative = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, zero);
+  } else if (isUnsignedTensor(op.getInput().getType())) {
+    return arith::SelectOp::create(
+        b, loc, arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x, zero),
+        one, zero);
   } else {
     positive = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, x, zero);
     negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, zero);
@@ -454,13 +468,18 @@ struct ConstantLowering : OpConversionPattern<ConstantOp> {
     auto value = cast<TypedAttr>(op.getValueAttr());
     RankedTensorType type = storageType(*getTypeConverter(), op.getType());
     if (type != op.getType()) {
-      // i1 -> i8 storage: only dense values can be re-encoded here.
-      auto dense = dyn_cast<DenseIntElementsAttr>(value);
-      if (!dense)
+      // i1 -> i8 storage, or uiN -> iN (the same bits).
+      unsigned width = type.getElementType().getIntOrFloatBitWidth();
+      if (auto resource = dyn_cast<DenseResourceElementsAttr>(value);
+          resource && isUnsignedTensor(op.getType()))
+        value = DenseResourceElementsAttr::get(type, resource.getRawHandle());
+      else if (auto dense = dyn_cast<DenseIntElementsAttr>(value))
+        value = dense.mapValues(type.getElementType(), [&](const APInt &bits) {
+          return bits.zextOrTrunc(width);
+        });
+      else
         return rewriter.notifyMatchFailure(
             op, "only dense i1 constants can be stored as i8");
-      value = dense.mapValues(type.getElementType(),
-                              [](const APInt &bit) { return bit.zext(8); });
     }
     rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, value);
     return success();
@@ -468,9 +487,11 @@ struct ConstantLowering : OpConversionPattern<ConstantOp> {
 };
 
 /// numpy's astype between storage element types; `fromBool`/`toBool` say
-/// whether the source/target dl type is bool (stored as i8 0/1).
+/// whether the source/target dl type is bool (stored as i8 0/1),
+/// `fromUnsigned`/`toUnsigned` whether it is an unsigned integer.
 Value castScalar(OpBuilder &b, Location loc, Value x, Type target,
-                 bool fromBool, bool toBool) {
+                 bool fromBool, bool toBool, bool fromUnsigned,
+                 bool toUnsigned) {
   Type source = x.getType();
   if (toBool) {
     Value bit;
@@ -483,18 +504,27 @@ Value castScalar(OpBuilder &b, Location loc, Value x, Type target,
   }
   if (isFloat(source) && isFloat(target))
     return convertFloat(b, loc, x, target);
-  if (isFloat(source))
-    return arith::FPToSIOp::create(b, loc, target, x);
+  if (isFloat(source)) {
+    if (!toUnsigned)
+      return arith::FPToSIOp::create(b, loc, target, x);
+    if (target.getIntOrFloatBitWidth() == 64)
+      return arith::FPToUIOp::create(b, loc, target, x);
+    // Narrow unsigned targets go through i64 and wrap, as numpy's astype does
+    // on x86 (-1.0 -> 255), where fptoui of a negative value is poison.
+    Value wide = arith::FPToSIOp::create(b, loc, b.getI64Type(), x);
+    return arith::TruncIOp::create(b, loc, target, wide);
+  }
+  bool zeroExtend = fromBool || fromUnsigned;
   if (isFloat(target))
-    return fromBool ? arith::UIToFPOp::create(b, loc, target, x).getResult()
-                    : arith::SIToFPOp::create(b, loc, target, x).getResult();
+    return zeroExtend ? arith::UIToFPOp::create(b, loc, target, x).getResult()
+                      : arith::SIToFPOp::create(b, loc, target, x).getResult();
   unsigned from = source.getIntOrFloatBitWidth(), to = target.getIntOrFloatBitWidth();
   if (from == to)
     return x;
   if (from > to)
     return arith::TruncIOp::create(b, loc, target, x);
-  return fromBool ? arith::ExtUIOp::create(b, loc, target, x).getResult()
-                  : arith::ExtSIOp::create(b, loc, target, x).getResult();
+  return zeroExtend ? arith::ExtUIOp::create(b, loc, target, x).getResult()
+                    : arith::ExtSIOp::create(b, loc, target, x).getResult();
 }
 
 struct CastLowering : OpConversionPattern<CastOp> {
@@ -507,12 +537,14 @@ struct CastLowering : OpConversionPattern<CastOp> {
     };
     bool fromBool = isBool(op.getInput().getType());
     bool toBool = isBool(op.getType());
+    bool fromUnsigned = isUnsignedTensor(op.getInput().getType());
+    bool toUnsigned = isUnsignedTensor(op.getType());
     RankedTensorType resultType = storageType(*getTypeConverter(), op.getType());
     Value result = buildElementwise(
         rewriter, op.getLoc(), resultType, {adaptor.getInput()},
         [&](OpBuilder &b, Location loc, ValueRange args) {
           return castScalar(b, loc, args[0], resultType.getElementType(),
-                            fromBool, toBool);
+                            fromBool, toBool, fromUnsigned, toUnsigned);
         });
     rewriter.replaceOp(op, result);
     return success();

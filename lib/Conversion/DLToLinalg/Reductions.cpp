@@ -48,16 +48,26 @@ struct ReductionLowering : OpConversionPattern<OpTy> {
       return success();
     }
     Location loc = op.getLoc();
-    Type elementType = op.getType().getElementType();
+    Type elementType =
+        storageType(*this->getTypeConverter(), op.getType()).getElementType();
+    bool isUnsigned = isUnsignedTensor(op.getType());
     Value reduced;
     switch (kind) {
     case ReduceKind::Max:
-      reduced = buildReduce(rewriter, loc, input, axes,
-                            lowestValue(rewriter, loc, elementType), maxScalars);
+      reduced = buildReduce(
+          rewriter, loc, input, axes,
+          lowestValue(rewriter, loc, elementType, isUnsigned),
+          [&](OpBuilder &b, Location l, Value x, Value y) {
+            return maxScalars(b, l, x, y, isUnsigned);
+          });
       break;
     case ReduceKind::Min:
-      reduced = buildReduce(rewriter, loc, input, axes,
-                            highestValue(rewriter, loc, elementType), minScalars);
+      reduced = buildReduce(
+          rewriter, loc, input, axes,
+          highestValue(rewriter, loc, elementType, isUnsigned),
+          [&](OpBuilder &b, Location l, Value x, Value y) {
+            return minScalars(b, l, x, y, isUnsigned);
+          });
       break;
     case ReduceKind::Sum:
     case ReduceKind::Mean: {
@@ -99,6 +109,7 @@ struct ArgReductionLowering : OpConversionPattern<OpTy> {
     Value input = adaptor.getInput();
     auto inputType = cast<RankedTensorType>(input.getType());
     Type elementType = inputType.getElementType();
+    bool isUnsigned = isUnsignedTensor(op.getInput().getType());
     int64_t axis = op.getAxis(), rank = inputType.getRank();
 
     SmallVector<int64_t> shape;
@@ -112,8 +123,8 @@ struct ArgReductionLowering : OpConversionPattern<OpTy> {
     }
     Value valueInit = filledTensor(
         rewriter, loc, RankedTensorType::get(shape, elementType), dynamicSizes,
-        isMax ? lowestValue(rewriter, loc, elementType)
-              : highestValue(rewriter, loc, elementType));
+        isMax ? lowestValue(rewriter, loc, elementType, isUnsigned)
+              : highestValue(rewriter, loc, elementType, isUnsigned));
     Value indexInit = filledTensor(
         rewriter, loc, RankedTensorType::get(shape, rewriter.getI64Type()),
         dynamicSizes, constantScalar(rewriter, loc, rewriter.getI64Type(), 0));
@@ -140,9 +151,12 @@ struct ArgReductionLowering : OpConversionPattern<OpTy> {
             better = arith::OrIOp::create(
                 b, l, better, arith::AndIOp::create(b, l, xIsNaN, bestIsNumber));
           } else {
-            better = arith::CmpIOp::create(
-                b, l, isMax ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt,
-                x, best);
+            arith::CmpIPredicate predicate =
+                isUnsigned ? (isMax ? arith::CmpIPredicate::ugt
+                                    : arith::CmpIPredicate::ult)
+                           : (isMax ? arith::CmpIPredicate::sgt
+                                    : arith::CmpIPredicate::slt);
+            better = arith::CmpIOp::create(b, l, predicate, x, best);
           }
           Value index = arith::IndexCastOp::create(
               b, l, b.getI64Type(), linalg::IndexOp::create(b, l, axis));
@@ -201,7 +215,10 @@ struct SoftmaxLowering : OpConversionPattern<OpTy> {
     Type accType = accumulatorType(elementType);
 
     Value max = buildReduce(rewriter, loc, input, {axis},
-                            lowestValue(rewriter, loc, elementType), maxScalars);
+                            lowestValue(rewriter, loc, elementType),
+                            [](OpBuilder &b, Location l, Value x, Value y) {
+                              return maxScalars(b, l, x, y);
+                            });
     // exp(x - max), kept in the accumulator type for the sum.
     Value shiftedExp = mapWithReduced(
         rewriter, loc, convertElements(rewriter, loc, input, accType), {max},

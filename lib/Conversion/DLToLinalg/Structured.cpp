@@ -62,7 +62,9 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
     Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
     auto lhsType = cast<RankedTensorType>(lhs.getType());
     auto rhsType = cast<RankedTensorType>(rhs.getType());
-    auto resultType = cast<RankedTensorType>(op.getType());
+    // Same-width integer products wrap: the storage's (signed) matmul gives
+    // an unsigned one's bits too.
+    RankedTensorType resultType = storageType(*getTypeConverter(), op.getType());
     int64_t rank = resultType.getRank();
     int64_t batchRank = rank - 2;
 

@@ -6,6 +6,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace mlir::dl;
@@ -32,7 +33,16 @@ static bool isDLElementType(Type type) {
   return isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(type) ||
          type.isSignlessInteger(1) || type.isSignlessInteger(8) ||
          type.isSignlessInteger(16) || type.isSignlessInteger(32) ||
-         type.isSignlessInteger(64);
+         type.isSignlessInteger(64) || isDLUnsignedElement(type);
+}
+
+bool mlir::dl::isDLUnsignedElement(Type type) {
+  return type.isUnsignedInteger(8) || type.isUnsignedInteger(16) ||
+         type.isUnsignedInteger(32) || type.isUnsignedInteger(64);
+}
+
+bool mlir::dl::isUnsignedTensor(Type type) {
+  return isDLUnsignedElement(getElementTypeOrSelf(type));
 }
 
 bool mlir::dl::isDLTensor(Type type) {
@@ -78,4 +88,10 @@ bool mlir::dl::isDLTensorOfIntegers(Type type, ArrayRef<unsigned> widths) {
   return llvm::any_of(widths, [&](unsigned width) {
     return element.isSignlessInteger(width);
   });
+}
+
+bool mlir::dl::isDLIntegerTensor(Type type) {
+  return isDLTensorOfIntegers(type, {1, 8, 16, 32, 64}) ||
+         (isDLTensor(type) &&
+          isDLUnsignedElement(cast<RankedTensorType>(type).getElementType()));
 }

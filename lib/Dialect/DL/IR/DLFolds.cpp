@@ -90,6 +90,12 @@ std::optional<Values> read(Attribute attribute) {
   if (!values.splat && type.getNumElements() > kMaxFoldedElements)
     return std::nullopt;
   Type element = type.getElementType();
+  // Unsigned elements are read zero-extended, so that int64 comparisons,
+  // divisions and remainders of the values are the unsigned ones; ui64 values
+  // may not fit: not folded.
+  bool isUnsigned = element.isUnsignedInteger();
+  if (isUnsigned && element.getIntOrFloatBitWidth() == 64)
+    return std::nullopt;
   if (values.isFloat) {
     // f32 and f64 straight from the attribute's storage (a weight tensor
     // has millions of elements: APFloat per element took seconds).
@@ -103,11 +109,14 @@ std::optional<Values> read(Attribute attribute) {
       for (APFloat value : dense.getValues<APFloat>())
         values.f.push_back(toDouble(value));
   } else {
+    auto readElement = [&](const APInt &value) {
+      return isUnsigned ? int64_t(value.getZExtValue()) : readInt(value);
+    };
     if (values.splat)
-      values.i.push_back(readInt(dense.getSplatValue<APInt>()));
+      values.i.push_back(readElement(dense.getSplatValue<APInt>()));
     else
       for (APInt value : dense.getValues<APInt>())
-        values.i.push_back(readInt(value));
+        values.i.push_back(readElement(value));
   }
   return values;
 }
@@ -122,6 +131,14 @@ int64_t wrap(int64_t value, unsigned width) {
   if (bits >> (width - 1))
     bits |= ~((uint64_t(1) << width) - 1);
   return int64_t(bits);
+}
+
+/// `wrap` for an element type: unsigned ones wrap to [0, 2^width).
+int64_t wrapTo(int64_t value, Type element) {
+  unsigned width = element.getIntOrFloatBitWidth();
+  if (!element.isUnsignedInteger() || width >= 64)
+    return wrap(value, width);
+  return int64_t(uint64_t(value) & ((uint64_t(1) << width) - 1));
 }
 
 APFloat toElement(double value, FloatType type) {
@@ -271,7 +288,6 @@ Attribute evaluate(RankedTensorType resultType, ArrayRef<Attribute> operands,
   int64_t count = splat ? 1 : resultType.getNumElements();
   Type element = resultType.getElementType();
   bool resultIsFloat = isa<FloatType>(element);
-  unsigned width = resultIsFloat ? 0 : element.getIntOrFloatBitWidth();
   std::vector<double> f;
   std::vector<int64_t> i;
   SmallVector<double> fArgs(values.size());
@@ -294,7 +310,7 @@ Attribute evaluate(RankedTensorType resultType, ArrayRef<Attribute> operands,
       if (resultIsFloat)
         f.push_back(*result);
       else
-        i.push_back(wrap(int64_t(*result), width));
+        i.push_back(wrapTo(int64_t(*result), element));
     } else {
       std::optional<int64_t> result = intFn(iArgs);
       if (!result)
@@ -302,7 +318,7 @@ Attribute evaluate(RankedTensorType resultType, ArrayRef<Attribute> operands,
       if (resultIsFloat)
         f.push_back(double(*result));
       else
-        i.push_back(wrap(*result, width));
+        i.push_back(wrapTo(*result, element));
     }
   }
   (void)floatToInt;
@@ -690,8 +706,10 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
       } else {
         double truncated = std::trunc(x);
         // Out of range (or NaN) is undefined at run time: not folded.
-        if (!(truncated >= -std::ldexp(1.0, width - 1) &&
-              truncated < std::ldexp(1.0, width - 1)))
+        bool isUnsigned = element.isUnsignedInteger();
+        double low = isUnsigned ? 0.0 : -std::ldexp(1.0, width - 1);
+        double high = std::ldexp(1.0, isUnsigned ? width : width - 1);
+        if (!(truncated >= low && truncated < high))
           return {};
         i.push_back(int64_t(truncated));
       }
@@ -700,7 +718,7 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
       if (isa<FloatType>(element))
         f.push_back(double(x));
       else
-        i.push_back(width == 1 ? int64_t(x != 0) : wrap(x, width));
+        i.push_back(width == 1 ? int64_t(x != 0) : wrapTo(x, element));
     }
   }
   return buildAttr(type, values->splat, f, i);

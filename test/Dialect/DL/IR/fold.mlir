@@ -592,3 +592,33 @@ func.func @fold_matmul() -> (tensor<1x2x3xi64>, tensor<2x2xf32>) {
   %1 = dl.matmul %a, %b : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
   return %0, %1 : tensor<1x2x3xi64>, tensor<2x2xf32>
 }
+
+// -----
+
+// Unsigned constants fold with unsigned semantics: 200 : ui8 is above 3 (as
+// i8 it would be -56), its quotient by 3 is 66, sums wrap modulo 256, and a
+// float folds to ui8 within [0, 256) only.
+// CHECK-LABEL: func.func @fold_unsigned
+// CHECK-DAG: dl.constant dense<[200, 3]> : tensor<2xui8>
+// CHECK-DAG: dl.constant dense<false> : tensor<2xi1>
+// CHECK-DAG: dl.constant dense<[66, 1]> : tensor<2xui8>
+// CHECK-DAG: dl.constant dense<[144, 6]> : tensor<2xui8>
+// CHECK-DAG: dl.constant dense<[250, 7]> : tensor<2xui8>
+// CHECK-DAG: dl.constant dense<[2.000000e+02, 3.000000e+00]> : tensor<2xf32>
+// CHECK: dl.cast %{{.*}} : tensor<2xf32> -> tensor<2xui8>
+// CHECK-NOT: dl.maximum
+// CHECK-NOT: dl.less
+func.func @fold_unsigned() -> (tensor<2xui8>, tensor<2xi1>, tensor<2xui8>, tensor<2xui8>, tensor<2xui8>, tensor<2xf32>, tensor<2xui8>) {
+  %a = dl.constant dense<[200, 3]> : tensor<2xui8>
+  %b = dl.constant dense<[3, 3]> : tensor<2xui8>
+  %0 = dl.maximum %a, %b : (tensor<2xui8>, tensor<2xui8>) -> tensor<2xui8>
+  %1 = dl.less %a, %b : (tensor<2xui8>, tensor<2xui8>) -> tensor<2xi1>
+  %2 = dl.div %a, %b : (tensor<2xui8>, tensor<2xui8>) -> tensor<2xui8>
+  %3 = dl.add %a, %a : (tensor<2xui8>, tensor<2xui8>) -> tensor<2xui8>
+  %f = dl.constant dense<[250.5, 7.0]> : tensor<2xf32>
+  %4 = dl.cast %f : tensor<2xf32> -> tensor<2xui8>
+  %5 = dl.cast %a : tensor<2xui8> -> tensor<2xf32>
+  %g = dl.constant dense<[256.0, 7.0]> : tensor<2xf32>
+  %6 = dl.cast %g : tensor<2xf32> -> tensor<2xui8>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<2xui8>, tensor<2xi1>, tensor<2xui8>, tensor<2xui8>, tensor<2xui8>, tensor<2xf32>, tensor<2xui8>
+}

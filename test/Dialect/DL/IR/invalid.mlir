@@ -14,7 +14,7 @@ func.func @reshape_sizes_count(%a: tensor<?x?x6xf32>, %n: index) {
 // -----
 
 func.func @bool_arithmetic(%a: tensor<4xi1>) {
-  // expected-error @+1 {{'dl.add' op operand #0 must be ranked tensor of f16, bf16, f32, f64, i8, i16, i32 or i64 values}}
+  // expected-error @+1 {{'dl.add' op operand #0 must be ranked tensor of f16, bf16, f32, f64, i8, i16, i32, i64, ui8, ui16, ui32 or ui64 values}}
   %0 = dl.add %a, %a : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   return
 }
@@ -29,9 +29,10 @@ func.func @exp_of_integers(%a: tensor<4xi32>) {
 
 // -----
 
-func.func @unsupported_element(%a: tensor<4xui8>) {
-  // expected-error @+1 {{'dl.relu' op operand #0 must be ranked tensor of f16, bf16, f32, f64, i8, i16, i32 or i64 values}}
-  %0 = dl.relu %a : tensor<4xui8> -> tensor<4xui8>
+// Signed (si8) and 4-bit integers are not dl element types; unsigned ones are.
+func.func @unsupported_element(%a: tensor<4xsi8>) {
+  // expected-error @+1 {{'dl.relu' op operand #0 must be ranked tensor of f16, bf16, f32, f64, i8, i16, i32, i64, ui8, ui16, ui32 or ui64 values}}
+  %0 = dl.relu %a : tensor<4xsi8> -> tensor<4xsi8>
   return
 }
 
@@ -563,7 +564,7 @@ func.func @round_changes_type(%a: tensor<4xf32>) {
 // -----
 
 func.func @sign_of_bools(%a: tensor<4xi1>) {
-  // expected-error @+1 {{'dl.sign' op operand #0 must be ranked tensor of f16, bf16, f32, f64, i8, i16, i32 or i64 values}}
+  // expected-error @+1 {{'dl.sign' op operand #0 must be ranked tensor of f16, bf16, f32, f64, i8, i16, i32, i64, ui8, ui16, ui32 or ui64 values}}
   %0 = dl.sign %a : tensor<4xi1> -> tensor<4xi1>
   return
 }
@@ -612,7 +613,7 @@ func.func @logical_not_of_floats(%a: tensor<4xf32>) {
 // -----
 
 func.func @bitwise_of_floats(%a: tensor<4xf32>) {
-  // expected-error @+1 {{'dl.bitwise_or' op operand #0 must be ranked tensor of i1 (bool), i8, i16, i32 or i64 values}}
+  // expected-error @+1 {{'dl.bitwise_or' op operand #0 must be ranked tensor of i1 (bool), i8, i16, i32, i64, ui8, ui16, ui32 or ui64 values}}
   %0 = dl.bitwise_or %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return
 }
@@ -620,7 +621,7 @@ func.func @bitwise_of_floats(%a: tensor<4xf32>) {
 // -----
 
 func.func @bitwise_not_of_floats(%a: tensor<4xf16>) {
-  // expected-error @+1 {{'dl.bitwise_not' op operand #0 must be ranked tensor of i1 (bool), i8, i16, i32 or i64 values}}
+  // expected-error @+1 {{'dl.bitwise_not' op operand #0 must be ranked tensor of i1 (bool), i8, i16, i32, i64, ui8, ui16, ui32 or ui64 values}}
   %0 = dl.bitwise_not %a : tensor<4xf16> -> tensor<4xf16>
   return
 }
@@ -646,7 +647,7 @@ func.func @remainder_not_broadcastable(%a: tensor<2x3xi32>, %b: tensor<2xi32>) {
 // -----
 
 func.func @fmod_of_bools(%a: tensor<4xi1>) {
-  // expected-error @+1 {{'dl.fmod' op operand #0 must be ranked tensor of f16, bf16, f32, f64, i8, i16, i32 or i64 values}}
+  // expected-error @+1 {{'dl.fmod' op operand #0 must be ranked tensor of f16, bf16, f32, f64, i8, i16, i32, i64, ui8, ui16, ui32 or ui64 values}}
   %0 = dl.fmod %a, %a : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   return
 }
