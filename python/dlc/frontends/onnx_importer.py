@@ -165,9 +165,36 @@ def _fold_gather_elements(node, data, indices):
     return [np.take_along_axis(data[key], indices.astype(np.int64), axis)]
 
 
+def _fold_dequantize(node, x, scale, zero=None):
+    """DequantizeLinear of a constant (a quantized weight or bias), computed as
+    onnx's reference does (float32, then the scale's dtype); the reference has
+    no implementation before opset 19, which quantizers write (opset 13-17)."""
+    if node.attr("block_size", 0) or x.dtype.kind not in "iu":
+        node.fail("only per-tensor and per-axis integer dequantization folds at import")
+    axis = node.attr("axis", 1) % max(x.ndim, 1)
+
+    def along(param):
+        param = np.asarray(param)
+        if param.ndim == 1 and x.ndim > 1:
+            return param.reshape([-1 if d == axis else 1 for d in range(x.ndim)])
+        return param
+    value = x.astype(np.float32)
+    if zero is not None:
+        value = value - along(zero).astype(np.float32)
+    out = node.attr("output_dtype")
+    dtype = scale.dtype if not out else _np_dtype_of(out)
+    return [(value * along(scale)).astype(dtype)]
+
+
+def _np_dtype_of(elem_type):
+    from onnx import helper
+    return np.dtype(helper.tensor_dtype_to_np_dtype(elem_type))
+
+
 #: operators folded at import time by dlc's own numpy code, where onnx's
 #: reference implementation is wrong or missing
-_NUMPY_FOLDS = {"GatherElements": _fold_gather_elements}
+_NUMPY_FOLDS = {"GatherElements": _fold_gather_elements,
+                "DequantizeLinear": _fold_dequantize}
 
 
 class OnnxImporter:

@@ -346,7 +346,11 @@ def _auto_pads(node, spatial, kernel, strides, dilations, pads):
 
 @converter("Conv")
 def _conv(node):
-    x, w, b = _t(node.input(0)), _t(node.input(1)), node.input(2)
+    return _conv_of(node, _t(node.input(0)), _t(node.input(1)), node.input(2))
+
+
+def _conv_of(node, x, w, b):
+    """A Conv node's convolution (its attributes) of x, w and bias b."""
     rank = _ndim(x) - 2
     if rank not in (1, 2):
         node.fail(f"{rank}-D convolutions are not supported (1-D and 2-D are)")
@@ -484,6 +488,7 @@ def _max_pool(node):
         return y
     spatial, strides, dilations, pads, out, extra = _pool_geometry(node, x, kernel)
     if rank == 2 and dilations == [1, 1] and not builtins.any(extra) and \
+            dtypes.is_float(x.dtype) and \
             builtins.all(pads[i] <= kernel[i % 2] // 2 for i in range(4)):
         return D.max_pool2d(x, tuple(kernel), tuple(strides),
                             (pads[0], pads[2], pads[1], pads[3]))
@@ -1751,9 +1756,16 @@ def _max_unpool(node):
 @converter("BitShift")
 def _bit_shift(node):
     x, y = _t(node.input(0)), _t(node.input(1))
-    if not np.issubdtype(x.dtype, np.signedinteger):
-        node.fail(f"dtype {x.dtype} is not a signed integer type dlc supports")
+    if not np.issubdtype(x.dtype, np.integer):
+        node.fail(f"dtype {x.dtype} is not an integer type")
     bits = x.dtype.itemsize * 8
+    if np.issubdtype(x.dtype, np.unsignedinteger):
+        # Logical shifts: products wrap, quotients truncate.
+        valid = D.less(y, np.array(bits, y.dtype))
+        power = D.power(np.array(2, x.dtype), D.where(valid, y, np.zeros((), y.dtype)))
+        shifted = D.multiply(x, power) if node.attr("direction") == "LEFT" \
+            else _divide(x, power)
+        return D.where(valid, shifted, np.zeros((), x.dtype))
     valid = D.where(D.less(y, 0), np.zeros((), bool),
                     D.less(y, np.array(bits, y.dtype)))
     safe = D.where(valid, y, np.zeros((), y.dtype))
@@ -1999,9 +2011,10 @@ def _quantize(node):
     elif zero is not None:
         out = _dtype(zero)
     else:
-        node.fail("the default output type uint8 is not a dtype dlc supports")
-    if not np.issubdtype(out, np.signedinteger):
-        node.fail(f"quantizing to {out} is not supported (int8, int16, int32 are)")
+        out = np.dtype(np.uint8)
+    if not np.issubdtype(out, np.integer) or np.dtype(out).itemsize > 4:
+        node.fail(f"quantizing to {out} is not supported "
+                  "(int8, uint8, int16, uint16, int32, uint32 are)")
     scale = _per_axis(node, scale, x, axis, block)
     zero = _per_axis(node, zero, x, axis, block)
     wide = np.float64 if x.dtype == np.float64 else np.float32
@@ -2011,6 +2024,105 @@ def _quantize(node):
     info = np.iinfo(out)
     value = D.minimum(D.maximum(value, float(info.min)), float(info.max))
     return D.astype(value, out)
+
+
+# -- integer (quantized) operators ------------------------------------------------------
+# Computed exactly as the ONNX reference does: integer products summed in int32
+# (convolutions in float64, whose 53-bit mantissa holds every such sum), and
+# requantization in float64 (numpy's promotion of int32 by a float scale).
+
+def _minus_zero_point(node, x, zero, axis):
+    """x as int32 minus its zero point (scalar, or 1-D along `axis`)."""
+    x = D.astype(_t(x), np.int32)
+    if zero is None:
+        return x
+    if _ndim(zero) == 1 and _ndim(x) > 1:
+        zero = _per_axis(node, zero, x, axis, 0)
+    elif _ndim(zero) > 1:
+        node.fail(f"a zero point of rank {_ndim(zero)} is not supported "
+                  "(a scalar or one per row/column/channel is)")
+    return D.subtract(x, D.astype(_t(zero), np.int32))
+
+
+def _integer_matmul(node, a, a_zero, b, b_zero):
+    # ONNX: A's zero point per row (axis -2), B's per column (axis -1).
+    return D.matmul(_minus_zero_point(node, a, a_zero, -2),
+                    _minus_zero_point(node, b, b_zero, -1))
+
+
+def _integer_conv(node, x, x_zero, w, w_zero):
+    """The int32 convolution of zero-point-shifted integers (a Conv node's
+    attributes), through float64."""
+    x = _minus_zero_point(node, x, x_zero, 1)
+    w = _minus_zero_point(node, w, w_zero, 0)
+    y = _conv_of(node, D.astype(x, np.float64), D.astype(w, np.float64), None)
+    return D.astype(y, np.int32)
+
+
+def _requantize(node, acc, scale, zero, out_dtype, channel_axis=None):
+    """round(acc * scale + zero) saturated to out_dtype, in float64."""
+    value = D.multiply(D.astype(acc, np.float64), D.astype(scale, np.float64))
+    if zero is not None:
+        value = D.add(value, D.astype(_t(zero), np.float64))
+    info = np.iinfo(out_dtype)
+    value = D.minimum(D.maximum(D.round(value), float(info.min)), float(info.max))
+    return D.astype(value, out_dtype)
+
+
+def _scale_product(node, a_scale, b_scale, y_scale, b_axis, rank):
+    """a_scale * b_scale / y_scale in the scales' dtype, b's per-axis scale
+    (if any) broadcast along `b_axis` of a rank-`rank` result."""
+    def per_tensor(scale):  # [1] (as ONNX's tests write it) is a scalar
+        scale = _t(scale)
+        if _ndim(scale) > 0 and builtins.all(d == 1 for d in _shape(scale)):
+            scale = D.reshape(scale, ())
+        return scale
+    a_scale, y_scale, b_scale = per_tensor(a_scale), per_tensor(y_scale), per_tensor(b_scale)
+    if _ndim(b_scale) == 1 and rank > 1:
+        b_scale = D.reshape(b_scale, tuple(-1 if i == b_axis % rank else 1
+                                           for i in range(rank)))
+    if _ndim(a_scale) > 0 or _ndim(y_scale) > 0:
+        node.fail("per-axis input or output scales are not supported "
+                  "(scalars are; the weight's may be per channel)")
+    return D.divide(D.multiply(a_scale, b_scale), y_scale)
+
+
+def _quantized_dtype(node, zero, like):
+    return _dtype(zero) if zero is not None else _dtype(like)
+
+
+@converter("MatMulInteger")
+def _matmul_integer(node):
+    return _integer_matmul(node, node.input(0), node.input(2), node.input(1), node.input(3))
+
+
+@converter("ConvInteger")
+def _conv_integer(node):
+    return _integer_conv(node, node.input(0), node.input(2), node.input(1), node.input(3))
+
+
+@converter("QLinearMatMul")
+def _qlinear_matmul(node):
+    a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero = (
+        node.input(i) for i in range(8))
+    acc = _integer_matmul(node, a, a_zero, b, b_zero)
+    scale = _scale_product(node, a_scale, b_scale, y_scale, -1, _ndim(acc))
+    return _requantize(node, acc, scale, y_zero, _quantized_dtype(node, y_zero, a))
+
+
+@converter("QLinearConv")
+def _qlinear_conv(node):
+    x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero = (
+        node.input(i) for i in range(8))
+    bias = node.input(8)
+    x_i = _minus_zero_point(node, x, x_zero, 1)
+    w_i = _minus_zero_point(node, w, w_zero, 0)
+    b = None if bias is None else D.astype(_t(bias), np.float64)
+    acc = D.astype(_conv_of(node, D.astype(x_i, np.float64), D.astype(w_i, np.float64), b),
+                   np.int32)
+    scale = _scale_product(node, x_scale, w_scale, y_scale, 1, _ndim(acc))
+    out = _dtype(y_zero) if y_zero is not None else _dtype(x)
+    return _requantize(node, acc, scale, y_zero, out)
 
 
 # -- grid sampling ----------------------------------------------------------------------

@@ -1,0 +1,291 @@
+"""Unsigned integer dtypes (uint8 ... uint64) through dlc, and the ONNX
+integer-inference operators built on them (issue 34, item 1 and part of 5).
+
+Every result is compared exactly with numpy or with onnx's reference
+implementation: integer arithmetic has no tolerance.
+"""
+
+import numpy as np
+import pytest
+
+import dlc
+from dlc.errors import DTypeError, ModelImportError
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper  # noqa: E402
+from onnx.reference import ReferenceEvaluator  # noqa: E402
+
+UNSIGNED = ["uint8", "uint16", "uint32", "uint64"]
+
+
+def _values(rng, dtype, shape):
+    info = np.iinfo(dtype)
+    # The top of the range too: where a signed reading of the bits differs.
+    return rng.integers(0, info.max, shape, dtype=dtype, endpoint=True)
+
+
+@pytest.mark.parametrize("dtype", UNSIGNED)
+def test_unsigned_elementwise_and_compare_match_numpy(dtype):
+    rng = np.random.default_rng(34)
+    a, b = _values(rng, dtype, (6, 9)), _values(rng, dtype, (9,))
+    b[0] = 0  # x % 0 is 0, as numpy gives it (with a warning)
+
+    @dlc.jit
+    def f(a, b):
+        return (a + b, a - b, a * b, dlc.maximum(a, b), dlc.minimum(a, b),
+                a < b, a >= b, a == b, a % b, dlc.relu(a), dlc.abs(a), dlc.sign(a),
+                dlc.bitwise_and(a, b), dlc.bitwise_not(a))
+
+    got = f(a, b)
+    with np.errstate(all="ignore"):
+        want = (a + b, a - b, a * b, np.maximum(a, b), np.minimum(a, b), a < b, a >= b,
+                a == b, a % b, np.maximum(a, 0).astype(dtype), np.abs(a), np.sign(a),
+                a & b, ~a)
+    for index, (g, w) in enumerate(zip(got, want)):
+        assert g.dtype == w.dtype, index
+        np.testing.assert_array_equal(g, w, err_msg=f"result {index}")
+
+
+@pytest.mark.parametrize("dtype", UNSIGNED)
+def test_unsigned_reductions_match_numpy(dtype):
+    rng = np.random.default_rng(35)
+    a = _values(rng, dtype, (5, 7))
+    f = dlc.jit(lambda a: (dlc.max(a, axis=1), dlc.min(a, axis=0), dlc.sum(a, axis=1),
+                           dlc.argmax(a, axis=1), dlc.argmin(a, axis=0)))
+    got = f(a)
+    want = (a.max(axis=1), a.min(axis=0), a.sum(axis=1, dtype=dtype),
+            a.argmax(axis=1), a.argmin(axis=0))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("dtype", UNSIGNED)
+def test_unsigned_casts_match_numpy(dtype):
+    rng = np.random.default_rng(36)
+    a = _values(rng, dtype, (64,))
+    floats = rng.uniform(0, min(np.iinfo(dtype).max, 2.0 ** 53), 64).astype(np.float64)
+    f = dlc.jit(lambda a, x: (a.astype(np.float64), a.astype(np.int64), a.astype(np.int8),
+                              a.astype(np.bool_), x.astype(dtype)))
+    got = f(a, floats)
+    want = (a.astype(np.float64), a.astype(np.int64), a.astype(np.int8),
+            a.astype(np.bool_), floats.astype(dtype))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_unsigned_constants_scalars_and_matmul():
+    """Constants above the signed range keep their value (200 is not -56),
+    Python scalars take the tensor's unsigned dtype, and a uint8 product wraps
+    as numpy's does; constant operands fold with the same results."""
+    rng = np.random.default_rng(37)
+    table = np.array([200, 3, 255, 128], np.uint8)
+    a, b = _values(rng, np.uint8, (5, 4)), _values(rng, np.uint8, (4, 3))
+
+    @dlc.jit
+    def f(x, a, b):
+        folded = dlc.maximum(dlc.asarray(table), dlc.asarray(np.full(4, 100, np.uint8)))
+        return x + table, x > 250, x * 2, dlc.matmul(a, b), folded
+
+    x = np.array([100, 1, 2, 255], np.uint8)
+    got = f(x, a, b)
+    want = (x + table, x > 250, x * np.uint8(2), a @ b, np.maximum(table, 100))
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_uint64_values_above_int64_survive():
+    big = np.array([2 ** 63 + 5, 1, 2 ** 64 - 1], np.uint64)
+    f = dlc.jit(lambda x: (x, x > np.uint64(2 ** 63), dlc.max(x, axis=0)))
+    same, above, top = f(big)
+    np.testing.assert_array_equal(same, big)
+    np.testing.assert_array_equal(above, big > np.uint64(2 ** 63))
+    assert top == big.max()
+
+
+def test_mixing_unsigned_and_signed_is_refused():
+    f = dlc.jit(lambda a, b: a + b)
+    with pytest.raises(DTypeError, match="different dtypes.*uint8.*int8"):
+        f(np.zeros(3, np.uint8), np.zeros(3, np.int8))
+    g = dlc.jit(lambda a: a + 300)
+    with pytest.raises(DTypeError, match="300 does not fit the uint8"):
+        g(np.zeros(3, np.uint8))
+
+
+# -- ONNX integer operators, against onnx's reference implementation ------------------
+
+def _model(node, inputs, outputs, initializers=(), opset=21):
+    graph = helper.make_graph([node], "g", inputs, outputs, list(initializers))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def _vinfo(name, elem, shape):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def _check_exact(model, feeds):
+    want = ReferenceEvaluator(model).run(None, feeds)
+    got = dlc.from_onnx(model)(*feeds.values())
+    got = got if isinstance(got, (list, tuple)) else [got]
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("a_type,b_type", [(np.uint8, np.int8), (np.uint8, np.uint8),
+                                           (np.int8, np.int8)])
+def test_onnx_matmul_integer_with_row_and_column_zero_points(a_type, b_type):
+    rng = np.random.default_rng(38)
+    a = rng.integers(np.iinfo(a_type).min, np.iinfo(a_type).max, (4, 16), dtype=a_type)
+    b = rng.integers(np.iinfo(b_type).min, np.iinfo(b_type).max, (16, 5), dtype=b_type)
+    a_zero = np.array(rng.integers(0, 20), a_type)
+    b_zero = rng.integers(0, 20, (5,)).astype(b_type)  # one per column
+    elem = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}
+    node = helper.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y"])
+    model = _model(node, [_vinfo("a", elem[a_type], [4, 16]), _vinfo("b", elem[b_type], [16, 5])],
+                   [_vinfo("y", TensorProto.INT32, [4, 5])],
+                   [onnx.numpy_helper.from_array(a_zero, "az"),
+                    onnx.numpy_helper.from_array(b_zero, "bz")])
+    want = (a.astype(np.int32) - a_zero) @ (b.astype(np.int32) - b_zero)
+    got = dlc.from_onnx(model)(a, b)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_onnx_qlinear_conv_per_channel_with_bias_is_bit_exact():
+    rng = np.random.default_rng(39)
+    x = rng.integers(0, 256, (1, 3, 9, 9), dtype=np.uint8)
+    w = rng.integers(-127, 128, (4, 3, 3, 3), dtype=np.int8)
+    inits = [onnx.numpy_helper.from_array(v, n) for n, v in [
+        ("xs", np.array(0.02, np.float32)), ("xz", np.array(128, np.uint8)),
+        ("w", w), ("ws", rng.uniform(0.001, 0.01, 4).astype(np.float32)),
+        ("wz", np.zeros(4, np.int8)), ("ys", np.array(0.05, np.float32)),
+        ("yz", np.array(120, np.uint8)), ("b", rng.integers(-500, 500, 4).astype(np.int32))]]
+    node = helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"],
+                            ["y"], pads=[1, 1, 1, 1], strides=[2, 2])
+    model = _model(node, [_vinfo("x", TensorProto.UINT8, [1, 3, 9, 9])],
+                   [_vinfo("y", TensorProto.UINT8, None)], inits)
+    _check_exact(model, {"x": x})
+
+
+def test_onnx_qlinear_matmul_per_column_weight_scale_is_bit_exact():
+    rng = np.random.default_rng(40)
+    a = rng.integers(-128, 128, (2, 3, 8), dtype=np.int8)
+    inits = [onnx.numpy_helper.from_array(v, n) for n, v in [
+        ("as", np.array(0.05, np.float32)), ("az", np.array(-3, np.int8)),
+        ("b", rng.integers(-128, 128, (8, 6), dtype=np.int8)),
+        ("bs", rng.uniform(0.001, 0.02, 6).astype(np.float32)),
+        ("bz", np.zeros(6, np.int8)), ("ys", np.array(0.1, np.float32)),
+        ("yz", np.array(5, np.int8))]]
+    node = helper.make_node("QLinearMatMul", ["a", "as", "az", "b", "bs", "bz", "ys", "yz"], ["y"])
+    model = _model(node, [_vinfo("a", TensorProto.INT8, [2, 3, 8])],
+                   [_vinfo("y", TensorProto.INT8, None)], inits)
+    _check_exact(model, {"a": a})
+
+
+def test_onnx_quantize_dequantize_uint8_and_per_axis():
+    rng = np.random.default_rng(41)
+    x = rng.normal(0, 3, (2, 4, 5)).astype(np.float32)
+    x[0, 0, :3] = [0.5, 1.5, -2.5]  # halfway cases round to even
+    scale = rng.uniform(0.01, 0.1, 4).astype(np.float32)
+    zero = rng.integers(0, 256, 4).astype(np.uint8)
+    q = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], axis=1)
+    dq = helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], axis=1)
+    graph = helper.make_graph(
+        [q, dq], "g", [_vinfo("x", TensorProto.FLOAT, [2, 4, 5])],
+        [_vinfo("q", TensorProto.UINT8, None), _vinfo("y", TensorProto.FLOAT, None)],
+        [onnx.numpy_helper.from_array(scale, "s"), onnx.numpy_helper.from_array(zero, "z")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    _check_exact(model, {"x": x})
+    # No zero point: uint8, saturating at 0 and 255.
+    node = helper.make_node("QuantizeLinear", ["x", "s"], ["q"])
+    model = _model(node, [_vinfo("x", TensorProto.FLOAT, [6])], [_vinfo("q", TensorProto.UINT8, None)],
+                   [onnx.numpy_helper.from_array(np.array(0.5, np.float32), "s")])
+    _check_exact(model, {"x": np.array([-3, 0.24, 0.26, 0.75, 127.6, 1e4], np.float32)})
+
+
+def test_onnx_uint8_max_pool_and_shifts():
+    rng = np.random.default_rng(42)
+    x = rng.integers(0, 256, (1, 2, 6, 6), dtype=np.uint8)
+    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2],
+                            pads=[1, 1, 1, 1])
+    _check_exact(_model(node, [_vinfo("x", TensorProto.UINT8, [1, 2, 6, 6])],
+                        [_vinfo("y", TensorProto.UINT8, None)]), {"x": x})
+    for direction in ("LEFT", "RIGHT"):
+        node = helper.make_node("BitShift", ["a", "b"], ["y"], direction=direction)
+        model = _model(node, [_vinfo("a", TensorProto.UINT8, [5]), _vinfo("b", TensorProto.UINT8, [5])],
+                       [_vinfo("y", TensorProto.UINT8, None)])
+        _check_exact(model, {"a": np.array([200, 3, 255, 1, 128], np.uint8),
+                             "b": np.array([1, 2, 7, 0, 3], np.uint8)})
+
+
+def test_onnx_integer_op_refusals_name_the_node():
+    node = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"])
+    model = _model(node, [_vinfo("x", TensorProto.FLOAT, [4])], [_vinfo("q", TensorProto.INT64, None)],
+                   [onnx.numpy_helper.from_array(np.array(0.5, np.float32), "s"),
+                    onnx.numpy_helper.from_array(np.array(0, np.int64), "z")])
+    with pytest.raises(ModelImportError,
+                       match="QuantizeLinear.*quantizing to int64 is not supported"):
+        dlc.from_onnx(model)(np.zeros(4, np.float32))
+
+
+# -- a model quantized by onnxruntime's tool ------------------------------------------
+
+def test_onnxruntime_qdq_model_imports_and_agrees_with_onnxruntime(tmp_path):
+    """A small CNN (conv, batch norm, strided conv, residual add, pooling,
+    linear) exported by torch and quantized by onnxruntime's quantize_static
+    (QDQ, per-channel, S8S8, MinMax, opset 17: before the reference evaluator
+    has a DequantizeLinear) imports and agrees with onnxruntime's int8 run:
+    outputs within two steps of the output scale (onnxruntime computes in
+    integers with fused requantization, dlc here in float between the
+    quantize/dequantize pairs), and the same top-1 class."""
+    torch = pytest.importorskip("torch")
+    ort = pytest.importorskip("onnxruntime")
+    from onnxruntime import quantization as q
+
+    torch.manual_seed(0)
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.b1 = torch.nn.BatchNorm2d(8)
+            self.c2 = torch.nn.Conv2d(8, 8, 3, stride=2, padding=1)
+            self.fc = torch.nn.Linear(8, 10)
+
+        def forward(self, x):
+            x = torch.relu(self.b1(self.c1(x)))
+            x = torch.relu(self.c2(x)) + x[:, :, ::2, ::2]
+            return self.fc(torch.nn.functional.adaptive_avg_pool2d(x, 1).flatten(1))
+
+    model = Net().eval()
+    with torch.no_grad():
+        model.b1.running_mean.uniform_(-0.5, 0.5)
+        model.b1.running_var.uniform_(0.5, 2.0)
+    float_path, int8_path = str(tmp_path / "f.onnx"), str(tmp_path / "q.onnx")
+    torch.onnx.export(model, torch.randn(1, 3, 16, 16), float_path, dynamo=False,
+                      opset_version=17, input_names=["x"], output_names=["y"])
+    rng = np.random.default_rng(43)
+    samples = [rng.normal(size=(1, 3, 16, 16)).astype(np.float32) for _ in range(24)]
+
+    class Reader(q.CalibrationDataReader):
+        def __init__(self):
+            self.data = iter({"x": s} for s in samples[:8])
+
+        def get_next(self):
+            return next(self.data, None)
+
+    q.quantize_static(float_path, int8_path, Reader(), quant_format=q.QuantFormat.QDQ,
+                      per_channel=True, activation_type=q.QuantType.QInt8,
+                      weight_type=q.QuantType.QInt8)
+    quantized = onnx.load(int8_path)
+    assert any(n.op_type == "QuantizeLinear" for n in quantized.graph.node)
+    session = ort.InferenceSession(int8_path, providers=["CPUExecutionProvider"])
+    compiled = dlc.from_onnx(quantized)
+    out_scale = next(onnx.numpy_helper.to_array(i) for i in quantized.graph.initializer
+                     if i.name == next(n.input[1] for n in quantized.graph.node
+                                       if n.op_type == "DequantizeLinear"
+                                       and n.output[0] == "y"))
+    for sample in samples[8:]:
+        want = session.run(None, {"x": sample})[0]
+        got = compiled(sample)
+        assert np.abs(got - want).max() <= 2 * float(out_scale) + 1e-7
+        assert got.argmax() == want.argmax()
