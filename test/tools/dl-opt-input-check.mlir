@@ -6,10 +6,14 @@
 // RUN: not dl-opt %s --dl-resolve-target=cpu=znver4 --dl-explain 2>&1 | FileCheck %s
 // RUN: not dl-opt %s 2>&1 | FileCheck %s
 // RUN: dl-opt %s --dl-no-input-check --mlir-print-op-generic | FileCheck %s --check-prefix=GENERIC
+// Without the check upstream's printer aborts; like mlir-opt, dl-opt then
+// prints the stack (the fuzzer reads it to tell upstream's parser from dlc).
+// RUN: not --crash dl-opt %s --dl-no-input-check 2>&1 | FileCheck %s --check-prefix=CRASH
 
 // CHECK: error: 'tensor.pad' has an invalid high padding: array<i64: -9223372036854775808>
 // CHECK-NOT: Assertion
 // GENERIC: "tensor.pad"
+// CRASH: Stack dump:
 func.func @pad_width_without_operand(%x: tensor<4xf32>) -> tensor<6xf32> {
   %zero = arith.constant 0.0 : f32
   %p = tensor.pad %x low[1] high[-9223372036854775808] {

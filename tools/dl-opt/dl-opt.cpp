@@ -28,6 +28,7 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -37,6 +38,8 @@ static llvm::cl::opt<bool> noInputCheck(
     llvm::cl::init(false));
 
 int main(int argc, char **argv) {
+  // As MlirOptMain(argc, argv, ...) does: a crash prints its stack.
+  llvm::InitLLVM initLLVM(argc, argv);
   mlir::registerAllPasses();
   mlir::dl::registerAllDLPasses();
 
