@@ -38,6 +38,8 @@ __all__ = [
     # linear algebra, convolution, pooling, normalization
     "matmul", "linear", "conv2d", "max_pool2d", "avg_pool2d", "global_avg_pool2d",
     "batch_norm", "layer_norm",
+    # quantization
+    "quantize_linear", "dequantize_linear",
     # reductions
     "sum", "mean", "max", "min", "argmax", "argmin",
     # shapes and types
@@ -889,6 +891,81 @@ def layer_norm(x, gamma=None, beta=None, axis=-1, eps=1e-5):
     return trace.emit("dl.layer_norm", lambda: dl.LayerNormOp(
         x.value, gamma.value, beta.value, _i64_attr(axis),
         _f64_attr(eps, "layer_norm", "eps")))
+
+
+# -- quantization -----------------------------------------------------------------
+
+#: dtypes a quantized tensor (and its zero point) may have
+QUANTIZED_DTYPES = tuple(np.dtype(n) for n in ("int8", "uint8", "int16", "uint16", "int32"))
+
+
+def _quant_params(op_name, x, scale, zero_point, axis, scale_dtype, zero_dtype):
+    """(scale, zero_point, axis) as tensors of one shape (rank 0: per tensor;
+    rank 1: per index of `axis`) of `scale_dtype` / `zero_dtype`."""
+    if not isinstance(scale, Tensor):
+        scale = np.asarray(scale, dtype=scale_dtype)
+    if not isinstance(zero_point, Tensor):
+        zero_point = np.asarray(zero_point)
+        if zero_point.dtype.kind not in "iu" or zero_point.dtype != zero_dtype:
+            info = np.iinfo(zero_dtype)
+            if not np.all((zero_point >= info.min) & (zero_point <= info.max)):
+                raise DTypeError(f"{_where()}: dlc.{op_name}: the zero point "
+                                 f"{zero_point!r} does not fit {zero_dtype}")
+            zero_point = zero_point.astype(zero_dtype)
+        if zero_point.shape != np.shape(scale) and zero_point.ndim == 0:
+            zero_point = np.broadcast_to(zero_point, np.shape(scale)).copy()
+    if len(np.shape(scale)) > 1:
+        raise ShapeError(f"{_where()}: dlc.{op_name}: the scale must be a scalar (per "
+                         f"tensor) or 1-D (per axis), but has shape {tuple(np.shape(scale))}")
+    if len(np.shape(scale)) == 1:
+        if axis is None:
+            raise ShapeError(f"{_where()}: dlc.{op_name}: a 1-D scale quantizes per "
+                             f"axis: say which one (axis=...)")
+        axis = _normalize_axis(op_name, axis, x.ndim)
+    trace, scale = _operands(op_name, scale)
+    _, zero_point = _operands(op_name, zero_point)
+    return trace, scale, zero_point, 0 if axis is None else axis
+
+
+def quantize_linear(x, scale, zero_point=0, axis=None, dtype=None):
+    """Affine quantization (ONNX QuantizeLinear, PyTorch's quantize_per_tensor
+    and quantize_per_channel): ``clip(round(x / scale) + zero_point)`` to the
+    range of `dtype`, rounding half to even. `scale` and `zero_point` are
+    scalars (per tensor) or 1-D with one entry per index of `axis` (per
+    channel). The result's dtype is `dtype`, or the zero point's when it is an
+    array or tensor (int8 for a Python int); one of int8, uint8, int16, uint16,
+    int32."""
+    x = _tensor(x, "quantize_linear")
+    _require_float("quantize_linear", x)
+    if dtype is None:
+        typed = isinstance(zero_point, (Tensor, np.ndarray, np.generic))
+        dtype = zero_point.dtype if typed and zero_point.dtype.kind in "iu" \
+            else np.dtype(np.int8)
+    dtype = np.dtype(dtype)
+    if dtype not in QUANTIZED_DTYPES:
+        raise DTypeError(f"{_where()}: dlc.quantize_linear: cannot quantize to {dtype}; "
+                         f"quantized dtypes: {', '.join(map(str, QUANTIZED_DTYPES))}")
+    trace, scale, zero_point, axis = _quant_params(
+        "quantize_linear", x, scale, zero_point, axis, x.dtype, dtype)
+    return trace.emit("dl.quantize", lambda: dl.QuantizeOp(
+        x.value, scale.value, zero_point.value, _i64_attr(axis)))
+
+
+def dequantize_linear(q, scale, zero_point=0, axis=None, dtype=np.float32):
+    """``(q - zero_point) * scale`` (ONNX DequantizeLinear, PyTorch's
+    dequantize): integers back to floats of `dtype` (the scale's dtype when
+    the scale is an array or tensor). `scale` and `zero_point` are scalars
+    (per tensor) or 1-D along `axis`; the zero point has q's dtype."""
+    q = _tensor(q, "dequantize_linear")
+    if q.dtype not in QUANTIZED_DTYPES:
+        raise DTypeError(f"{_where()}: dlc.dequantize_linear: {q!r} is not of a "
+                         f"quantized dtype ({', '.join(map(str, QUANTIZED_DTYPES))})")
+    if isinstance(scale, (Tensor, np.ndarray)) and dtypes.is_float(scale.dtype):
+        dtype = scale.dtype
+    trace, scale, zero_point, axis = _quant_params(
+        "dequantize_linear", q, scale, zero_point, axis, np.dtype(dtype), q.dtype)
+    return trace.emit("dl.dequantize", lambda: dl.DequantizeOp(
+        q.value, scale.value, zero_point.value, _i64_attr(axis)))
 
 
 # -- shapes and types -------------------------------------------------------------

@@ -278,8 +278,8 @@ def test_onnx_errors_name_the_node():
 
 def test_onnx_unsupported_dtype_is_named():
     model = _model([helper.make_node("Relu", ["x"], ["y"])],
-                   [_info("x", TensorProto.UINT8, [2])], [_info("y", TensorProto.UINT8, None)])
-    with pytest.raises(dlc.ModelImportError, match="input 'x' has ONNX type UINT8"):
+                   [_info("x", TensorProto.INT4, [2])], [_info("y", TensorProto.INT4, None)])
+    with pytest.raises(dlc.ModelImportError, match="input 'x' has ONNX type INT4"):
         dlc.from_onnx(model)
 
 

@@ -111,6 +111,63 @@ def test_mixing_unsigned_and_signed_is_refused():
         g(np.zeros(3, np.uint8))
 
 
+# -- dlc.quantize_linear / dlc.dequantize_linear (dl.quantize, dl.dequantize) ---------
+
+def _reference_quantize(x, scale, zero, axis, dtype):
+    """onnx's reference QuantizeLinear (x / scale, rint, int32, + zero, clip)."""
+    from onnx.reference.ops.op_quantize_linear import QuantizeLinear_21
+    from onnx.reference.ops.op_dequantize_linear import DequantizeLinear_21
+    if np.dtype(dtype) == np.int32:  # not an ONNX quantized type: the same formula
+        shape = [-1 if d == axis else 1 for d in range(x.ndim)] if np.ndim(scale) else ()
+        s, z = np.reshape(scale, shape), np.reshape(zero, shape)
+        q = np.clip(np.rint(x / s).astype(np.float64) + z, -2 ** 31, 2 ** 31 - 1)
+        q = q.astype(np.int32)
+        return q, ((q.astype(np.float32) - z.astype(np.float32)) * s).astype(np.float32)
+    q = QuantizeLinear_21.eval(x, scale, zero, axis=axis)
+    return q, DequantizeLinear_21.eval(q, scale, zero, axis=axis)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32"])
+@pytest.mark.parametrize("per_axis", [False, True])
+def test_quantize_linear_matches_onnx_reference(dtype, per_axis):
+    rng = np.random.default_rng(44)
+    x = rng.normal(0, 40, (3, 5, 4)).astype(np.float32)
+    x[0, 0, :3] = [0.5, 1.5, -2.5]  # halfway cases to even
+    info = np.iinfo(dtype)
+    if per_axis:
+        scale = rng.uniform(0.05, 0.5, 5).astype(np.float32)
+        zero = rng.integers(max(info.min, -20), min(info.max, 20), 5).astype(dtype)
+    else:
+        scale, zero = np.array(0.25, np.float32), np.array(min(3, info.max), dtype)
+    axis = 1 if per_axis else None
+    f = dlc.jit(lambda x: (lambda q: (q, dlc.dequantize_linear(q, scale, zero, axis=axis)))(
+        dlc.quantize_linear(x, scale, zero, axis=axis)))
+    q, back = f(x)
+    want_q, want_back = _reference_quantize(x, scale, zero, 1, dtype)
+    assert q.dtype == np.dtype(dtype) and back.dtype == np.float32
+    np.testing.assert_array_equal(q, want_q)
+    np.testing.assert_array_equal(back, want_back)
+    # NaN (undefined in ONNX; the reference's int32 conversion wraps) is qmin.
+    nan = f(np.full((3, 5, 4), np.nan, np.float32))[0]
+    assert (nan == info.min).all()
+
+
+def test_quantize_linear_errors_name_the_mistake():
+    x = np.zeros((2, 3), np.float32)
+    with pytest.raises(DTypeError, match="cannot quantize to float16"):
+        dlc.jit(lambda x: dlc.quantize_linear(x, 0.5, dtype=np.float16))(x)
+    with pytest.raises(dlc.ShapeError, match="a 1-D scale quantizes per axis: say which one"):
+        dlc.jit(lambda x: dlc.quantize_linear(x, np.ones(3, np.float32)))(x)
+    with pytest.raises(dlc.ShapeError, match="one scale per index of axis 0"):
+        dlc.jit(lambda x: dlc.quantize_linear(x, np.ones(3, np.float32), axis=0))(x)
+    with pytest.raises(DTypeError, match="does not fit uint8"):
+        dlc.jit(lambda x: dlc.quantize_linear(x, 0.5, 300, dtype=np.uint8))(x)
+    with pytest.raises(DTypeError, match="needs a floating-point operand"):
+        dlc.jit(lambda x: dlc.quantize_linear(x.astype(np.int32), 0.5))(x)
+    with pytest.raises(DTypeError, match="not of a quantized dtype"):
+        dlc.jit(lambda x: dlc.dequantize_linear(x, 0.5))(x)
+
+
 # -- ONNX integer operators, against onnx's reference implementation ------------------
 
 def _model(node, inputs, outputs, initializers=(), opset=21):

@@ -422,6 +422,57 @@ def DL_LayerNormOp : DL_InferredOp<"layer_norm"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Quantization
+//===----------------------------------------------------------------------===//
+
+def DL_QuantizeOp : DL_InferredOp<"quantize"> {
+  let summary = "Affine quantization of floats to integers";
+  let description = [{
+    `clamp(round(input / scale) + zero_point, qmin, qmax)` with the result's
+    integer range, rounding half to even (ONNX `QuantizeLinear`, PyTorch's
+    `quantize_per_tensor` / `quantize_per_channel`). `scale` (of the input's
+    float type) and `zero_point` have the same shape: rank 0 quantizes per
+    tensor, rank 1 per slice along `axis`, one entry per index of that
+    dimension. The zero point's element type (i8, ui8, i16, ui16 or i32) is
+    the result's. The quotient is taken in the input's type, as ONNX's
+    reference does; NaN becomes qmin.
+
+    ```mlir
+    %q = dl.quantize %x, %s, %z axis = 1 : (tensor<1x8x4x4xf32>, tensor<8xf32>, tensor<8xi8>) -> tensor<1x8x4x4xi8>
+    ```
+  }];
+  let arguments = (ins DL_FloatTensor:$input, DL_FloatTensor:$scale,
+                       DL_IntegerTensor:$zero_point, I64Attr:$axis);
+  let results = (outs DL_IntegerTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $zero_point `axis` `=` $axis attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def DL_DequantizeOp : DL_InferredOp<"dequantize"> {
+  let summary = "Integers back to floats: (input - zero_point) * scale";
+  let description = [{
+    The inverse mapping of `dl.quantize` (ONNX `DequantizeLinear`): the
+    result has the scale's float type. `scale` and `zero_point` are per
+    tensor (rank 0) or per slice along `axis` (rank 1), the zero point of the
+    input's integer type (i8, ui8, i16, ui16 or i32). Computed in f32 (f64 for
+    an f64 scale) and rounded to the scale's type, as ONNX's reference does.
+
+    ```mlir
+    %x = dl.dequantize %q, %s, %z axis = 0 : (tensor<8x16xi8>, tensor<f32>, tensor<i8>) -> tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins DL_IntegerTensor:$input, DL_FloatTensor:$scale,
+                       DL_IntegerTensor:$zero_point, I64Attr:$axis);
+  let results = (outs DL_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $zero_point `axis` `=` $axis attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//
 

@@ -13,6 +13,7 @@
 #include "Common.h"
 
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace mlir::dl;
@@ -551,10 +552,119 @@ struct CastLowering : OpConversionPattern<CastOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Quantization
+//===----------------------------------------------------------------------===//
+
+/// One generic over `input`'s shape reading the scale and zero point per
+/// tensor (rank 0) or per index of `axis` (rank 1).
+Value buildPerAxis(OpBuilder &b, Location loc, RankedTensorType resultType,
+                   Value input, Value scale, Value zero, int64_t axis,
+                   BodyBuilder body) {
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = resultType.getRank();
+  AffineMap identity = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap param =
+      cast<RankedTensorType>(scale.getType()).getRank() == 0
+          ? AffineMap::get(rank, 0, {}, ctx)
+          : AffineMap::get(rank, 0, {getAffineDimExpr(axis, ctx)}, ctx);
+  Value init = emptyTensor(b, loc, resultType, dynamicSizesOf(b, loc, input));
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, TypeRange{resultType}, ValueRange{input, scale, zero},
+             ValueRange{init},
+             ArrayRef<AffineMap>{identity, param, param, identity}, iterators,
+             [&](OpBuilder &nb, Location l, ValueRange args) {
+               linalg::YieldOp::create(nb, l, body(nb, l, args.take_front(3)));
+             })
+      .getResult(0);
+}
+
+/// An integer (storage) scalar as a float of `type`.
+Value integerToFloat(OpBuilder &b, Location loc, Value x, Type type,
+                     bool isUnsigned) {
+  return isUnsigned ? arith::UIToFPOp::create(b, loc, type, x).getResult()
+                    : arith::SIToFPOp::create(b, loc, type, x).getResult();
+}
+
+struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(QuantizeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType resultType = storageType(*getTypeConverter(), op.getType());
+    Type element = getElementTypeOrSelf(op.getType());
+    bool isUnsigned = element.isUnsignedInteger();
+    unsigned width = element.getIntOrFloatBitWidth();
+    Type inputType = getElementTypeOrSelf(op.getInput().getType());
+    // The rounding, the zero point and the clamp in a float that holds the
+    // integer range exactly: f32 for 8/16-bit results, f64 for i32.
+    Type wide = width >= 32 || inputType.isF64()
+                    ? Type(rewriter.getF64Type())
+                    : Type(rewriter.getF32Type());
+    double low = isUnsigned ? 0.0 : -std::ldexp(1.0, width - 1);
+    double high = std::ldexp(1.0, isUnsigned ? width : width - 1) - 1.0;
+    bool zeroUnsigned = isUnsignedTensor(op.getZeroPoint().getType());
+    Value result = buildPerAxis(
+        rewriter, op.getLoc(), resultType, adaptor.getInput(),
+        adaptor.getScale(), adaptor.getZeroPoint(), op.getAxis(),
+        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          // The quotient in the input's type (ONNX's reference: x / scale).
+          // (One op per statement: the order of nested calls' evaluation
+          // is the C++ compiler's.)
+          Value quotient = arith::DivFOp::create(b, loc, args[0], args[1]);
+          Value widened = convertFloat(b, loc, quotient, wide);
+          Value rounded = math::RoundEvenOp::create(b, loc, widened);
+          Value zero = integerToFloat(b, loc, args[2], wide, zeroUnsigned);
+          Value shifted = arith::AddFOp::create(b, loc, rounded, zero);
+          // maxnumf/minnumf: NaN becomes the low end, as the reference's
+          // int32 conversion of NaN clipped gives.
+          Value lowest = constantScalar(b, loc, wide, low);
+          Value highest = constantScalar(b, loc, wide, high);
+          Value above = arith::MaxNumFOp::create(b, loc, shifted, lowest);
+          Value clamped = arith::MinNumFOp::create(b, loc, above, highest);
+          Type target = resultType.getElementType();
+          return isUnsigned
+                     ? arith::FPToUIOp::create(b, loc, target, clamped).getResult()
+                     : arith::FPToSIOp::create(b, loc, target, clamped).getResult();
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct DequantizeLowering : OpConversionPattern<DequantizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(DequantizeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    RankedTensorType resultType = storageType(*getTypeConverter(), op.getType());
+    Type scaleType = resultType.getElementType();
+    Type wide = scaleType.isF64() ? Type(rewriter.getF64Type())
+                                  : Type(rewriter.getF32Type());
+    bool isUnsigned = isUnsignedTensor(op.getInput().getType());
+    Value result = buildPerAxis(
+        rewriter, op.getLoc(), resultType, adaptor.getInput(),
+        adaptor.getScale(), adaptor.getZeroPoint(), op.getAxis(),
+        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          Value value = integerToFloat(b, loc, args[0], wide, isUnsigned);
+          Value zero = integerToFloat(b, loc, args[2], wide, isUnsigned);
+          Value shifted = arith::SubFOp::create(b, loc, value, zero);
+          Value scale = convertFloat(b, loc, args[1], wide);
+          Value scaled = arith::MulFOp::create(b, loc, shifted, scale);
+          return convertFloat(b, loc, scaled, scaleType);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void lowering::populateElementwisePatterns(const TypeConverter &converter,
                                            RewritePatternSet &patterns) {
+  patterns.add<QuantizeLowering, DequantizeLowering>(converter,
+                                                    patterns.getContext());
   patterns.add<ConstantLowering, CastLowering, WhereLowering,
                BinaryLowering<AddOp>, BinaryLowering<SubOp>,
                BinaryLowering<MulOp>, BinaryLowering<DivOp>,

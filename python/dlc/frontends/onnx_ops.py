@@ -1987,12 +1987,35 @@ def _per_axis(node, param, x, axis, block):
     return param
 
 
+def _as_scalar_if_single(value):
+    """A [1]-shaped scale or zero point (as quantizers write per-tensor ones)
+    as a scalar."""
+    if value is not None and _ndim(value) == 1 and _shape(value)[0] == 1:
+        return D.reshape(_t(value), ())
+    return value
+
+
+def _quant_op_applies(x, scale, zero, block, int_dtype):
+    """Whether dl.quantize / dl.dequantize express this node: per tensor or
+    per axis (no blocks), of a quantized dtype, the zero point shaped as the
+    scale."""
+    return (not block and np.dtype(int_dtype) in D.QUANTIZED_DTYPES and _ndim(scale) <= 1
+            and (zero is None or _shape(zero) == _shape(scale)) and
+            (_ndim(scale) == 0 or _ndim(x) > 0))
+
+
 @converter("DequantizeLinear")
 def _dequantize(node):
     x, scale, zero = _t(node.input(0)), node.input(1), node.input(2)
     axis, block = node.attr("axis", 1), node.attr("block_size", 0)
     out = _np_dtype(node, node.attr("output_dtype"), "output_dtype") \
         if node.attr("output_dtype") else _dtype(scale)
+    scale, zero = _as_scalar_if_single(scale), _as_scalar_if_single(zero)
+    if _quant_op_applies(x, scale, zero, block, x.dtype):
+        zero = np.zeros((), x.dtype) if zero is None else zero
+        y = D.dequantize_linear(x, _t(scale), _t(zero), axis=axis % max(_ndim(x), 1)
+                                if _ndim(scale) == 1 else None)
+        return y if y.dtype == out else D.astype(y, out)
     scale = _per_axis(node, scale, x, axis, block)
     zero = _per_axis(node, zero, x, axis, block)
     wide = np.float32 if out != np.float64 else np.float64
@@ -2015,6 +2038,14 @@ def _quantize(node):
     if not np.issubdtype(out, np.integer) or np.dtype(out).itemsize > 4:
         node.fail(f"quantizing to {out} is not supported "
                   "(int8, uint8, int16, uint16, int32, uint32 are)")
+    scale, zero = _as_scalar_if_single(scale), _as_scalar_if_single(zero)
+    if _quant_op_applies(x, scale, zero, block, out):
+        scale = _t(scale)
+        if scale.dtype != x.dtype:  # numpy's promotion of x / scale
+            x, scale = D.astype(x, np.float32), D.astype(scale, np.float32)
+        zero = np.zeros((), out) if zero is None else zero
+        return D.quantize_linear(x, scale, _t(zero), axis=axis % max(_ndim(x), 1)
+                                 if _ndim(scale) == 1 else None, dtype=out)
     scale = _per_axis(node, scale, x, axis, block)
     zero = _per_axis(node, zero, x, axis, block)
     wide = np.float64 if x.dtype == np.float64 else np.float32

@@ -82,3 +82,49 @@ func.func @unsigned_constant_and_matmul(%a: tensor<2x3xui8>, %b: tensor<3x2xui8>
   %m = dl.matmul %a, %b : (tensor<2x3xui8>, tensor<3x2xui8>) -> tensor<2x2xui8>
   return %c, %m : tensor<2xui8>, tensor<2x2xui8>
 }
+
+// -----
+
+// dl.quantize: the quotient in the input's type, round half to even, the zero
+// point added and the result clamped in f32 (maxnumf first: NaN becomes the
+// low end), then converted; the per-axis scale and zero point are read
+// through the axis' loop.
+// CHECK-DAG: #[[ID:.*]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[AXIS:.*]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-LABEL: func @quantize_per_axis
+// CHECK: linalg.generic {indexing_maps = [#[[ID]], #[[AXIS]], #[[AXIS]], #[[ID]]]
+// CHECK: arith.divf %{{.*}} : f32
+// CHECK-NEXT: math.roundeven
+// CHECK-NEXT: arith.uitofp %{{.*}} : i8 to f32
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: arith.constant 2.550000e+02 : f32
+// CHECK-NEXT: arith.maxnumf
+// CHECK-NEXT: arith.minnumf
+// CHECK-NEXT: arith.fptoui %{{.*}} : f32 to i8
+// The inverse: (q - z) * s in f32.
+// CHECK: arith.uitofp %{{.*}} : i8 to f32
+// CHECK-NEXT: arith.uitofp %{{.*}} : i8 to f32
+// CHECK-NEXT: arith.subf
+// CHECK-NEXT: arith.mulf
+func.func @quantize_per_axis(%x: tensor<2x3xf32>, %s: tensor<3xf32>, %z: tensor<3xui8>) -> (tensor<2x3xui8>, tensor<2x3xf32>) {
+  %q = dl.quantize %x, %s, %z axis = 1 : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xui8>) -> tensor<2x3xui8>
+  %d = dl.dequantize %q, %s, %z axis = 1 : (tensor<2x3xui8>, tensor<3xf32>, tensor<3xui8>) -> tensor<2x3xf32>
+  return %q, %d : tensor<2x3xui8>, tensor<2x3xf32>
+}
+
+// -----
+
+// Per tensor: the parameters' map has no result. An i32 result is clamped in
+// f64, which holds its range exactly (f32 would round 2^31 - 1 up to 2^31).
+// CHECK-DAG: #[[SCALAR:.*]] = affine_map<(d0) -> ()>
+// CHECK-LABEL: func @quantize_to_i32
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[SCALAR]], #[[SCALAR]], #{{.*}}]
+// CHECK: arith.divf %{{.*}} : f32
+// CHECK-NEXT: arith.extf %{{.*}} : f32 to f64
+// CHECK: arith.constant 0x41DFFFFFFFC00000 : f64
+// CHECK: arith.fptosi %{{.*}} : f64 to i32
+func.func @quantize_to_i32(%x: tensor<4xf32>, %s: tensor<f32>, %z: tensor<i32>) -> tensor<4xi32> {
+  %q = dl.quantize %x, %s, %z axis = 0 : (tensor<4xf32>, tensor<f32>, tensor<i32>) -> tensor<4xi32>
+  return %q : tensor<4xi32>
+}

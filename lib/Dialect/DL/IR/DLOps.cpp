@@ -635,6 +635,93 @@ LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *, Loc loc,
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Quantization
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The element types a quantized tensor may have: 8- and 16-bit integers of
+/// either sign and i32 (an accumulator's, a bias').
+bool isQuantizedElement(Type type) {
+  auto integer = dyn_cast<IntegerType>(type);
+  if (!integer || integer.isSigned())
+    return false;
+  unsigned width = integer.getWidth();
+  return width == 8 || width == 16 || (width == 32 && integer.isSignless());
+}
+
+/// Checks the scale and zero point of a dl.quantize / dl.dequantize of
+/// `input` (its quantized side: `integerType`'s element type is the zero
+/// point's).
+template <typename OpTy>
+LogicalResult checkQuantParams(Loc loc, RankedTensorType input, Value scaleValue,
+                               Value zeroValue, int64_t axis) {
+  auto scale = rankedOperand<OpTy>(loc, scaleValue, "scale");
+  auto zero = rankedOperand<OpTy>(loc, zeroValue, "zero_point");
+  if (failed(scale) || failed(zero))
+    return failure();
+  if (!isQuantizedElement(zero->getElementType()))
+    return opError<OpTy>(loc, "expects a zero point of i8, ui8, i16, ui16 or i32, "
+                              "but got ", *zero);
+  if (scale->getShape() != zero->getShape())
+    return opError<OpTy>(loc, "expects scale and zero_point of the same shape, but "
+                              "got ", *scale, " and ", *zero);
+  if (scale->getRank() > 1)
+    return opError<OpTy>(loc, "expects a scale of rank 0 (per tensor) or 1 (per "
+                              "axis), but got ", *scale);
+  if (scale->getRank() == 1) {
+    if (failed(checkAxis<OpTy>(loc, axis, input)))
+      return failure();
+    int64_t size = input.getDimSize(axis), count = scale->getDimSize(0);
+    if (!ShapedType::isDynamic(size) && !ShapedType::isDynamic(count) &&
+        size != count)
+      return opError<OpTy>(loc, "expects one scale per index of axis ", axis,
+                           " (", size, " in ", input, "), but got ", *scale);
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult QuantizeOp::inferReturnTypes(MLIRContext *, Loc loc,
+                                           Adaptor adaptor,
+                                           SmallVectorImpl<Type> &results) {
+  auto input = rankedOperand<QuantizeOp>(loc, adaptor.getInput(), "input");
+  if (failed(input) ||
+      failed(checkQuantParams<QuantizeOp>(loc, *input, adaptor.getScale(),
+                                          adaptor.getZeroPoint(),
+                                          adaptor.getAxis())))
+    return failure();
+  auto scale = cast<RankedTensorType>(adaptor.getScale().getType());
+  if (scale.getElementType() != input->getElementType())
+    return opError<QuantizeOp>(loc, "expects a scale of the input's element "
+                                    "type, but got ", scale, " for input ",
+                               *input);
+  auto zero = cast<RankedTensorType>(adaptor.getZeroPoint().getType());
+  results.push_back(input->clone(zero.getElementType()));
+  return success();
+}
+
+LogicalResult DequantizeOp::inferReturnTypes(MLIRContext *, Loc loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &results) {
+  auto input = rankedOperand<DequantizeOp>(loc, adaptor.getInput(), "input");
+  if (failed(input) ||
+      failed(checkQuantParams<DequantizeOp>(loc, *input, adaptor.getScale(),
+                                            adaptor.getZeroPoint(),
+                                            adaptor.getAxis())))
+    return failure();
+  auto zero = cast<RankedTensorType>(adaptor.getZeroPoint().getType());
+  if (zero.getElementType() != input->getElementType())
+    return opError<DequantizeOp>(loc, "expects a zero point of the input's "
+                                      "element type, but got ", zero,
+                                 " for input ", *input);
+  auto scale = cast<RankedTensorType>(adaptor.getScale().getType());
+  results.push_back(input->clone(scale.getElementType()));
+  return success();
+}
+
 LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *, Loc loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {

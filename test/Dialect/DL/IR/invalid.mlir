@@ -681,3 +681,74 @@ func.func @conv_dilation_overflows(%a: tensor<1x1x8x8xf32>, %w: tensor<1x1x3x3xf
   %0 = dl.conv2d %a, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [9223372036854775807, 1] groups = 1 layout = "NCHW" : (tensor<1x1x8x8xf32>, tensor<1x1x3x3xf32>) -> tensor<1x1x8x8xf32>
   return
 }
+
+// -----
+
+func.func @quantize_scale_rank(%x: tensor<4x3xf32>, %s: tensor<4x3xf32>, %z: tensor<4x3xi8>) {
+  // expected-error @+2 {{'dl.quantize' op expects a scale of rank 0 (per tensor) or 1 (per axis), but got 'tensor<4x3xf32>'}}
+  // expected-error @+1 {{'dl.quantize' op failed to infer returned types}}
+  %0 = dl.quantize %x, %s, %z axis = 0 : (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xi8>) -> tensor<4x3xi8>
+  return
+}
+
+// -----
+
+func.func @quantize_scale_count(%x: tensor<4x3xf32>, %s: tensor<4xf32>, %z: tensor<4xi8>) {
+  // expected-error @+2 {{'dl.quantize' op expects one scale per index of axis 1 (3 in 'tensor<4x3xf32>'), but got 'tensor<4xf32>'}}
+  // expected-error @+1 {{'dl.quantize' op failed to infer returned types}}
+  %0 = dl.quantize %x, %s, %z axis = 1 : (tensor<4x3xf32>, tensor<4xf32>, tensor<4xi8>) -> tensor<4x3xi8>
+  return
+}
+
+// -----
+
+func.func @quantize_axis(%x: tensor<4x3xf32>, %s: tensor<4xf32>, %z: tensor<4xi8>) {
+  // expected-error @+2 {{'dl.quantize' op axis 2 is out of range for input 'tensor<4x3xf32>' of rank 2; it must be in [0, rank)}}
+  // expected-error @+1 {{'dl.quantize' op failed to infer returned types}}
+  %0 = dl.quantize %x, %s, %z axis = 2 : (tensor<4x3xf32>, tensor<4xf32>, tensor<4xi8>) -> tensor<4x3xi8>
+  return
+}
+
+// -----
+
+func.func @quantize_shapes_differ(%x: tensor<4x3xf32>, %s: tensor<3xf32>, %z: tensor<i8>) {
+  // expected-error @+2 {{'dl.quantize' op expects scale and zero_point of the same shape, but got 'tensor<3xf32>' and 'tensor<i8>'}}
+  // expected-error @+1 {{'dl.quantize' op failed to infer returned types}}
+  %0 = dl.quantize %x, %s, %z axis = 1 : (tensor<4x3xf32>, tensor<3xf32>, tensor<i8>) -> tensor<4x3xi8>
+  return
+}
+
+// -----
+
+func.func @quantize_zero_point_type(%x: tensor<4xf32>, %s: tensor<f32>, %z: tensor<i64>) {
+  // expected-error @+2 {{'dl.quantize' op expects a zero point of i8, ui8, i16, ui16 or i32, but got 'tensor<i64>'}}
+  // expected-error @+1 {{'dl.quantize' op failed to infer returned types}}
+  %0 = dl.quantize %x, %s, %z axis = 0 : (tensor<4xf32>, tensor<f32>, tensor<i64>) -> tensor<4xi64>
+  return
+}
+
+// -----
+
+func.func @quantize_scale_type(%x: tensor<4xf32>, %s: tensor<f16>, %z: tensor<i8>) {
+  // expected-error @+2 {{'dl.quantize' op expects a scale of the input's element type, but got 'tensor<f16>' for input 'tensor<4xf32>'}}
+  // expected-error @+1 {{'dl.quantize' op failed to infer returned types}}
+  %0 = dl.quantize %x, %s, %z axis = 0 : (tensor<4xf32>, tensor<f16>, tensor<i8>) -> tensor<4xi8>
+  return
+}
+
+// -----
+
+func.func @dequantize_zero_point_type(%q: tensor<4xui8>, %s: tensor<f32>, %z: tensor<i8>) {
+  // expected-error @+2 {{'dl.dequantize' op expects a zero point of the input's element type, but got 'tensor<i8>' for input 'tensor<4xui8>'}}
+  // expected-error @+1 {{'dl.dequantize' op failed to infer returned types}}
+  %0 = dl.dequantize %q, %s, %z axis = 0 : (tensor<4xui8>, tensor<f32>, tensor<i8>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @dequantize_float_input(%q: tensor<4xf32>, %s: tensor<f32>, %z: tensor<i8>) {
+  // expected-error @+1 {{'dl.dequantize' op operand #0 must be ranked tensor of i1 (bool), i8, i16, i32, i64, ui8, ui16, ui32 or ui64 values, but got 'tensor<4xf32>'}}
+  %0 = dl.dequantize %q, %s, %z axis = 0 : (tensor<4xf32>, tensor<f32>, tensor<i8>) -> tensor<4xf32>
+  return
+}

@@ -212,3 +212,19 @@ func.func @dynamic_dims(%x: tensor<?x?x8xf32>, %ids: tensor<1x16xi64>) -> (tenso
   %7 = dl.slice %x starts = [0, 0, 0] sizes = [-1, 1, 8] strides = [1, 1, 1] : tensor<?x?x8xf32> -> tensor<?x1x8xf32>
   return %1, %2, %3, %4, %5, %6, %7 : tensor<?x2x?x4xf32>, tensor<?x?x?xf32>, tensor<1x?xi64>, tensor<?x?xi64>, tensor<?xi64>, tensor<?x8xf32>, tensor<?x1x8xf32>
 }
+
+// Quantization: per tensor (rank-0 scale and zero point) and per axis.
+// CHECK-LABEL: func @quantization
+// CHECK: dl.quantize %{{.*}}, %{{.*}}, %{{.*}} axis = 1 : (tensor<?x8x4x4xf32>, tensor<8xf32>, tensor<8xi8>) -> tensor<?x8x4x4xi8>
+// CHECK: dl.dequantize %{{.*}}, %{{.*}}, %{{.*}} axis = 1 : (tensor<?x8x4x4xi8>, tensor<8xf32>, tensor<8xi8>) -> tensor<?x8x4x4xf32>
+// CHECK: dl.quantize %{{.*}}, %{{.*}}, %{{.*}} axis = 0 : (tensor<3xf16>, tensor<f16>, tensor<ui8>) -> tensor<3xui8>
+// CHECK: dl.dequantize %{{.*}}, %{{.*}}, %{{.*}} axis = 0 : (tensor<3xi32>, tensor<bf16>, tensor<i32>) -> tensor<3xbf16>
+func.func @quantization(%x: tensor<?x8x4x4xf32>, %s: tensor<8xf32>, %z: tensor<8xi8>,
+                        %h: tensor<3xf16>, %hs: tensor<f16>, %uz: tensor<ui8>,
+                        %acc: tensor<3xi32>, %bs: tensor<bf16>, %iz: tensor<i32>) {
+  %q = dl.quantize %x, %s, %z axis = 1 : (tensor<?x8x4x4xf32>, tensor<8xf32>, tensor<8xi8>) -> tensor<?x8x4x4xi8>
+  %d = dl.dequantize %q, %s, %z axis = 1 : (tensor<?x8x4x4xi8>, tensor<8xf32>, tensor<8xi8>) -> tensor<?x8x4x4xf32>
+  %u = dl.quantize %h, %hs, %uz axis = 0 : (tensor<3xf16>, tensor<f16>, tensor<ui8>) -> tensor<3xui8>
+  %b = dl.dequantize %acc, %bs, %iz axis = 0 : (tensor<3xi32>, tensor<bf16>, tensor<i32>) -> tensor<3xbf16>
+  return
+}
