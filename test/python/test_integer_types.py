@@ -346,3 +346,26 @@ def test_onnxruntime_qdq_model_imports_and_agrees_with_onnxruntime(tmp_path):
         got = compiled(sample)
         assert np.abs(got - want).max() <= 2 * float(out_scale) + 1e-7
         assert got.argmax() == want.argmax()
+
+
+def test_torch_uint8_images_and_shifts_match_eager():
+    """uint8 tensors through from_torch: an image's normalization, unsigned
+    comparisons, max/min, sums, and torch's shifts (logical on unsigned,
+    arithmetic on signed, a shift past the width gives 0 or -1)."""
+    torch = pytest.importorskip("torch")
+
+    class Module(torch.nn.Module):
+        def forward(self, img, m):
+            return (img.float() / 255.0, (img > 128) & (m < 3), torch.maximum(img, m) - img.min(),
+                    img.to(torch.int32).sum(), img.max(dim=1).values, img >> 2, img << 3,
+                    m.to(torch.int16) >> 20, torch.bitwise_right_shift(m.to(torch.int8), 1),
+                    m.to(torch.int32) << 4)
+
+    gen = torch.Generator().manual_seed(45)
+    img = torch.randint(0, 256, (3, 7), dtype=torch.uint8, generator=gen)
+    m = torch.randint(0, 256, (3, 7), dtype=torch.uint8, generator=gen)
+    got = dlc.from_torch(Module().eval(), img, m)(img.numpy(), m.numpy())
+    want = Module()(img, m)
+    for index, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_array_equal(g, w.numpy(), err_msg=f"output {index}")
+        assert g.dtype == w.numpy().dtype

@@ -270,3 +270,34 @@ def pool2d_any_size(x, kind, kernel, strides, pads, ceil_mode=False,
     count = D.multiply(D.avg_pool2d(D.pad(ones, widths), tuple(kernel), tuple(strides), 0),
                        area)
     return D.divide(total, count)
+
+
+def bit_shift(x, y, left):
+    """`x << y` (`left`) or `x >> y` elementwise, x and y integer tensors of
+    one dtype (ONNX BitShift, torch's shifts): logical for unsigned x,
+    arithmetic for signed (floor division by the power of two); a shift by
+    the width or more (or a negative one) gives 0, and -1 for a negative x
+    shifted right."""
+    from .. import ops as D
+    from ..mlir.dialects import dl
+
+    def truncating_divide(a, b):  # dl.div: integer quotients round to zero
+        trace, a, b = D._operands("divide", a, b)
+        return trace.emit("dl.div", lambda: dl.DivOp(a.value, b.value))
+
+    bits = x.dtype.itemsize * 8
+    zero = np.zeros((), x.dtype)
+    if np.issubdtype(x.dtype, np.unsignedinteger):
+        valid = D.less(y, np.array(bits, y.dtype))
+        power = D.power(np.array(2, x.dtype), D.where(valid, y, np.zeros((), y.dtype)))
+        shifted = D.multiply(x, power) if left else truncating_divide(x, power)
+        return D.where(valid, shifted, zero)
+    valid = D.where(D.less(y, 0), np.zeros((), bool), D.less(y, np.array(bits, y.dtype)))
+    power = D.power(np.array(2, x.dtype), D.where(valid, y, np.zeros((), y.dtype)))
+    if left:
+        return D.where(valid, D.multiply(x, power), zero)
+    quotient = truncating_divide(x, power)
+    floor = D.where(D.not_equal(D.multiply(quotient, power), x),
+                    D.where(D.less(x, zero), D.subtract(quotient, np.ones((), x.dtype)),
+                            quotient), quotient)
+    return D.where(valid, floor, D.where(D.less(x, zero), np.array(-1, x.dtype), zero))

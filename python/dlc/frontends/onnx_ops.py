@@ -19,7 +19,7 @@ from .. import ops as D
 from ..errors import DynamicDimensionError
 from ..mlir.dialects import dl
 from ..tracing import Size, Tensor
-from .common import pool2d_any_size, registrar
+from .common import bit_shift, pool2d_any_size, registrar
 
 __all__ = ["CONVERTERS", "STATIC_INPUTS"]
 
@@ -1758,27 +1758,7 @@ def _bit_shift(node):
     x, y = _t(node.input(0)), _t(node.input(1))
     if not np.issubdtype(x.dtype, np.integer):
         node.fail(f"dtype {x.dtype} is not an integer type")
-    bits = x.dtype.itemsize * 8
-    if np.issubdtype(x.dtype, np.unsignedinteger):
-        # Logical shifts: products wrap, quotients truncate.
-        valid = D.less(y, np.array(bits, y.dtype))
-        power = D.power(np.array(2, x.dtype), D.where(valid, y, np.zeros((), y.dtype)))
-        shifted = D.multiply(x, power) if node.attr("direction") == "LEFT" \
-            else _divide(x, power)
-        return D.where(valid, shifted, np.zeros((), x.dtype))
-    valid = D.where(D.less(y, 0), np.zeros((), bool),
-                    D.less(y, np.array(bits, y.dtype)))
-    safe = D.where(valid, y, np.zeros((), y.dtype))
-    power = D.power(np.array(2, x.dtype), safe)
-    zero = np.zeros((), x.dtype)
-    if node.attr("direction") == "LEFT":
-        return D.where(valid, D.multiply(x, power), zero)
-    # Arithmetic right shift: division rounding towards minus infinity.
-    quotient = _divide(x, power)
-    floor = D.where(D.not_equal(D.multiply(quotient, power), x),
-                    D.where(D.less(x, zero), D.subtract(quotient, np.ones((), x.dtype)),
-                            quotient), quotient)
-    return D.where(valid, floor, D.where(D.less(x, zero), np.array(-1, x.dtype), zero))
+    return bit_shift(x, y, node.attr("direction") == "LEFT")
 
 
 # -- training operators of ai.onnx.preview.training -----------------------------------------

@@ -19,7 +19,7 @@ from .. import ops as D
 from ..errors import DynamicDimensionError, ModelImportError
 from ..mlir.dialects import dl
 from ..tracing import Size, Tensor
-from .common import pool2d_any_size, registrar
+from .common import bit_shift, pool2d_any_size, registrar
 
 __all__ = ["CONVERTERS"]
 
@@ -119,6 +119,18 @@ for _names, _fn in [(("aten.add.Tensor", "aten.add.Scalar"), D.add),
                     (("aten.bitwise_xor.Tensor",), D.bitwise_xor)]:
     for _name in _names:
         CONVERTERS[_name] = _binary(_fn)
+
+
+@converter("aten.__lshift__.Scalar", "aten.__lshift__.Tensor",
+           "aten.bitwise_left_shift.Tensor", "aten.bitwise_left_shift.Tensor_Scalar",
+           "aten.__rshift__.Scalar", "aten.__rshift__.Tensor",
+           "aten.bitwise_right_shift.Tensor", "aten.bitwise_right_shift.Tensor_Scalar")
+def _shift(node, a, b):
+    (a, b), dtype = _promoted(a, b)
+    if not np.issubdtype(dtype, np.integer):
+        raise ModelImportError(f"shifts need integer operands, but got {dtype}")
+    name = str(node.target)
+    return bit_shift(a, b, "lshift" in name or "left_shift" in name)
 
 
 @converter("aten.rsub.Scalar", "aten.rsub.Tensor")
