@@ -369,3 +369,75 @@ def test_torch_uint8_images_and_shifts_match_eager():
     for index, (g, w) in enumerate(zip(got, want)):
         np.testing.assert_array_equal(g, w.numpy(), err_msg=f"output {index}")
         assert g.dtype == w.numpy().dtype
+
+
+def test_pt2e_quantized_model_imports_and_matches_eager():
+    """A CNN quantized by PyTorch 2 quantization (torchao's prepare_pt2e /
+    convert_pt2e, X86InductorQuantizer: uint8 activations per tensor, int8
+    weights per channel) through from_torch: quantized_decomposed ops become
+    dl.quantize / dl.dequantize with torch's arithmetic (x * (1 / scale)), so
+    the quantized activations equal eager's and the outputs differ by float
+    summation order only (a quantized activation within rounding of a step
+    boundary may land on the other side: two steps' worth of tolerance)."""
+    torch = pytest.importorskip("torch")
+    pt2e = pytest.importorskip("torchao.quantization.pt2e.quantize_pt2e")
+    xiq = pytest.importorskip("torchao.quantization.pt2e.quantizer.x86_inductor_quantizer")
+    torch.manual_seed(0)
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.c2 = torch.nn.Conv2d(8, 8, 3, stride=2, padding=1)
+            self.fc = torch.nn.Linear(8, 10)
+
+        def forward(self, x):
+            x = torch.relu(self.c1(x))
+            x = torch.relu(self.c2(x)) + x[:, :, ::2, ::2]
+            return self.fc(torch.nn.functional.adaptive_avg_pool2d(x, 1).flatten(1))
+
+    example = torch.randn(1, 3, 16, 16)
+    quantizer = xiq.X86InductorQuantizer()
+    quantizer.set_global(xiq.get_default_x86_inductor_quantization_config())
+    prepared = pt2e.prepare_pt2e(torch.export.export(Net().eval(), (example,)).module(),
+                                 quantizer)
+    for _ in range(8):
+        prepared(torch.randn(1, 3, 16, 16))
+    quantized = pt2e.convert_pt2e(prepared)
+    compiled = dlc.from_torch(quantized, example)
+    assert compiled.lower(example.numpy()).as_text().count("dl.quantize") >= 3
+    for _ in range(4):
+        x = torch.randn(1, 3, 16, 16)
+        want = quantized(x).detach().numpy()
+        got = compiled(x.numpy())
+        np.testing.assert_allclose(got, want, rtol=0, atol=0.02 * np.abs(want).max())
+        assert np.median(np.abs(got - want)) <= 1e-5 * np.abs(want).max()
+        assert got.argmax() == want.argmax()
+
+
+def test_pt2e_quantize_ops_are_bit_exact():
+    """The quantized_decomposed ops alone, on inputs: dlc's integers equal
+    torch's, per tensor and per channel, with ranges narrower than the dtype
+    (quant_min/quant_max), and dequantization back."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("torchao.quantization.pt2e.quantize_pt2e")  # registers the ops
+    ops = torch.ops.quantized_decomposed
+
+    class Module(torch.nn.Module):
+        def forward(self, x, scales):
+            q1 = ops.quantize_per_tensor.default(x, 0.0173, 121, 0, 255, torch.uint8)
+            q2 = ops.quantize_per_tensor.default(x, 0.0311, -3, -64, 63, torch.int8)
+            zeros = torch.zeros(4, dtype=torch.int64)
+            q3 = ops.quantize_per_channel.default(x, scales, zeros, 1, -127, 127, torch.int8)
+            return (q1, q2, q3,
+                    ops.dequantize_per_tensor.default(q1, 0.0173, 121, 0, 255, torch.uint8),
+                    ops.dequantize_per_channel.default(q3, scales, zeros, 1, -127, 127,
+                                                       torch.int8))
+
+    gen = torch.Generator().manual_seed(46)
+    x = torch.randn(2, 4, 9, generator=gen) * 3
+    scales = torch.rand(4, generator=gen) * 0.05 + 0.01
+    got = dlc.from_torch(Module().eval(), x, scales)(x.numpy(), scales.numpy())
+    want = Module()(x, scales)
+    for index, (g, w) in enumerate(zip(got, want)):
+        np.testing.assert_array_equal(g, w.numpy(), err_msg=f"output {index}")

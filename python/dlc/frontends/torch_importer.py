@@ -107,7 +107,13 @@ def from_torch(module, *example_args, dynamic_batch=False, dynamic_shapes=None,
     if not isinstance(module, torch.nn.Module):
         raise TypeError(f"dlc.from_torch expects a torch.nn.Module, but got "
                         f"{type(module).__name__}")
-    if module.training:
+    # A module torch.export made (ExportedProgram.module(), PT2E's convert_pt2e)
+    # fixed train or eval when it was exported; its .training means nothing
+    # (and torch forbids .eval() on it).
+    # torch marks such a module by replacing its train/eval methods.
+    exported = isinstance(module, torch.fx.GraphModule) and (
+        hasattr(module, "range_constraints") or "eval" in vars(module))
+    if module.training and not exported:
         raise ModelImportError(
             f"dlc.from_torch: {type(module).__name__} is in training mode; dlc compiles "
             f"inference: call .eval() on it first")

@@ -1528,3 +1528,82 @@ def _assertion(node, *args, **kwargs):
     """Assertions torch.export records about shapes and dtypes: checked when
     the program was captured; nothing to compute."""
     return None
+
+
+# -- PyTorch 2 quantization (PT2E: torchao's prepare_pt2e / convert_pt2e) -----------------
+# quantized_decomposed ops, converted to dl.quantize / dl.dequantize with PyTorch's
+# arithmetic: quantization multiplies by the reciprocal of the scale (1 / scale in
+# double for a Python scale, in float32 for a tensor of scales), which is the product
+# dl.mul computes here before a dl.quantize of scale 1 (bit-identical to eager);
+# a quant_min / quant_max inside the dtype's range clamps the integers again.
+
+def _qparam_dtype(node, dtype):
+    np_dtype = _np_dtype(dtype)
+    if np_dtype not in D.QUANTIZED_DTYPES:
+        raise ModelImportError(f"{node}: quantized dtype {dtype} is not supported "
+                               f"({', '.join(map(str, D.QUANTIZED_DTYPES))} are)")
+    return np_dtype
+
+
+def _narrow(q, quant_min, quant_max):
+    info = np.iinfo(q.dtype)
+    if quant_min > info.min:
+        q = D.maximum(q, np.array(quant_min, q.dtype))
+    if quant_max < info.max:
+        q = D.minimum(q, np.array(quant_max, q.dtype))
+    return q
+
+
+def _float32(x):
+    return x if x.dtype == np.float32 else D.astype(x, np.float32)
+
+
+@converter("quantized_decomposed.quantize_per_tensor.default")
+def _pt2e_quantize_per_tensor(node, x, scale, zero_point, quant_min, quant_max, dtype):
+    q_dtype = _qparam_dtype(node, dtype)
+    scaled = D.multiply(_float32(x), np.float32(1.0 / float(scale)))
+    q = D.quantize_linear(scaled, np.float32(1.0), np.array(zero_point, q_dtype), dtype=q_dtype)
+    return _narrow(q, quant_min, quant_max)
+
+
+@converter("quantized_decomposed.dequantize_per_tensor.default")
+def _pt2e_dequantize_per_tensor(node, q, scale, zero_point, quant_min, quant_max, dtype,
+                                out_dtype=None):
+    q_dtype = _qparam_dtype(node, dtype)
+    y = D.dequantize_linear(q, np.float32(scale), np.array(zero_point, q_dtype))
+    out = np.float32 if out_dtype is None else _np_dtype(out_dtype)
+    return y if y.dtype == out else D.astype(y, out)
+
+
+def _channel_params(scales, zero_points, q_dtype):
+    scales = D.asarray(scales) if _is_value(scales) else np.asarray(scales, np.float32)
+    if zero_points is None:
+        zero_points = np.zeros(_shape(scales), q_dtype)
+    elif _is_value(zero_points) and zero_points.dtype != q_dtype:
+        zero_points = D.astype(zero_points, q_dtype)
+    return _float32(D.asarray(scales)), zero_points
+
+
+@converter("quantized_decomposed.quantize_per_channel.default")
+def _pt2e_quantize_per_channel(node, x, scales, zero_points, axis, quant_min, quant_max,
+                               dtype):
+    q_dtype = _qparam_dtype(node, dtype)
+    x = _float32(x)
+    axis = axis % _ndim(x)
+    scales, zero_points = _channel_params(scales, zero_points, q_dtype)
+    inverse = D.divide(np.ones((), np.float32), scales)  # float32, as torch's 1.0 / scales
+    shape = tuple(-1 if d == axis else 1 for d in range(_ndim(x)))
+    scaled = D.multiply(x, D.reshape(inverse, shape))
+    q = D.quantize_linear(scaled, np.ones(_shape(scales), np.float32), zero_points,
+                          axis=axis, dtype=q_dtype)
+    return _narrow(q, quant_min, quant_max)
+
+
+@converter("quantized_decomposed.dequantize_per_channel.default")
+def _pt2e_dequantize_per_channel(node, q, scales, zero_points, axis, quant_min, quant_max,
+                                 dtype, out_dtype=None):
+    q_dtype = _qparam_dtype(node, dtype)
+    scales, zero_points = _channel_params(scales, zero_points, q_dtype)
+    y = D.dequantize_linear(q, scales, zero_points, axis=axis % _ndim(q))
+    out = np.float32 if out_dtype is None else _np_dtype(out_dtype)
+    return y if y.dtype == out else D.astype(y, out)
