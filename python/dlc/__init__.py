@@ -41,6 +41,7 @@ from .target import Target
 from .timing import profile
 from .tracing import Size, Tensor
 from .version import __version__
+from .quant import quantize
 
 __all__ = [
     "jit", "clear_cache", "JitFunction", "Lowered", "Compiled", "ArgSpec", "Tensor", "Size",
@@ -50,5 +51,5 @@ __all__ = [
     "ArityError", "TraceError", "CompileError", "CUDAUnavailableError", "bfloat16",
     "UnsupportedOpError", "ModelImportError", "DynamicDimensionError",
     "DataDependentShapeError", "from_onnx", "from_torch",
-    "export", "load", "ArtifactError", "grad", "value_and_grad", "profile",
+    "export", "load", "ArtifactError", "grad", "value_and_grad", "profile", "quantize",
 ] + ops.__all__ + composite.__all__

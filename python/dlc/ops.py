@@ -9,6 +9,7 @@ operation, the operands and the line of user code that called it.
 """
 
 import builtins
+import contextvars
 import numbers
 
 import numpy as np
@@ -704,6 +705,18 @@ def argmin(x, axis=None, keepdims=False):
 
 # -- linear algebra, convolution, pooling, normalization --------------------------
 
+#: set by dlc.quant while it traces: sees (and may replace) the operands of
+#: each float matmul and convolution (calibration, fake quantization)
+_QUANT_HOOK = contextvars.ContextVar("dlc_quant_hook", default=None)
+
+
+def _quant_operands(kind, x, w, weight_axis):
+    hook = _QUANT_HOOK.get()
+    if hook is None or not (dtypes.is_float(x.dtype) and dtypes.is_float(w.dtype)):
+        return x, w
+    return hook(kind, x, w, weight_axis)
+
+
 def matmul(x1, x2):
     """Matrix product like ``numpy.matmul``: batch dimensions broadcast; a 1-D
     operand is a vector (a 1 is added to its shape, then removed)."""
@@ -712,6 +725,7 @@ def matmul(x1, x2):
     if x1.ndim == 0 or x2.ndim == 0:
         raise ShapeError(f"{_where()}: dlc.matmul: operands must have at least one "
                          f"dimension, but got {x1!r} and {x2!r}")
+    x1, x2 = _quant_operands("matmul", x1, x2, -1)
     vector_lhs, vector_rhs = x1.ndim == 1, x2.ndim == 1
     if vector_lhs:
         x1 = reshape(x1, (1, x1.shape[0]))
@@ -800,6 +814,7 @@ def conv2d(x, w, b=None, stride=1, padding=0, dilation=1, groups=1, layout="NCHW
     x, w = _tensor(x, "conv2d"), _tensor(w, "conv2d")
     _require_float("conv2d", x, w)
     _check_layout("conv2d", layout)
+    x, w = _quant_operands("conv2d", x, w, 0 if layout == "NCHW" else 3)
     if x.ndim != 4 or w.ndim != 4:
         raise ShapeError(f"{_where()}: dlc.conv2d: input and filter must be 4-D, but "
                          f"got {x!r} and {w!r}")

@@ -1,0 +1,155 @@
+"""dlc.quantize: post-training static quantization (issue 34, item 4).
+
+The models are classifiers with margins (a random feature layer and a
+least-squares read-out of synthetic classes), so that top-1 agreement between
+the float and the quantized model measures the quantization, not ties of
+random logits. Inputs: synthetic (no download): class centers plus noise,
+calibration and test batches drawn apart.
+"""
+
+import numpy as np
+import pytest
+
+import dlc
+
+CLASSES, FEATURES, HIDDEN = 10, 32, 64
+
+
+def _data(rng, count, centers):
+    labels = rng.integers(0, CLASSES, count)
+    return (centers[labels] + 0.6 * rng.normal(size=(count, FEATURES))).astype(np.float32), labels
+
+
+def _classifier(seed=0):
+    """(mlp function, centers): relu(x A) B, B fitted to one-hot labels."""
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(size=(CLASSES, FEATURES))
+    a = (rng.normal(size=(HIDDEN, FEATURES)) / np.sqrt(FEATURES)).astype(np.float32)
+    x, labels = _data(rng, 2000, centers)
+    hidden = np.maximum(x @ a.T, 0)
+    b, *_ = np.linalg.lstsq(hidden, np.eye(CLASSES)[labels], rcond=None)
+    b = b.T.astype(np.float32)  # [classes, hidden], PyTorch's linear layout
+
+    def mlp(x):
+        return dlc.linear(dlc.relu(dlc.linear(x, a)), b)
+    return mlp, centers
+
+
+@pytest.mark.parametrize("method", ["minmax", "percentile", "entropy"])
+@pytest.mark.parametrize("activation_dtype", ["uint8", "int8"])
+def test_quantized_mlp_agrees_with_float_top1(method, activation_dtype):
+    mlp, centers = _classifier()
+    rng = np.random.default_rng(1)
+    calibration = [_data(rng, 32, centers)[0] for _ in range(16)]
+    quantized = dlc.quantize(mlp, calibration, method=method,
+                             activation_dtype=activation_dtype)
+    x, _ = _data(np.random.default_rng(2), 1000, centers)
+    float_out, int8_out = dlc.jit(mlp)(x), quantized(x)
+    agreement = (float_out.argmax(1) == int8_out.argmax(1)).mean()
+    assert agreement >= 0.98, agreement
+    # Quantization did happen: the outputs are not the float ones.
+    assert not np.array_equal(float_out, int8_out)
+    report = quantized.report
+    assert [entry["quantized"] for entry in report] == [True, True]
+    assert report[0]["where"].endswith("test_quantize.py:" + str(_line_of("dlc.linear(dlc.relu")))
+    assert report[0]["weight_shape"] == (FEATURES, HIDDEN) and report[0]["weight_channels"] == HIDDEN
+    if activation_dtype == "int8":
+        assert all(entry["activation_zero_point"] == 0 for entry in report)
+
+
+def _line_of(text):
+    import inspect
+    lines, start = inspect.getsourcelines(_classifier)
+    return start + next(i for i, line in enumerate(lines) if text in line)
+
+
+def test_quantized_program_has_quantize_ops_and_int8_weights():
+    mlp, centers = _classifier()
+    rng = np.random.default_rng(3)
+    quantized = dlc.quantize(mlp, [_data(rng, 16, centers)[0] for _ in range(4)])
+    text = quantized.lower(np.zeros((8, FEATURES), np.float32)).as_text("dl")
+    assert text.count("dl.quantize") == 2 and text.count("dl.dequantize") == 2
+    assert "2 of 2 matmuls/convolutions quantized" in quantized.summary()
+
+
+def test_per_tensor_weights_and_runtime_operands_left_in_float():
+    """A product of two activations (attention's scores) stays in float, with
+    the reason in the report; per_channel=False gives one weight scale."""
+    rng = np.random.default_rng(4)
+    w = rng.normal(size=(16, 16)).astype(np.float32)
+
+    def attention(q, k):
+        scores = dlc.matmul(dlc.matmul(q, w), dlc.transpose(k, (0, 2, 1)))
+        return dlc.softmax(scores, axis=-1)
+
+    data = [(rng.normal(size=(2, 8, 16)).astype(np.float32),
+             rng.normal(size=(2, 8, 16)).astype(np.float32)) for _ in range(4)]
+    quantized = dlc.quantize(attention, data, per_channel=False)
+    first, second = quantized.report
+    assert first["quantized"] and first["weight_channels"] == 1
+    assert not second["quantized"] and "computed at run time" in second["reason"]
+    q, k = data[0]
+    np.testing.assert_allclose(quantized(q, k), dlc.jit(attention)(q, k), atol=0.05)
+
+
+def test_quantize_dlc_nn_model_and_imported_torch_model():
+    """A dlc.nn CNN and the same kind of network imported from PyTorch: their
+    convolutions and linear layers quantized, agreeing with the float model
+    (random features, least-squares read-out of synthetic image classes)."""
+    torch = pytest.importorskip("torch")
+    from dlc import nn
+    rng = np.random.default_rng(5)
+    prototypes = rng.normal(size=(4, 1, 8, 8)).astype(np.float32)
+
+    def images(count):
+        labels = rng.integers(0, 4, count)
+        return (prototypes[labels] + 0.5 * rng.normal(size=(count, 1, 8, 8))).astype(np.float32)
+
+    torch.manual_seed(0)
+    features = torch.nn.Sequential(torch.nn.Conv2d(1, 8, 3, padding=1), torch.nn.ReLU(),
+                                   torch.nn.Conv2d(8, 8, 3, stride=2, padding=1),
+                                   torch.nn.ReLU(), torch.nn.Flatten()).eval()
+    train = images(600)
+    with torch.no_grad():
+        hidden = features(torch.from_numpy(train)).numpy()
+    labels = np.argmax([[np.sum(p * t) for p in prototypes] for t in train], axis=1)
+    readout, *_ = np.linalg.lstsq(hidden, np.eye(4)[labels], rcond=None)
+    head = torch.nn.Linear(hidden.shape[1], 4)
+    with torch.no_grad():
+        head.weight.copy_(torch.from_numpy(readout.T.astype(np.float32)))
+        head.bias.zero_()
+    model = torch.nn.Sequential(features, head).eval()
+    imported = dlc.from_torch(model, torch.from_numpy(train[:16]))
+    calibration = [images(16) for _ in range(8)]
+    tests = [images(16) for _ in range(25)]  # the import is for batches of 16
+    quantized = dlc.quantize(imported, calibration)
+    assert sum(e["quantized"] for e in quantized.report) == 3
+
+    def agreement(f, g):
+        return np.mean([(f(t).argmax(1) == g(t).argmax(1)).mean() for t in tests])
+    assert agreement(imported, quantized) >= 0.98, agreement(imported, quantized)
+
+    # The same network as a dlc.nn model, its weights copied.
+    net = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.ReLU(),
+                        nn.Conv2d(8, 8, 3, stride=2, padding=1), nn.ReLU(), nn.Flatten(),
+                        nn.Linear(hidden.shape[1], 4))
+    for mine, theirs in [(net.layers[0], features[0]), (net.layers[2], features[2]),
+                         (net.layers[5], head)]:
+        mine.weight[...] = theirs.weight.detach().numpy()
+        mine.bias[...] = theirs.bias.detach().numpy()
+    quantized_net = dlc.quantize(net, calibration)
+    assert sum(e["quantized"] for e in quantized_net.report) == 3
+    assert agreement(quantized_net, quantized) >= 0.98, agreement(quantized_net, quantized)
+
+
+def test_quantize_refuses_bad_arguments():
+    mlp, centers = _classifier()
+    data = [np.zeros((4, FEATURES), np.float32)]
+    with pytest.raises(ValueError, match="calibration data is empty"):
+        dlc.quantize(mlp, [])
+    with pytest.raises(ValueError, match="unknown method 'kl'.*minmax, percentile, entropy"):
+        dlc.quantize(mlp, data, method="kl")
+    with pytest.raises(ValueError, match="activation_dtype must be uint8 or int8"):
+        dlc.quantize(mlp, data, activation_dtype="int16")
+    with pytest.raises(TypeError, match="expects a function or model"):
+        dlc.quantize(42, data)
