@@ -100,6 +100,29 @@ def test_several_outputs_aliasing_and_dtypes(tmp_path):
     assert got[0].ctypes.data != a.ctypes.data  # a copy, not the caller's buffer
 
 
+def test_unsigned_and_quantized_values_through_an_exported_library(tmp_path):
+    """uint8 in and out of a library (the C ABI's codes 9-12), a quantize /
+    dequantize pair, a uint16 and a uint64 above the signed range."""
+    scale = np.array([0.05, 0.1, 0.2], np.float32)
+
+    def f(img, x, big):
+        q = dlc.quantize_linear(x, scale, np.array([128, 0, 7], np.uint8), axis=1)
+        return img.astype(np.float32) / 255.0, q, dlc.maximum(img, img[::-1]), \
+            big + np.uint64(1), img.astype(np.uint16) * 300
+
+    img = rng.integers(0, 256, (4, 3), dtype=np.uint8)
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    big = np.array([2 ** 63 + 5, 7], np.uint64)
+    path = dlc.export(f, img, x, big, path=str(tmp_path / "unsigned.so"))
+    loaded = dlc.load(path)
+    got, want = loaded(img, x, big), dlc.jit(f)(img, x, big)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+    with pytest.raises(dlc.DTypeError, match="uint8"):
+        loaded(img.astype(np.int8), x, big)
+
+
 def test_prepared_calls(mlp_library):
     """Function.prepare checks and marshals the arguments once; the prepared
     call reads their buffers anew each time (an input changed in place

@@ -124,6 +124,25 @@ def test_emulation_with_a_dynamic_batch(rng):
     assert f.cache_size() == 1
 
 
+def test_emulated_unsigned_and_quantize_kernels(rng):
+    """uint8 compares, max and casts, and a quantize/dequantize pair, as GPU
+    kernels (emulated): the same numbers as the CPU's."""
+    scale = np.float32(0.05)
+
+    def f(img, x):
+        q = dlc.quantize_linear(x, scale, np.uint8(128))
+        return dlc.maximum(img, img[::-1]), img > 200, img.astype(np.float32) * 2.0, \
+            q, dlc.dequantize_linear(q, scale, np.uint8(128))
+
+    img = rng.integers(0, 256, (64, 33), dtype=np.uint8)
+    x = rng.standard_normal((64, 33)).astype(np.float32) * 4
+    got = dlc.jit(f, target="cuda", emulate=True, block_size=32)(img, x)
+    want = dlc.jit(f)(img, x)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+
+
 def test_emulated_mlp_with_graph_passes(rng):
     """A layer through fusion and memory planning, the threads of a block
     spread over several blocks (block size 16 < 37 columns)."""
