@@ -112,6 +112,7 @@ bench: build $(BENCH_STAMP)
 	$(PY) bench/dynamic_image.py --json bench/results/dynamic_image.json
 	$(PY) bench/zoo_speed.py --json bench/results/zoo_speed.json \
 		--markdown bench/results/zoo_speed.md --plot bench/results/zoo_speed.png
+	$(PY) bench/int8_speed.py --json bench/results/int8_speed.json
 
 clean:
 	rm -rf $(BUILD)

@@ -50,3 +50,21 @@ def test_zoo_speed_table_checks_and_times_each_system(tmp_path):
         assert profile["ms"] > 0 and profile["regions"] >= 1
         assert 1 <= len(profile["lines"]) <= 2
     assert "test-resnet b1 dlc-torch:" in run.stdout
+
+
+def test_int8_table_times_each_system_and_measures_agreement(tmp_path):
+    # bench/int8_speed.py on the small test model: onnxruntime's quantizer
+    # writes the QDQ file, each system runs alone, agreement is measured.
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "int8_speed.py")
+    run = subprocess.run([sys.executable, script, "--models", "test-resnet", "--repeats", "3",
+                          "--seconds", "0.5", "--agreement", "8", "--calibration", "4",
+                          "--json", str(tmp_path / "int8.json")],
+                         capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    (row,) = json.loads((tmp_path / "int8.json").read_text())["rows"]
+    assert row["failed"] == {}
+    assert sorted(row["systems"]) == ["dlc-fp32", "dlc-int8", "ort-fp32", "ort-int8"]
+    assert all(facts["ms"] > 0 for facts in row["systems"].values())
+    assert "quantize_static" in row["quantization"]
+    assert row["top1_vs_ort_int8"] >= 0.75
+    assert "| test-resnet |" in run.stdout
