@@ -37,7 +37,7 @@ __all__ = [
     "relu", "relu6", "leaky_relu", "gelu", "sigmoid", "silu", "hardswish",
     "softmax", "log_softmax",
     # linear algebra, convolution, pooling, normalization
-    "matmul", "linear", "conv2d", "max_pool2d", "avg_pool2d", "global_avg_pool2d",
+    "matmul", "matmul_integer", "linear", "conv2d", "max_pool2d", "avg_pool2d", "global_avg_pool2d",
     "batch_norm", "layer_norm",
     # quantization
     "quantize_linear", "dequantize_linear",
@@ -739,6 +739,36 @@ def matmul(x1, x2):
         if vector_lhs:
             shape.pop(-2 if not vector_rhs else -1)
         result = reshape(result, tuple(-1 if d is None else d for d in shape))
+    return result
+
+
+def matmul_integer(x1, x2):
+    """Matrix product of 8-bit integers summed exactly in int32 (the
+    ``dl.matmul_integer`` op): `x1` and `x2` are int8 or uint8 (they may
+    differ), shaped as for :func:`matmul`; the result is int32. The integer
+    products of quantized inference (ONNX ``MatMulInteger``)."""
+    trace = _trace("matmul_integer")
+    x1, x2 = _tensor(x1, "matmul_integer"), _tensor(x2, "matmul_integer")
+    for x in (x1, x2):
+        if x.dtype not in (np.dtype(np.int8), np.dtype(np.uint8)):
+            raise DTypeError(f"{_where()}: dlc.matmul_integer needs int8 or uint8 "
+                             f"operands, but got {x!r}")
+    if x1.ndim == 0 or x2.ndim == 0:
+        raise ShapeError(f"{_where()}: dlc.matmul_integer: operands must have at least "
+                         f"one dimension, but got {x1!r} and {x2!r}")
+    vector_lhs, vector_rhs = x1.ndim == 1, x2.ndim == 1
+    if vector_lhs:
+        x1 = reshape(x1, (1, x1.shape[0]))
+    if vector_rhs:
+        x2 = reshape(x2, (x2.shape[0], 1))
+    result = trace.emit("dl.matmul_integer", lambda: dl.MatmulIntegerOp(x1.value, x2.value))
+    if vector_lhs or vector_rhs:
+        shape = list(result.shape)
+        if vector_rhs:
+            shape.pop(-1)
+        if vector_lhs:
+            shape.pop(-1 if vector_rhs else -2)
+        result = reshape(result, tuple(shape))
     return result
 
 

@@ -73,6 +73,21 @@ def test_unsigned_casts_match_numpy(dtype):
         np.testing.assert_array_equal(g, w)
 
 
+def test_matmul_integer_matches_numpy_in_int32():
+    rng = np.random.default_rng(47)
+    for a_type, b_type in [(np.uint8, np.int8), (np.int8, np.uint8), (np.int8, np.int8)]:
+        a = rng.integers(np.iinfo(a_type).min, np.iinfo(a_type).max, (2, 7, 33), dtype=a_type)
+        b = rng.integers(np.iinfo(b_type).min, np.iinfo(b_type).max, (33, 18), dtype=b_type)
+        got = dlc.jit(dlc.matmul_integer)(a, b)
+        assert got.dtype == np.int32
+        np.testing.assert_array_equal(got, a.astype(np.int32) @ b.astype(np.int32))
+        v = b[:, 0]
+        np.testing.assert_array_equal(dlc.jit(dlc.matmul_integer)(a, v),
+                                      a.astype(np.int32) @ v.astype(np.int32))
+    with pytest.raises(DTypeError, match="needs int8 or uint8 operands"):
+        dlc.jit(dlc.matmul_integer)(np.zeros((2, 2), np.int16), np.zeros((2, 2), np.int8))
+
+
 def test_unsigned_constants_scalars_and_matmul():
     """Constants above the signed range keep their value (200 is not -56),
     Python scalars take the tensor's unsigned dtype, and a uint8 product wraps
@@ -188,13 +203,18 @@ def _check_exact(model, feeds):
         np.testing.assert_array_equal(g, w)
 
 
-@pytest.mark.parametrize("a_type,b_type", [(np.uint8, np.int8), (np.uint8, np.uint8),
-                                           (np.int8, np.int8)])
-def test_onnx_matmul_integer_with_row_and_column_zero_points(a_type, b_type):
+@pytest.mark.parametrize("a_type,b_type,per_row", [(np.uint8, np.int8, False),
+                                                   (np.uint8, np.uint8, True),
+                                                   (np.int8, np.int8, False)])
+def test_onnx_matmul_integer_with_row_and_column_zero_points(a_type, b_type, per_row):
+    """8-bit products (dl.matmul_integer) with the zero points subtracted as
+    corrections (row and column sums): equal to the products of the shifted
+    values in int32."""
     rng = np.random.default_rng(38)
     a = rng.integers(np.iinfo(a_type).min, np.iinfo(a_type).max, (4, 16), dtype=a_type)
     b = rng.integers(np.iinfo(b_type).min, np.iinfo(b_type).max, (16, 5), dtype=b_type)
-    a_zero = np.array(rng.integers(0, 20), a_type)
+    a_zero = rng.integers(0, 20, (4,)).astype(a_type) if per_row else \
+        np.array(rng.integers(0, 20), a_type)
     b_zero = rng.integers(0, 20, (5,)).astype(b_type)  # one per column
     elem = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8}
     node = helper.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y"])
@@ -202,9 +222,12 @@ def test_onnx_matmul_integer_with_row_and_column_zero_points(a_type, b_type):
                    [_vinfo("y", TensorProto.INT32, [4, 5])],
                    [onnx.numpy_helper.from_array(a_zero, "az"),
                     onnx.numpy_helper.from_array(b_zero, "bz")])
-    want = (a.astype(np.int32) - a_zero) @ (b.astype(np.int32) - b_zero)
-    got = dlc.from_onnx(model)(a, b)
-    np.testing.assert_array_equal(got, want)
+    shifted_a = a.astype(np.int32) - (a_zero.astype(np.int32).reshape(-1, 1) if per_row
+                                      else a_zero.astype(np.int32))
+    want = shifted_a @ (b.astype(np.int32) - b_zero)
+    compiled = dlc.from_onnx(model)
+    np.testing.assert_array_equal(compiled(a, b), want)
+    assert "dl.matmul_integer" in compiled.lower(a, b).as_text("dl")
 
 
 def test_onnx_qlinear_conv_per_channel_with_bias_is_bit_exact():

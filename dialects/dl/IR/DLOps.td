@@ -312,6 +312,27 @@ def DL_MatmulOp : DL_InferredOp<"matmul"> {
   let hasCanonicalizer = 1;  let hasFolder = 1;
 }
 
+def DL_MatmulIntegerOp : DL_InferredOp<"matmul_integer"> {
+  let summary = "Matrix product of 8-bit integers accumulated in i32";
+  let description = [{
+    `dl.matmul`'s shapes and batch broadcasting on 8-bit integer operands
+    (i8 or ui8, the two may differ): each product of the sign- or
+    zero-extended elements is summed in i32 (exact for K < 2^17; it wraps
+    beyond). The integer products of quantized inference (ONNX
+    `MatMulInteger`, `QLinearMatMul`): zero points are subtracted by the ops
+    around it.
+
+    ```mlir
+    %r = dl.matmul_integer %a, %w : (tensor<?x768xui8>, tensor<768x3072xi8>) -> tensor<?x3072xi32>
+    ```
+  }];
+  let arguments = (ins DL_IntegerTensor:$lhs, DL_IntegerTensor:$rhs);
+  let results = (outs DL_IntegerTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def DL_Conv2dOp : DL_InferredOp<"conv2d"> {
   let summary = "2-D convolution (cross-correlation) with groups";
   let description = [{

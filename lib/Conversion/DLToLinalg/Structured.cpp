@@ -53,10 +53,15 @@ Value finishAccumulation(OpBuilder &b, Location loc, Value acc,
   return convertElements(b, loc, acc, elementType);
 }
 
-struct MatmulLowering : OpConversionPattern<MatmulOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// dl.matmul, and dl.matmul_integer (8-bit operands extended by their sign
+/// and summed in i32: always a generic, whose body the extensions are in).
+template <typename OpTy>
+struct MatmulLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  using OpAdaptor = typename OpTy::Adaptor;
+  static constexpr bool widening = std::is_same_v<OpTy, MatmulIntegerOp>;
   LogicalResult
-  matchAndRewrite(MatmulOp op, OpAdaptor adaptor,
+  matchAndRewrite(OpTy op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
@@ -64,9 +69,12 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
     auto rhsType = cast<RankedTensorType>(rhs.getType());
     // Same-width integer products wrap: the storage's (signed) matmul gives
     // an unsigned one's bits too.
-    RankedTensorType resultType = storageType(*getTypeConverter(), op.getType());
+    RankedTensorType resultType =
+        storageType(*this->getTypeConverter(), op.getType());
     int64_t rank = resultType.getRank();
     int64_t batchRank = rank - 2;
+    bool lhsUnsigned = isUnsignedTensor(op.getLhs().getType());
+    bool rhsUnsigned = isUnsignedTensor(op.getRhs().getType());
 
     // Dynamic sizes: batch dims align with the operands' batch dims; M comes
     // from lhs.
@@ -100,11 +108,13 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
     Value init = filledTensor(rewriter, loc, accTensorType, dynamicSizes,
                               constantScalar(rewriter, loc, accType, 0));
     Value product;
-    if (rank == 2 && lhsType.getRank() == 2 && rhsType.getRank() == 2) {
+    if (!widening && rank == 2 && lhsType.getRank() == 2 &&
+        rhsType.getRank() == 2) {
       product = linalg::MatmulOp::create(rewriter, loc, ValueRange{lhs, rhs},
                                          ValueRange{init})
                     .getResult(0);
-    } else if (rank == 3 && lhsType.getRank() == 3 && rhsType.getRank() == 3 &&
+    } else if (!widening && rank == 3 && lhsType.getRank() == 3 &&
+               rhsType.getRank() == 3 &&
                lhsType.getDimSize(0) == rhsType.getDimSize(0)) {
       product = linalg::BatchMatmulOp::create(rewriter, loc,
                                               ValueRange{lhs, rhs},
@@ -141,6 +151,13 @@ struct MatmulLowering : OpConversionPattern<MatmulOp> {
                       if (isFloat(accType)) {
                         x = convertFloat(b, l, x, accType);
                         y = convertFloat(b, l, y, accType);
+                      } else if (widening) {
+                        x = lhsUnsigned
+                                ? arith::ExtUIOp::create(b, l, accType, x).getResult()
+                                : arith::ExtSIOp::create(b, l, accType, x).getResult();
+                        y = rhsUnsigned
+                                ? arith::ExtUIOp::create(b, l, accType, y).getResult()
+                                : arith::ExtSIOp::create(b, l, accType, y).getResult();
                       }
                       linalg::YieldOp::create(
                           b, l, addScalars(b, l, args[2], mulScalars(b, l, x, y)));
@@ -821,6 +838,7 @@ struct AvgPool2dLowering : OpConversionPattern<AvgPool2dOp> {
 
 void lowering::populateStructuredPatterns(const TypeConverter &converter,
                                           RewritePatternSet &patterns) {
-  patterns.add<MatmulLowering, Conv2dLowering, MaxPool2dLowering,
+  patterns.add<MatmulLowering<MatmulOp>, MatmulLowering<MatmulIntegerOp>,
+               Conv2dLowering, MaxPool2dLowering,
                AvgPool2dLowering>(converter, patterns.getContext());
 }

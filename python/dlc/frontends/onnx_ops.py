@@ -2055,10 +2055,41 @@ def _minus_zero_point(node, x, zero, axis):
     return D.subtract(x, D.astype(_t(zero), np.int32))
 
 
+def _is_zero(value):
+    return value is None or (isinstance(value, np.ndarray) and not value.any())
+
+
 def _integer_matmul(node, a, a_zero, b, b_zero):
-    # ONNX: A's zero point per row (axis -2), B's per column (axis -1).
-    return D.matmul(_minus_zero_point(node, a, a_zero, -2),
-                    _minus_zero_point(node, b, b_zero, -1))
+    """Σ (a - a_zero)(b - b_zero) in int32. ONNX: A's zero point per row (axis
+    -2), B's per column (axis -1). 8-bit operands multiply as they are
+    (dl.matmul_integer) and the zero points come in as corrections:
+    a@b - a_zero·colsum(b) - b_zero·rowsum(a) + K·a_zero·b_zero."""
+    a, b = _t(a), _t(b)
+    eight_bits = (np.dtype(np.int8), np.dtype(np.uint8))
+    if a.dtype not in eight_bits or b.dtype not in eight_bits or _ndim(a) < 2 or \
+            _ndim(b) < 2:
+        return D.matmul(_minus_zero_point(node, a, a_zero, -2),
+                        _minus_zero_point(node, b, b_zero, -1))
+    acc = D.matmul_integer(a, b)
+
+    def zero_of(zero, axis, x):
+        if _ndim(zero) == 1:
+            zero = _per_axis(node, zero, x, axis % _ndim(x), 0)
+        elif _ndim(zero) > 1:
+            node.fail(f"a zero point of rank {_ndim(zero)} is not supported "
+                      "(a scalar or one per row/column is)")
+        return D.astype(_t(zero), np.int32)
+    if not _is_zero(a_zero):
+        column_sums = D.sum(D.astype(b, np.int32), axis=-2, keepdims=True)
+        acc = D.subtract(acc, D.multiply(zero_of(a_zero, -2, a), column_sums))
+    if not _is_zero(b_zero):
+        row_sums = D.sum(D.astype(a, np.int32), axis=-1, keepdims=True)
+        acc = D.subtract(acc, D.multiply(zero_of(b_zero, -1, b), row_sums))
+    if not _is_zero(a_zero) and not _is_zero(b_zero):
+        k = np.array(_shape(a)[-1], np.int32)
+        acc = D.add(acc, D.multiply(D.multiply(zero_of(a_zero, -2, a), zero_of(b_zero, -1, b)),
+                                    k))
+    return acc
 
 
 def _integer_conv(node, x, x_zero, w, w_zero):

@@ -128,3 +128,21 @@ func.func @quantize_to_i32(%x: tensor<4xf32>, %s: tensor<f32>, %z: tensor<i32>) 
   %q = dl.quantize %x, %s, %z axis = 0 : (tensor<4xf32>, tensor<f32>, tensor<i32>) -> tensor<4xi32>
   return %q : tensor<4xi32>
 }
+
+// -----
+
+// dl.matmul_integer: a generic whose body extends each operand by its sign
+// (zero for ui8, sign for i8) and accumulates in i32 from a zero fill.
+// CHECK-LABEL: func @matmul_integer
+// CHECK: %[[ZERO:.*]] = arith.constant 0 : i32
+// CHECK: linalg.fill ins(%[[ZERO]] : i32)
+// CHECK: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK: ^bb0(%[[A:.*]]: i8, %[[B:.*]]: i8, %[[ACC:.*]]: i32):
+// CHECK-NEXT: arith.extui %[[A]] : i8 to i32
+// CHECK-NEXT: arith.extsi %[[B]] : i8 to i32
+// CHECK-NEXT: arith.muli
+// CHECK-NEXT: arith.addi %[[ACC]]
+func.func @matmul_integer(%a: tensor<4x16xui8>, %b: tensor<16x8xi8>) -> tensor<4x8xi32> {
+  %r = dl.matmul_integer %a, %b : (tensor<4x16xui8>, tensor<16x8xi8>) -> tensor<4x8xi32>
+  return %r : tensor<4x8xi32>
+}

@@ -489,6 +489,37 @@ LogicalResult WhereOp::inferReturnTypes(MLIRContext *, Loc loc,
 // MatmulOp, Conv2dOp, pooling
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// The result shape of a matrix product of `lhs` and `rhs` (rank 2 or more,
+/// numpy's batch broadcasting).
+template <typename OpTy>
+FailureOr<SmallVector<int64_t>> matmulShape(Loc loc, RankedTensorType lhs,
+                                            RankedTensorType rhs) {
+  if (lhs.getRank() < 2 || rhs.getRank() < 2) {
+    (void)opError<OpTy>(loc, "expects operands of rank 2 or more, but got lhs ",
+                        lhs, " and rhs ", rhs);
+    return failure();
+  }
+  ArrayRef<int64_t> l = lhs.getShape(), r = rhs.getShape();
+  int64_t lk = l.back(), rk = r[r.size() - 2];
+  if (!ShapedType::isDynamic(lk) && !ShapedType::isDynamic(rk) && lk != rk) {
+    (void)opError<OpTy>(loc, "contraction dimensions differ: lhs ", lhs,
+                        " has K = ", lk, " but rhs ", rhs, " has K = ", rk);
+    return failure();
+  }
+  auto batch = broadcastShapes<OpTy>(loc, l.drop_back(2), r.drop_back(2), lhs,
+                                     rhs, "batch dimensions");
+  if (failed(batch))
+    return failure();
+  SmallVector<int64_t> shape(*batch);
+  shape.push_back(l[l.size() - 2]);
+  shape.push_back(r.back());
+  return shape;
+}
+
+} // namespace
+
 LogicalResult MatmulOp::inferReturnTypes(MLIRContext *, Loc loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &results) {
@@ -496,26 +527,34 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *, Loc loc,
   auto rhs = rankedOperand<MatmulOp>(loc, adaptor.getRhs(), "rhs");
   if (failed(lhs) || failed(rhs))
     return failure();
-  if (lhs->getRank() < 2 || rhs->getRank() < 2)
-    return opError<MatmulOp>(loc, "expects operands of rank 2 or more, but got "
-                                  "lhs ",
-                             *lhs, " and rhs ", *rhs);
-  if (failed(sameElementType<MatmulOp>(loc, *lhs, "lhs", *rhs, "rhs")))
+  if (lhs->getRank() >= 2 && rhs->getRank() >= 2 &&
+      failed(sameElementType<MatmulOp>(loc, *lhs, "lhs", *rhs, "rhs")))
     return failure();
-  ArrayRef<int64_t> l = lhs->getShape(), r = rhs->getShape();
-  int64_t lk = l.back(), rk = r[r.size() - 2];
-  if (!ShapedType::isDynamic(lk) && !ShapedType::isDynamic(rk) && lk != rk)
-    return opError<MatmulOp>(loc, "contraction dimensions differ: lhs ", *lhs,
-                             " has K = ", lk, " but rhs ", *rhs, " has K = ",
-                             rk);
-  auto batch = broadcastShapes<MatmulOp>(loc, l.drop_back(2), r.drop_back(2),
-                                         *lhs, *rhs, "batch dimensions");
-  if (failed(batch))
+  auto shape = matmulShape<MatmulOp>(loc, *lhs, *rhs);
+  if (failed(shape))
     return failure();
-  SmallVector<int64_t> shape(*batch);
-  shape.push_back(l[l.size() - 2]);
-  shape.push_back(r.back());
-  results.push_back(RankedTensorType::get(shape, lhs->getElementType()));
+  results.push_back(RankedTensorType::get(*shape, lhs->getElementType()));
+  return success();
+}
+
+LogicalResult MatmulIntegerOp::inferReturnTypes(MLIRContext *ctx, Loc loc,
+                                                Adaptor adaptor,
+                                                SmallVectorImpl<Type> &results) {
+  auto lhs = rankedOperand<MatmulIntegerOp>(loc, adaptor.getLhs(), "lhs");
+  auto rhs = rankedOperand<MatmulIntegerOp>(loc, adaptor.getRhs(), "rhs");
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  for (auto [type, name] : {std::pair{*lhs, "lhs"}, std::pair{*rhs, "rhs"}}) {
+    Type element = type.getElementType();
+    if (!(element.isSignlessInteger(8) || element.isUnsignedInteger(8)))
+      return opError<MatmulIntegerOp>(loc, "expects 8-bit integer operands (i8 "
+                                           "or ui8), but got ",
+                                      name, " ", type);
+  }
+  auto shape = matmulShape<MatmulIntegerOp>(loc, *lhs, *rhs);
+  if (failed(shape))
+    return failure();
+  results.push_back(RankedTensorType::get(*shape, IntegerType::get(ctx, 32)));
   return success();
 }
 

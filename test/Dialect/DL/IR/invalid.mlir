@@ -752,3 +752,21 @@ func.func @dequantize_float_input(%q: tensor<4xf32>, %s: tensor<f32>, %z: tensor
   %0 = dl.dequantize %q, %s, %z axis = 0 : (tensor<4xf32>, tensor<f32>, tensor<i8>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @matmul_integer_wide(%a: tensor<2x3xi16>, %b: tensor<3x4xi8>) {
+  // expected-error @+2 {{'dl.matmul_integer' op expects 8-bit integer operands (i8 or ui8), but got lhs 'tensor<2x3xi16>'}}
+  // expected-error @+1 {{'dl.matmul_integer' op failed to infer returned types}}
+  %0 = dl.matmul_integer %a, %b : (tensor<2x3xi16>, tensor<3x4xi8>) -> tensor<2x4xi32>
+  return
+}
+
+// -----
+
+func.func @matmul_integer_k(%a: tensor<2x3xui8>, %b: tensor<5x4xi8>) {
+  // expected-error @+2 {{'dl.matmul_integer' op contraction dimensions differ: lhs 'tensor<2x3xui8>' has K = 3 but rhs 'tensor<5x4xi8>' has K = 5}}
+  // expected-error @+1 {{'dl.matmul_integer' op failed to infer returned types}}
+  %0 = dl.matmul_integer %a, %b : (tensor<2x3xui8>, tensor<5x4xi8>) -> tensor<2x4xi32>
+  return
+}

@@ -228,3 +228,12 @@ func.func @quantization(%x: tensor<?x8x4x4xf32>, %s: tensor<8xf32>, %z: tensor<8
   %b = dl.dequantize %acc, %bs, %iz axis = 0 : (tensor<3xi32>, tensor<bf16>, tensor<i32>) -> tensor<3xbf16>
   return
 }
+
+// CHECK-LABEL: func @matmul_integer
+// CHECK: dl.matmul_integer %{{.*}}, %{{.*}} : (tensor<?x8xui8>, tensor<8x4xi8>) -> tensor<?x4xi32>
+// CHECK: dl.matmul_integer %{{.*}}, %{{.*}} : (tensor<3x?x8xi8>, tensor<8x4xi8>) -> tensor<3x?x4xi32>
+func.func @matmul_integer(%a: tensor<?x8xui8>, %w: tensor<8x4xi8>, %b: tensor<3x?x8xi8>) {
+  %0 = dl.matmul_integer %a, %w : (tensor<?x8xui8>, tensor<8x4xi8>) -> tensor<?x4xi32>
+  %1 = dl.matmul_integer %b, %w : (tensor<3x?x8xi8>, tensor<8x4xi8>) -> tensor<3x?x4xi32>
+  return
+}
