@@ -32,6 +32,43 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+/// argv with dl-check-sizes in front of the passes it asks for: first in a
+/// --pass-pipeline (-p) string ("anchor(dl-check-sizes,...)"), or as the first
+/// pass flag. Rewriting the command line keeps the requested passes exactly
+/// as written (no round trip through their textual form). Nothing changes
+/// with --dl-no-input-check, which the option below then accepts.
+static std::vector<std::string> withInputCheck(int argc, char **argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  for (const std::string &arg : args)
+    if (arg == "--dl-no-input-check" || arg == "-dl-no-input-check")
+      return args;
+  auto insertCheck = [](std::string pipeline) {
+    size_t open = pipeline.find('(');
+    if (open == std::string::npos) // an op-agnostic list: "cse,canonicalize"
+      return pipeline.empty() ? std::string("dl-check-sizes")
+                              : "dl-check-sizes," + pipeline;
+    size_t next = pipeline.find_first_not_of(" \t", open + 1);
+    bool empty = next != std::string::npos && pipeline[next] == ')';
+    return pipeline.insert(open + 1, empty ? "dl-check-sizes" : "dl-check-sizes,");
+  };
+  for (size_t i = 1; i < args.size(); ++i) {
+    for (llvm::StringRef flag : {"--pass-pipeline", "-pass-pipeline", "-p"}) {
+      llvm::StringRef arg(args[i]);
+      if (arg == flag && i + 1 < args.size()) {
+        args[i + 1] = insertCheck(args[i + 1]);
+        return args;
+      }
+      if (arg.starts_with((flag + "=").str())) {
+        args[i] = (flag + "=").str() + insertCheck(arg.drop_front(flag.size() + 1).str());
+        return args;
+      }
+    }
+  }
+  args.insert(args.begin() + 1, "--dl-check-sizes");
+  return args;
+}
+
+// Only accepted here (withInputCheck reads the command line before LLVM does).
 static llvm::cl::opt<bool> noInputCheck(
     "dl-no-input-check",
     llvm::cl::desc("Do not run dl-check-sizes before the requested passes"),
@@ -50,8 +87,13 @@ int main(int argc, char **argv) {
   // gpu-module-to-binary translates gpu.modules to LLVM IR (as mlir-opt does).
   mlir::registerAllGPUToLLVMIRTranslations(registry);
 
+  std::vector<std::string> args = withInputCheck(argc, argv);
+  std::vector<char *> pointers;
+  for (std::string &arg : args)
+    pointers.push_back(arg.data());
   auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
-      argc, argv, "dl-opt: the dlc optimizer driver\n", registry);
+      static_cast<int>(pointers.size()), pointers.data(),
+      "dl-opt: the dlc optimizer driver\n", registry);
   mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
   if (config.shouldShowDialects()) {
     llvm::outs() << "Available Dialects: ";
@@ -62,14 +104,6 @@ int main(int argc, char **argv) {
   if (config.shouldListPasses()) {
     mlir::printRegisteredPasses();
     return 0;
-  }
-  if (!noInputCheck) {
-    mlir::MlirOptMainConfig requested = config;
-    config.setPassPipelineSetupFn(
-        [requested](mlir::PassManager &pm) -> llvm::LogicalResult {
-          pm.addPass(mlir::dl::createDLCheckSizes());
-          return requested.setupPassPipeline(pm);
-        });
   }
 
   std::string errorMessage;
