@@ -541,7 +541,7 @@ def _candidates():
     @op("dtype", 1)
     def _dtype(rng, ctx):
         i = ctx.pick()
-        kind = rng.choice(["double", "int", "bool"])
+        kind = rng.choice(["double", "int", "bool", "uint8"])
         if kind == "double":
             return (f"{{}} = v{i}.double().to(v{i}.dtype)",
                     lambda v, L: v[i].double().to(v[i].dtype), ctx.exact(i))
@@ -551,6 +551,19 @@ def _candidates():
         if kind == "bool" and ctx.exact(i):
             return (f"{{}} = (v{i}.bool() & (v{i} > 0)).to(v{i}.dtype)",
                     lambda v, L: (v[i].bool() & (v[i] > 0)).to(v[i].dtype), True)
+        if kind == "uint8" and ctx.exact(i):
+            # unsigned bytes: saturating conversion, floor division, max and
+            # a comparison past 127 (where a signed reading would differ)
+            def u8(x, sign):
+                return (x * sign * 37).round().clamp(0, 255).to(torch.uint8)
+
+            def fn(v, L):
+                a, b = u8(v[i], 1), u8(v[i], -1)
+                return (torch.maximum(a // 3, b) + (a > 130)).to(v[i].dtype)
+            a = f"(v{i} * 37).round().clamp(0, 255).to(torch.uint8)"
+            b = f"(v{i} * -37).round().clamp(0, 255).to(torch.uint8)"
+            return (f"{{}} = (torch.maximum({a} // 3, {b}) + ({a} > 130)).to(v{i}.dtype)",
+                    fn, False)
         return None
 
     return makers
