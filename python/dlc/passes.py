@@ -678,7 +678,8 @@ ELEMENTWISE = frozenset(
         "tanh sigmoid silu hardswish leaky_relu gelu cast batch_norm "
         "sin cos tan asin acos atan sinh cosh asinh acosh atanh floor ceil round "
         "sign isnan isinf logical_not logical_and logical_or logical_xor "
-        "bitwise_not bitwise_and bitwise_or bitwise_xor remainder fmod").split())
+        "bitwise_not bitwise_and bitwise_or bitwise_xor remainder fmod "
+        "quantize dequantize").split())
 
 #: ops that are neither computed nor fused (they become no loop nest).
 _NO_KERNEL = frozenset(["dl.constant", "dl.reshape", "func.return"])
