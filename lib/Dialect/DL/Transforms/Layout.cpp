@@ -10,8 +10,9 @@
 //        transpose(x, [0,2,3,1]) -> the op in NHWC -> transpose([0,3,1,2])
 //      (conv filters [F,C,KH,KW] -> [KH,KW,C,F]; constant filters fold);
 //   2. transposes sink through elementwise ops: u(T(x)) -> T(u(x)) for unary
-//      ops, b(T(x), y) -> T(b(x, T^-1(y))) for broadcasting binary ops (a
-//      lower-rank y is first reshaped to the full rank), so that the
+//      ops and dl.quantize/dl.dequantize (a per-axis scale follows its
+//      dimension), b(T(x), y) -> T(b(x, T^-1(y))) for broadcasting binary ops
+//      (a lower-rank y is first reshaped to the full rank), so that the
 //      conversion after one convolution meets the one before the next;
 //   3. transpose(transpose(x)) folds to x (or one transpose), and identical
 //      transposes of one value merge.
@@ -142,6 +143,36 @@ struct SinkThroughUnary : public RewritePattern {
         inputType.getShape(), resultType.getElementType()));
     rewriter.replaceOp(op, transpose(rewriter, op->getLoc(),
                                      moved->getResult(0), t.getPermutation()));
+    rewriter.eraseOp(t);
+    return success();
+  }
+};
+
+/// q(T(x), scale, zero) -> T(q(x, scale, zero)) for dl.quantize and
+/// dl.dequantize: elementwise in their input; a per-axis scale follows its
+/// dimension (axis a of T(x) is axis perm[a] of x).
+template <typename OpTy>
+struct SinkThroughQuantization : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    TransposeOp t = singleUseConversion(op.getInput());
+    if (!t)
+      return failure();
+    ArrayRef<int64_t> perm = t.getPermutation();
+    int64_t axis = op.getAxis();
+    bool perAxis = cast<RankedTensorType>(op.getScale().getType()).getRank() == 1;
+    if (perAxis && (axis < 0 || axis >= static_cast<int64_t>(perm.size())))
+      return failure();
+    auto inputType = cast<RankedTensorType>(t.getInput().getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    auto moved = OpTy::create(
+        rewriter, op.getLoc(),
+        RankedTensorType::get(inputType.getShape(), resultType.getElementType()),
+        t.getInput(), op.getScale(), op.getZeroPoint(),
+        rewriter.getI64IntegerAttr(perAxis ? perm[axis] : axis));
+    rewriter.replaceOp(op, transpose(rewriter, op.getLoc(), moved.getResult(),
+                                     perm));
     rewriter.eraseOp(t);
     return success();
   }
@@ -286,7 +317,9 @@ struct DLLayout : public dl::impl::DLLayoutBase<DLLayout> {
       toNHWC(op);
     {
       RewritePatternSet patterns(&getContext());
-      patterns.add<SinkThroughUnary, SinkThroughBinary, MergeTransposes>(
+      patterns.add<SinkThroughUnary, SinkThroughBinary, MergeTransposes,
+                   SinkThroughQuantization<QuantizeOp>,
+                   SinkThroughQuantization<DequantizeOp>>(
           &getContext());
       ReshapeOp::getCanonicalizationPatterns(patterns, &getContext());
       if (failed(applyPatternsGreedily(func, std::move(patterns))))

@@ -88,3 +88,26 @@ func.func @squeeze_excite(%x: tensor<1x4x6x6xf32>, %w: tensor<4x4x1x1xf32>, %v: 
   %r = dl.mul %y, %s : (tensor<1x4x6x6xf32>, tensor<1x4x1x1xf32>) -> tensor<1x4x6x6xf32>
   return %r : tensor<1x4x6x6xf32>
 }
+
+// -----
+
+// A quantized chain (QDQ between the convolutions, as onnxruntime's
+// quantizer writes it): the conversions sink through dl.quantize and
+// dl.dequantize, a per-channel scale's axis following its dimension (C is
+// axis 1 in NCHW, 3 in NHWC); only the input's and the output's remain.
+// CHECK-LABEL: func.func @quantized_chain
+// CHECK-SAME: dl.layout_conversions = 2
+// CHECK: dl.conv2d {{.*}} layout = "NHWC"
+// CHECK: %[[Q:.*]] = dl.quantize %{{.*}}, %{{.*}}, %{{.*}} axis = 3 : (tensor<1x8x8x16xf32>, tensor<16xf32>, tensor<16xi8>) -> tensor<1x8x8x16xi8>
+// CHECK: %[[D:.*]] = dl.dequantize %[[Q]], %{{.*}}, %{{.*}} axis = 0 : (tensor<1x8x8x16xi8>, tensor<f32>, tensor<i8>) -> tensor<1x8x8x16xf32>
+// CHECK: dl.conv2d %[[D]], {{.*}} layout = "NHWC"
+// CHECK: dl.transpose %{{.*}} perm = [0, 3, 1, 2] {dl.layout_conversion}
+// expected-remark @below {{dl-layout: 2 convolution/pooling op(s) in NHWC, 2 layout conversion(s) left}}
+func.func @quantized_chain(%x: tensor<1x16x8x8xf32>, %w1: tensor<16x16x3x3xf32>, %w2: tensor<16x16x3x3xf32>,
+                           %s: tensor<16xf32>, %z: tensor<16xi8>, %t: tensor<f32>, %u: tensor<i8>) -> tensor<1x16x8x8xf32> {
+  %c1 = dl.conv2d %x, %w1 strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x8x8xf32>
+  %q = dl.quantize %c1, %s, %z axis = 1 : (tensor<1x16x8x8xf32>, tensor<16xf32>, tensor<16xi8>) -> tensor<1x16x8x8xi8>
+  %d = dl.dequantize %q, %t, %u axis = 0 : (tensor<1x16x8x8xi8>, tensor<f32>, tensor<i8>) -> tensor<1x16x8x8xf32>
+  %c2 = dl.conv2d %d, %w2 strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x8x8xf32>
+  return %c2 : tensor<1x16x8x8xf32>
+}
