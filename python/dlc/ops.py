@@ -726,12 +726,18 @@ def matmul(x1, x2):
         raise ShapeError(f"{_where()}: dlc.matmul: operands must have at least one "
                          f"dimension, but got {x1!r} and {x2!r}")
     x1, x2 = _quant_operands("matmul", x1, x2, -1)
+    return _matrix_product(trace, "dl.matmul", dl.MatmulOp, x1, x2)
+
+
+def _matrix_product(trace, name, builder, x1, x2):
+    """`builder`'s product of operands of rank 1 or more, numpy's way: a 1-D
+    operand is a vector (a 1 added to its shape, then removed)."""
     vector_lhs, vector_rhs = x1.ndim == 1, x2.ndim == 1
     if vector_lhs:
         x1 = reshape(x1, (1, x1.shape[0]))
     if vector_rhs:
         x2 = reshape(x2, (x2.shape[0], 1))
-    result = trace.emit("dl.matmul", lambda: dl.MatmulOp(x1.value, x2.value))
+    result = trace.emit(name, lambda: builder(x1.value, x2.value))
     if vector_lhs or vector_rhs:
         shape = list(result.shape)
         if vector_rhs:
@@ -756,20 +762,7 @@ def matmul_integer(x1, x2):
     if x1.ndim == 0 or x2.ndim == 0:
         raise ShapeError(f"{_where()}: dlc.matmul_integer: operands must have at least "
                          f"one dimension, but got {x1!r} and {x2!r}")
-    vector_lhs, vector_rhs = x1.ndim == 1, x2.ndim == 1
-    if vector_lhs:
-        x1 = reshape(x1, (1, x1.shape[0]))
-    if vector_rhs:
-        x2 = reshape(x2, (x2.shape[0], 1))
-    result = trace.emit("dl.matmul_integer", lambda: dl.MatmulIntegerOp(x1.value, x2.value))
-    if vector_lhs or vector_rhs:
-        shape = list(result.shape)
-        if vector_rhs:
-            shape.pop(-1)
-        if vector_lhs:
-            shape.pop(-1 if vector_rhs else -2)
-        result = reshape(result, tuple(shape))
-    return result
+    return _matrix_product(trace, "dl.matmul_integer", dl.MatmulIntegerOp, x1, x2)
 
 
 def linear(x, w, b=None):

@@ -487,6 +487,13 @@ struct ConstantLowering : OpConversionPattern<ConstantOp> {
   }
 };
 
+/// An integer (storage) scalar as a float of `type`.
+Value integerToFloat(OpBuilder &b, Location loc, Value x, Type type,
+                     bool isUnsigned) {
+  return isUnsigned ? arith::UIToFPOp::create(b, loc, type, x).getResult()
+                    : arith::SIToFPOp::create(b, loc, type, x).getResult();
+}
+
 /// numpy's astype between storage element types; `fromBool`/`toBool` say
 /// whether the source/target dl type is bool (stored as i8 0/1),
 /// `fromUnsigned`/`toUnsigned` whether it is an unsigned integer.
@@ -517,8 +524,7 @@ Value castScalar(OpBuilder &b, Location loc, Value x, Type target,
   }
   bool zeroExtend = fromBool || fromUnsigned;
   if (isFloat(target))
-    return zeroExtend ? arith::UIToFPOp::create(b, loc, target, x).getResult()
-                      : arith::SIToFPOp::create(b, loc, target, x).getResult();
+    return integerToFloat(b, loc, x, target, zeroExtend);
   unsigned from = source.getIntOrFloatBitWidth(), to = target.getIntOrFloatBitWidth();
   if (from == to)
     return x;
@@ -578,13 +584,6 @@ Value buildPerAxis(OpBuilder &b, Location loc, RankedTensorType resultType,
                linalg::YieldOp::create(nb, l, body(nb, l, args.take_front(3)));
              })
       .getResult(0);
-}
-
-/// An integer (storage) scalar as a float of `type`.
-Value integerToFloat(OpBuilder &b, Location loc, Value x, Type type,
-                     bool isUnsigned) {
-  return isUnsigned ? arith::UIToFPOp::create(b, loc, type, x).getResult()
-                    : arith::SIToFPOp::create(b, loc, type, x).getResult();
 }
 
 struct QuantizeLowering : OpConversionPattern<QuantizeOp> {
