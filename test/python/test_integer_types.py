@@ -309,6 +309,27 @@ def test_onnx_integer_op_refusals_name_the_node():
 
 # -- a model quantized by onnxruntime's tool ------------------------------------------
 
+def _small_cnn(torch, batch_norm=False):
+    """Conv (+ batch norm), strided conv, a residual add of a strided slice,
+    global pooling, linear: the quantized-model tests' network (eval mode)."""
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.b1 = torch.nn.BatchNorm2d(8) if batch_norm else torch.nn.Identity()
+            self.c2 = torch.nn.Conv2d(8, 8, 3, stride=2, padding=1)
+            self.fc = torch.nn.Linear(8, 10)
+
+        def forward(self, x):
+            x = torch.relu(self.b1(self.c1(x)))
+            x = torch.relu(self.c2(x)) + x[:, :, ::2, ::2]
+            return self.fc(torch.nn.functional.adaptive_avg_pool2d(x, 1).flatten(1))
+    return Net().eval()
+
+
+
+
 def test_onnxruntime_qdq_model_imports_and_agrees_with_onnxruntime(tmp_path):
     """A small CNN (conv, batch norm, strided conv, residual add, pooling,
     linear) exported by torch and quantized by onnxruntime's quantize_static
@@ -323,20 +344,7 @@ def test_onnxruntime_qdq_model_imports_and_agrees_with_onnxruntime(tmp_path):
 
     torch.manual_seed(0)
 
-    class Net(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.c1 = torch.nn.Conv2d(3, 8, 3, padding=1)
-            self.b1 = torch.nn.BatchNorm2d(8)
-            self.c2 = torch.nn.Conv2d(8, 8, 3, stride=2, padding=1)
-            self.fc = torch.nn.Linear(8, 10)
-
-        def forward(self, x):
-            x = torch.relu(self.b1(self.c1(x)))
-            x = torch.relu(self.c2(x)) + x[:, :, ::2, ::2]
-            return self.fc(torch.nn.functional.adaptive_avg_pool2d(x, 1).flatten(1))
-
-    model = Net().eval()
+    model = _small_cnn(torch, batch_norm=True)
     with torch.no_grad():
         model.b1.running_mean.uniform_(-0.5, 0.5)
         model.b1.running_var.uniform_(0.5, 2.0)
@@ -407,22 +415,10 @@ def test_pt2e_quantized_model_imports_and_matches_eager():
     xiq = pytest.importorskip("torchao.quantization.pt2e.quantizer.x86_inductor_quantizer")
     torch.manual_seed(0)
 
-    class Net(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.c1 = torch.nn.Conv2d(3, 8, 3, padding=1)
-            self.c2 = torch.nn.Conv2d(8, 8, 3, stride=2, padding=1)
-            self.fc = torch.nn.Linear(8, 10)
-
-        def forward(self, x):
-            x = torch.relu(self.c1(x))
-            x = torch.relu(self.c2(x)) + x[:, :, ::2, ::2]
-            return self.fc(torch.nn.functional.adaptive_avg_pool2d(x, 1).flatten(1))
-
     example = torch.randn(1, 3, 16, 16)
     quantizer = xiq.X86InductorQuantizer()
     quantizer.set_global(xiq.get_default_x86_inductor_quantization_config())
-    prepared = pt2e.prepare_pt2e(torch.export.export(Net().eval(), (example,)).module(),
+    prepared = pt2e.prepare_pt2e(torch.export.export(_small_cnn(torch), (example,)).module(),
                                  quantizer)
     for _ in range(8):
         prepared(torch.randn(1, 3, 16, 16))
