@@ -448,10 +448,15 @@ def test_pt2e_quantize_ops_are_bit_exact():
             q2 = ops.quantize_per_tensor.default(x, 0.0311, -3, -64, 63, torch.int8)
             zeros = torch.zeros(4, dtype=torch.int64)
             q3 = ops.quantize_per_channel.default(x, scales, zeros, 1, -127, 127, torch.int8)
+            # The .tensor overloads: scale and zero point as 0-d tensors.
+            q4 = ops.quantize_per_tensor.tensor(x, scales[0], zeros[0] + 9, 0, 255,
+                                                torch.uint8)
             return (q1, q2, q3,
                     ops.dequantize_per_tensor.default(q1, 0.0173, 121, 0, 255, torch.uint8),
                     ops.dequantize_per_channel.default(q3, scales, zeros, 1, -127, 127,
-                                                       torch.int8))
+                                                       torch.int8),
+                    q4, ops.dequantize_per_tensor.tensor(q4, scales[1], zeros[1] + 9, 0, 255,
+                                                         torch.uint8))
 
     gen = torch.Generator().manual_seed(46)
     x = torch.randn(2, 4, 9, generator=gen) * 3

@@ -1558,19 +1558,42 @@ def _float32(x):
     return x if x.dtype == np.float32 else D.astype(x, np.float32)
 
 
-@converter("quantized_decomposed.quantize_per_tensor.default")
+def _inverse_scale(scale):
+    """torch's 1.0 / scale for a per-tensor scale: a Python float (or a
+    0-d tensor's .item()) divided in double, then float32 where it meets the
+    float32 input."""
+    if _is_value(scale) and not isinstance(scale, np.ndarray):
+        wide = D.astype(D.reshape(scale, ()), np.float64)
+        return D.astype(D.divide(np.float64(1.0), wide), np.float32)
+    return np.float32(1.0 / float(np.asarray(scale)))
+
+
+def _per_tensor_zero(zero_point, q_dtype):
+    if _is_value(zero_point) and not isinstance(zero_point, np.ndarray):
+        return D.astype(D.reshape(zero_point, ()), q_dtype)
+    return np.array(int(np.asarray(zero_point)), q_dtype)
+
+
+@converter("quantized_decomposed.quantize_per_tensor.default",
+           "quantized_decomposed.quantize_per_tensor.tensor")
 def _pt2e_quantize_per_tensor(node, x, scale, zero_point, quant_min, quant_max, dtype):
     q_dtype = _qparam_dtype(node, dtype)
-    scaled = D.multiply(_float32(x), np.float32(1.0 / float(scale)))
-    q = D.quantize_linear(scaled, np.float32(1.0), np.array(zero_point, q_dtype), dtype=q_dtype)
+    scaled = D.multiply(_float32(x), _inverse_scale(scale))
+    q = D.quantize_linear(scaled, np.float32(1.0), _per_tensor_zero(zero_point, q_dtype),
+                          dtype=q_dtype)
     return _narrow(q, quant_min, quant_max)
 
 
-@converter("quantized_decomposed.dequantize_per_tensor.default")
+@converter("quantized_decomposed.dequantize_per_tensor.default",
+           "quantized_decomposed.dequantize_per_tensor.tensor")
 def _pt2e_dequantize_per_tensor(node, q, scale, zero_point, quant_min, quant_max, dtype,
                                 out_dtype=None):
     q_dtype = _qparam_dtype(node, dtype)
-    y = D.dequantize_linear(q, np.float32(scale), np.array(zero_point, q_dtype))
+    if _is_value(scale) and not isinstance(scale, np.ndarray):
+        scale = _float32(D.reshape(scale, ()))
+    else:
+        scale = np.float32(np.asarray(scale))
+    y = D.dequantize_linear(q, scale, _per_tensor_zero(zero_point, q_dtype))
     out = np.float32 if out_dtype is None else _np_dtype(out_dtype)
     return y if y.dtype == out else D.astype(y, out)
 
