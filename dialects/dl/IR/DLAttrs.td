@@ -47,7 +47,8 @@ def DL_StrategyAttr : AttrDef<DL_Dialect, "Strategy"> {
 
     Parameters (0 or absent: chosen from the target where the loop nest is
     known): `rows` x `vectors` is the micro-kernel's output tile (rows of the
-    output by vector registers per row); `column_block` and
+    output by vector registers per row; at most 128 accumulators, four times
+    the largest register file); `column_block` and
     `reduction_block` are its cache blocks (output columns per block, a
     multiple of the tile's width, and iterations of the outermost reduction
     loop per block); `layout` (`NCHW` or `NHWC`) is the layout a

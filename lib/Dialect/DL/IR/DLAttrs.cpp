@@ -122,6 +122,17 @@ LogicalResult StrategyAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "#dl.strategy: rows and vectors are given together "
                           "(both 0: chosen from the target), but got rows = "
                        << rows << ", vectors = " << vectors;
+  // The micro-kernel is unrolled over its tile: one accumulator per row and
+  // vector. Four times the largest register file (32 vectors) bounds it, so a
+  // mistyped tile is an error, not minutes of unrolling (the fuzzer found
+  // rows = 65536 compiling for ever with a dynamic M).
+  constexpr int64_t kMaxAccumulators = 128;
+  if (rows > kMaxAccumulators || vectors > kMaxAccumulators ||
+      rows * vectors > kMaxAccumulators)
+    return emitError() << "#dl.strategy: a register tile of rows x vectors = "
+                       << rows << " x " << vectors << " exceeds "
+                       << kMaxAccumulators
+                       << " accumulators (4x the largest register file)";
   bool tiled = kind != StrategyKind::Loops &&
                kind != StrategyKind::VectorizedReduction;
   if (!tiled && (rows || columnBlock || reductionBlock))

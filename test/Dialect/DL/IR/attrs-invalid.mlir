@@ -80,3 +80,13 @@ module attributes {dl.target = #dl.target<l2 = -5>} {}
 
 // expected-error @+1 {{duplicate or unknown struct parameter name: bogus}}
 module attributes {dl.target = #dl.target<cpu = "znver4", bogus = 3>} {}
+
+// -----
+
+// A register tile far past any register file (the fuzzer's rows = 65536 with
+// a dynamic M unrolled for minutes) is refused.
+func.func @huge_tile(%a: tensor<?x8xf32>, %b: tensor<8x3xf32>) {
+  // expected-error @+1 {{#dl.strategy: a register tile of rows x vectors = 65536 x 3 exceeds 128 accumulators (4x the largest register file)}}
+  %0 = dl.matmul %a, %b {dl.strategy = #dl.strategy<kind = register_tiled_gemm, rows = 65536, vectors = 3>} : (tensor<?x8xf32>, tensor<8x3xf32>) -> tensor<?x3xf32>
+  return
+}
