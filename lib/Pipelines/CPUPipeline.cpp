@@ -116,6 +116,13 @@ void addBufferizedStage(OpPassManager &pm, const CPUPipelineOptions &options) {
 /// affine-loop-tile with that size instead.
 void addAffineStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(createDLMemRefCopyToLinalg());
+  // Integer matmuls as VNNI micro-kernels, where the target has VNNI (scf
+  // and vector ops the affine passes leave alone).
+  if (options.vectorize && options.integerKernels) {
+    DLIntegerMatmulOptions integer;
+    integer.parallel = options.parallel;
+    pm.addPass(createDLIntegerMatmul(integer));
+  }
   pm.addNestedPass<func::FuncOp>(createDLLinalgToAffineLoops());
   // Index arithmetic (a convolution's oh + kh) folded into the access maps,
   // where the loop transformations see it.

@@ -88,6 +88,61 @@ def test_matmul_integer_matches_numpy_in_int32():
         dlc.jit(dlc.matmul_integer)(np.zeros((2, 2), np.int16), np.zeros((2, 2), np.int8))
 
 
+def _int8(rng, dtype, shape):
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+
+
+@pytest.mark.parametrize("a_type", [np.uint8, np.int8])
+@pytest.mark.parametrize("constant_b", [False, True])
+def test_integer_matmul_kernel_is_exact_at_every_edge(a_type, constant_b):
+    """The dot-product micro-kernel (dl-integer-matmul: vpdpbusd where the
+    host has VNNI, the generic elsewhere) against numpy, exactly: rows and
+    columns that fill no register tile, K not a multiple of 4, a single
+    row/column/step, extreme values (-128 x -128 sums, 255 x 127), an
+    activation with batch dimensions, and the weight constant (packed at
+    compile time) or an argument (packed per call)."""
+    rng = np.random.default_rng(4242)
+    shapes = [(1, 1, 1), (1, 4, 16), (6, 4, 64), (7, 13, 19), (5, 3, 17), (13, 65, 97),
+              (64, 128, 48), (2, 768, 3)]
+    shapes += [tuple(int(v) for v in rng.integers(1, 80, 3)) for _ in range(6)]
+    for m, k, n in shapes:
+        a = _int8(rng, a_type, (m, k))
+        b = _int8(rng, np.int8, (k, n))
+        if (m, k, n) == (6, 4, 64):  # the extremes
+            a[:] = np.iinfo(a_type).min if a_type == np.int8 else 255
+            b[:] = -128
+        if constant_b:
+            got = dlc.jit(lambda x: dlc.matmul_integer(x, b))(a)
+        else:
+            got = dlc.jit(dlc.matmul_integer)(a, b)
+        np.testing.assert_array_equal(got, a.astype(np.int32) @ b.astype(np.int32),
+                                      err_msg=str((m, k, n)))
+    a = _int8(rng, a_type, (2, 3, 9, 10))
+    b = _int8(rng, np.int8, (10, 33))
+    np.testing.assert_array_equal(dlc.jit(dlc.matmul_integer)(a, b),
+                                  a.astype(np.int32) @ b.astype(np.int32))
+    b = _int8(rng, np.int8, (3, 10, 33))  # a batch of weights, broadcast over a's first
+    np.testing.assert_array_equal(dlc.jit(dlc.matmul_integer)(a, b),
+                                  a.astype(np.int32) @ b.astype(np.int32))
+
+
+@pytest.mark.parametrize("cpu,kernel", [("znver4", "vpdpbusd.512"), ("icelake-server", "vpdpbusd.512"),
+                                        ("alderlake", "vpdpbusd.256"), ("znver3", None),
+                                        ("haswell", None)])
+def test_integer_matmul_kernel_follows_the_target(cpu, kernel):
+    """The kernel is chosen from the target description, not the host: the
+    IR for a named CPU has its dot product, or none (AVX2: the generic)."""
+    b = np.arange(64 * 40, dtype=np.int64).reshape(64, 40).astype(np.int8)
+    f = dlc.jit(lambda x: dlc.matmul_integer(x, b), target=dlc.Target(cpu))
+    text = f.lower(np.zeros((8, 64), np.uint8)).as_text("affine")
+    if kernel:
+        assert f'"llvm.x86.avx512.{kernel}"' in text
+        assert "linalg.generic" not in text
+    else:
+        assert "vpdpbusd" not in text
+
+
 def test_unsigned_constants_scalars_and_matmul():
     """Constants above the signed range keep their value (200 is not -56),
     Python scalars take the tensor's unsigned dtype, and a uint8 product wraps

@@ -150,6 +150,11 @@ struct CPUPipelineOptions : public CommonPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Register-blocked micro-kernels for accumulation nests "
                      "(dl-affine-register-tile)"),
       llvm::cl::init(true)};
+  Option<bool> integerKernels{
+      *this, "integer-kernels",
+      llvm::cl::desc("8-bit integer matmuls as the target's dot-product "
+                     "micro-kernels, VNNI's vpdpbusd (dl-integer-matmul)"),
+      llvm::cl::init(true)};
   Option<bool> cacheTile{
       *this, "cache-tile",
       llvm::cl::desc("L2/L1 tiles for nests that stride through memory "

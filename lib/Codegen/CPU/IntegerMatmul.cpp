@@ -1,0 +1,763 @@
+//===- IntegerMatmul.cpp - dl-integer-matmul ------------------------------===//
+//
+// 8-bit integer matmuls (dl.matmul_integer, lowered by convert-dl-to-linalg
+// to a linalg.generic whose body extends both operands to i32, multiplies
+// and adds) as micro-kernels of the target's 8-bit dot product: `vpdpbusd`
+// sums four u8 x s8 products into each i32 lane (AVX-512 VNNI on zmm,
+// AVX-VNNI or AVX-512 VNNI + VL on ymm), 4x the multiply-adds of an i32
+// vector multiply per instruction, and no i8 -> i32 extension in the loop.
+//
+// Ours: upstream lowers no linalg integer matmul to VNNI (x86vector has the
+// bf16 dot and AVX-VNNI-INT8's vpdpbssd only), and LLVM's vectorizer forms
+// `partial.reduce.add` of zext x sext as vpdpwssd/vpmaddwd, not vpdpbusd.
+// The design follows oneDNN/MLAS/IREE's u8 x s8 kernels:
+//
+//   - the right operand B [K, N] is packed into panels P[N/L][K/4][L][4]
+//     (L = lanes of i32), zero-padded: one vector load gives the four k of
+//     each of L columns, the layout vpdpbusd multiplies. A constant B (a
+//     memref.global) is packed at compile time into a new global; any other
+//     B once per call (and per batch when it has batch dimensions);
+//   - four consecutive k of a row of A are one i32, broadcast to every lane;
+//   - an unsigned A is what the instruction takes; a signed A is read
+//     shifted by 128 (xor 0x80: a + 128 as u8) and 128 x the column sums of
+//     B, computed with the packing, are subtracted: results are exact;
+//   - R rows x V vectors of accumulators (the target's register tile,
+//     `chooseRegisterTile`) stay in registers over the whole reduction; the
+//     output's previous contents (the fill of 0) are added once at the end;
+//     columns past N are masked (vector.maskedload/maskedstore), rows past M
+//     run one-row kernels, a K that is not a multiple of 4 ends with a
+//     masked load of A;
+//   - the outer loop over column groups (or row tiles when there are fewer
+//     groups than twice the threads) is an scf.parallel, which
+//     dl-outline-parallel runs on dlc's thread pool, when the product has at
+//     least `min-parallel-work` multiply-adds.
+//
+// Refused (left to the generic, which the affine passes vectorize exactly):
+// a target without an 8-bit dot product (the lit test compiles for znver3
+// and haswell), an unsigned B, an A or C whose last dimension is strided, a
+// body other than acc + ext(a) * ext(b).
+//
+// Assumes the IR verifies and sizes fit in int64 (dl-check-sizes).
+//
+//===----------------------------------------------------------------------===//
+
+#include "dl/Codegen/CPU/Passes.h"
+#include "dl/Target/Target.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
+
+namespace mlir::dl {
+#define GEN_PASS_DEF_DLINTEGERMATMUL
+#include "dl/Codegen/CPU/Passes.h.inc"
+} // namespace mlir::dl
+
+using namespace mlir;
+
+namespace {
+
+/// A matched integer matmul: C[batch..., m, n] += ext(A[...]) * ext(B[...]).
+struct IntegerMatmul {
+  linalg::GenericOp op;
+  Value a, b, c;
+  bool aUnsigned = false;
+  int64_t batchRank = 0;
+  AffineMap aMap, bMap;
+};
+
+/// The dot product the target offers: the intrinsic and its i32 lanes.
+struct DotProduct {
+  StringRef intrinsic;
+  int64_t lanes = 0;
+};
+
+std::optional<DotProduct> dotProductOf(const dl::TargetInfo &target) {
+  if (!target.isX86())
+    return std::nullopt;
+  if (target.hasFeature("avx512vnni") && target.getVectorBits() >= 512)
+    return DotProduct{"llvm.x86.avx512.vpdpbusd.512", 16};
+  if (target.hasFeature("avxvnni") ||
+      (target.hasFeature("avx512vnni") && target.hasFeature("avx512vl")))
+    return DotProduct{"llvm.x86.avx512.vpdpbusd.256", 8};
+  return std::nullopt;
+}
+
+/// Whether `expr` is loop `dim`.
+bool isDim(AffineExpr expr, int64_t dim) {
+  auto d = dyn_cast<AffineDimExpr>(expr);
+  return d && d.getPosition() == dim;
+}
+
+/// Whether `map`'s leading results (all but the last two) are batch loops
+/// (dims below `batchRank`) or the constant 0 (a broadcast), and its last
+/// two are loops `row` and `col`.
+bool isOperandMap(AffineMap map, int64_t batchRank, int64_t row, int64_t col) {
+  int64_t results = map.getNumResults();
+  if (results < 2 || !isDim(map.getResult(results - 2), row) ||
+      !isDim(map.getResult(results - 1), col))
+    return false;
+  for (AffineExpr expr : map.getResults().drop_back(2)) {
+    if (auto d = dyn_cast<AffineDimExpr>(expr)) {
+      if (d.getPosition() >= batchRank)
+        return false;
+      continue;
+    }
+    auto c = dyn_cast<AffineConstantExpr>(expr);
+    if (!c || c.getValue() != 0)
+      return false;
+  }
+  return true;
+}
+
+/// The extension of block argument `arg` that `value` is, or failure;
+/// `isUnsigned` says which.
+bool isExtensionOf(Value value, BlockArgument arg, bool &isUnsigned) {
+  if (auto ext = value.getDefiningOp<arith::ExtSIOp>()) {
+    isUnsigned = false;
+    return ext.getIn() == arg;
+  }
+  if (auto ext = value.getDefiningOp<arith::ExtUIOp>()) {
+    isUnsigned = true;
+    return ext.getIn() == arg;
+  }
+  return false;
+}
+
+bool isLastDimContiguous(Value memref) {
+  return cast<MemRefType>(memref.getType()).isLastDimUnitStride();
+}
+
+std::optional<IntegerMatmul> matchIntegerMatmul(linalg::GenericOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1)
+    return std::nullopt;
+  IntegerMatmul m;
+  m.op = op;
+  m.a = op.getDpsInputOperand(0)->get();
+  m.b = op.getDpsInputOperand(1)->get();
+  m.c = op.getDpsInitOperand(0)->get();
+  Type i8 = IntegerType::get(op.getContext(), 8);
+  Type i32 = IntegerType::get(op.getContext(), 32);
+  if (getElementTypeOrSelf(m.a.getType()) != i8 ||
+      getElementTypeOrSelf(m.b.getType()) != i8 ||
+      getElementTypeOrSelf(m.c.getType()) != i32)
+    return std::nullopt;
+
+  // Loops (batch..., m, n, k): every one parallel but the last.
+  int64_t loops = op.getNumLoops();
+  if (loops < 3 || op.getNumReductionLoops() != 1 ||
+      op.getIteratorTypesArray().back() != utils::IteratorType::reduction)
+    return std::nullopt;
+  m.batchRank = loops - 3;
+  int64_t mDim = loops - 3, nDim = loops - 2, kDim = loops - 1;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  AffineMap cMap = maps[2];
+  if (cMap.getNumResults() != loops - 1)
+    return std::nullopt;
+  for (int64_t i = 0; i < loops - 1; ++i)
+    if (!isDim(cMap.getResult(i), i))
+      return std::nullopt;
+  m.aMap = maps[0];
+  m.bMap = maps[1];
+  if (!isOperandMap(m.aMap, m.batchRank, mDim, kDim) ||
+      !isOperandMap(m.bMap, m.batchRank, kDim, nDim))
+    return std::nullopt;
+  if (!isLastDimContiguous(m.a) || !isLastDimContiguous(m.c))
+    return std::nullopt;
+
+  // Body: yield acc + ext(a) * ext(b), B extended by its sign.
+  Block &body = op.getRegion().front();
+  if (body.getOperations().size() != 5)
+    return std::nullopt;
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  auto add = yield.getOperand(0).getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return std::nullopt;
+  Value acc = body.getArgument(2);
+  Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
+  if ((add.getLhs() == acc) == (add.getRhs() == acc))
+    return std::nullopt;
+  auto mul = product.getDefiningOp<arith::MulIOp>();
+  if (!mul)
+    return std::nullopt;
+  bool lhsUnsigned = false, rhsUnsigned = false;
+  Value x = mul.getLhs(), y = mul.getRhs();
+  if (!isExtensionOf(x, body.getArgument(0), lhsUnsigned))
+    std::swap(x, y);
+  if (!isExtensionOf(x, body.getArgument(0), lhsUnsigned) ||
+      !isExtensionOf(y, body.getArgument(1), rhsUnsigned))
+    return std::nullopt;
+  if (rhsUnsigned)
+    return std::nullopt; // vpdpbusd's second operand is signed
+  m.aUnsigned = lhsUnsigned;
+  return m;
+}
+
+/// The constant bytes of a memref.global `B` reads, when B is a 2-D
+/// constant global of static shape.
+std::optional<ArrayRef<char>> constantBytes(Value value, ModuleOp module,
+                                            memref::GlobalOp &global) {
+  while (auto cast = value.getDefiningOp<memref::CastOp>())
+    value = cast.getSource();
+  auto get = value.getDefiningOp<memref::GetGlobalOp>();
+  if (!get)
+    return std::nullopt;
+  global = SymbolTable::lookupNearestSymbolFrom<memref::GlobalOp>(
+      get, get.getNameAttr());
+  if (!global || !global.getConstant() || !global.getInitialValue())
+    return std::nullopt;
+  MemRefType type = global.getType();
+  if (type.getRank() != 2 || !type.hasStaticShape() ||
+      !type.getLayout().isIdentity())
+    return std::nullopt;
+  Attribute init = *global.getInitialValue();
+  if (auto dense = dyn_cast<DenseIntOrFPElementsAttr>(init)) {
+    if (dense.isSplat())
+      return std::nullopt;
+    return dense.getRawData();
+  }
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(init)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return std::nullopt;
+    return blob->getData();
+  }
+  return std::nullopt;
+}
+
+/// Builds the kernel of one matched matmul.
+class Emitter {
+public:
+  Emitter(IntegerMatmul &m, DotProduct dot, dl::RegisterTileShape tile,
+          int64_t minParallelWork, int64_t threads)
+      : m(m), dot(dot), tile(tile), minParallelWork(minParallelWork),
+        threads(threads), b(m.op), loc(m.op.getLoc()) {
+    MLIRContext *ctx = m.op.getContext();
+    i8 = IntegerType::get(ctx, 8);
+    i32 = IntegerType::get(ctx, 32);
+    lanes = dot.lanes;
+    accType = VectorType::get({lanes}, i32);
+    bytesType = VectorType::get({4 * lanes}, i8);
+    quadType = VectorType::get({4}, i8);
+  }
+
+  void emit(ModuleOp module);
+
+private:
+  Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value dim(Value memref, int64_t d) {
+    return memref::DimOp::create(b, loc, memref, d);
+  }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value ceilDiv(Value x, int64_t y) {
+    return arith::DivUIOp::create(b, loc, add(x, index(y - 1)), index(y));
+  }
+
+  /// Indices of an operand read through `map` at batch loop values `batch`
+  /// and (row, col).
+  SmallVector<Value> operandIndices(AffineMap map, Value row, Value col) {
+    SmallVector<Value> indices;
+    for (AffineExpr expr : map.getResults().drop_back(2)) {
+      if (auto d = dyn_cast<AffineDimExpr>(expr))
+        indices.push_back(batch[d.getPosition()]);
+      else
+        indices.push_back(index(0));
+    }
+    indices.push_back(row);
+    indices.push_back(col);
+    return indices;
+  }
+
+  bool bVariesWithBatch() {
+    return llvm::any_of(m.bMap.getResults().drop_back(2),
+                        [](AffineExpr e) { return isa<AffineDimExpr>(e); });
+  }
+
+  void packAtRunTime();
+  bool packAtCompileTime(ModuleOp module);
+  void emitBatch();
+  void emitTile(Value row0, Value nb0, int64_t rows, int64_t vectors);
+  void emitRows(Value row0, Value nb0, int64_t vectors);
+  void emitColumns(Value row0, Value nb0);
+  Value loadQuad(Value row, Value k, Value valid);
+
+  IntegerMatmul &m;
+  DotProduct dot;
+  dl::RegisterTileShape tile;
+  int64_t minParallelWork, threads;
+  OpBuilder b;
+  Location loc;
+  Type i8, i32;
+  int64_t lanes;
+  VectorType accType, bytesType, quadType;
+
+  Value rowsM, colsN, depthK, panels, quads, fullQuads;
+  Value packed;     // [panels][quads][4 * lanes] i8
+  Value correction; // [panels * lanes] i32: 128 x column sums (signed A)
+  bool ownsPacked = false, packAtCompileTimeDone = false;
+  SmallVector<Value> batch;
+};
+
+/// B packed by loops at run time (and, for a signed A, its column sums).
+void Emitter::packAtRunTime() {
+  Value zero8 = arith::ConstantIntOp::create(b, loc, i8, 0);
+  Value zero32 = arith::ConstantIntOp::create(b, loc, i32, 0);
+  Value c0 = index(0), c1 = index(1), c4 = index(4);
+  Value cLanes = index(lanes);
+  auto forLoop = [&](Value ub, function_ref<void(Value)> body) {
+    scf::ForOp::create(b, loc, c0, ub, c1, ValueRange{},
+                       [&](OpBuilder &nested, Location, Value iv, ValueRange) {
+                         OpBuilder::InsertionGuard guard(b);
+                         b.setInsertionPoint(nested.getInsertionBlock(),
+                                             nested.getInsertionPoint());
+                         body(iv);
+                         scf::YieldOp::create(b, loc);
+                       });
+  };
+  // The element B[k, n], or 0 outside B.
+  auto element = [&](Value k, Value n, Type type) -> Value {
+    Value inside = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, k, depthK),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, n, colsN));
+    auto ifOp = scf::IfOp::create(
+        b, loc, inside,
+        [&](OpBuilder &nested, Location l) {
+          Value v = memref::LoadOp::create(nested, l, m.b,
+                                           operandIndices(m.bMap, k, n));
+          if (type != i8)
+            v = arith::ExtSIOp::create(nested, l, type, v);
+          scf::YieldOp::create(nested, l, v);
+        },
+        [&](OpBuilder &nested, Location l) {
+          scf::YieldOp::create(nested, l, type == i8 ? zero8 : zero32);
+        });
+    return ifOp.getResult(0);
+  };
+  forLoop(panels, [&](Value p) {
+    forLoop(quads, [&](Value q) {
+      forLoop(cLanes, [&](Value l) {
+        Value n = add(mul(p, cLanes), l);
+        for (int64_t j = 0; j < 4; ++j) {
+          Value k = add(mul(q, c4), index(j));
+          Value v = element(k, n, i8);
+          memref::StoreOp::create(b, loc, v, packed,
+                                  ValueRange{p, q, add(mul(l, c4), index(j))});
+        }
+      });
+    });
+  });
+  if (!correction)
+    return;
+  forLoop(mul(panels, cLanes), [&](Value n) {
+    auto sum = scf::ForOp::create(
+        b, loc, c0, depthK, c1, ValueRange{zero32},
+        [&](OpBuilder &nested, Location l, Value k, ValueRange acc) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          Value v = element(k, n, i32);
+          scf::YieldOp::create(b, l, ValueRange{add(acc[0], v)});
+        });
+    Value shifted = arith::ShLIOp::create(
+        b, loc, sum.getResult(0), arith::ConstantIntOp::create(b, loc, i32, 7));
+    memref::StoreOp::create(b, loc, shifted, correction, ValueRange{n});
+  });
+}
+
+/// A constant 2-D B packed now, into new globals; false if B is not one.
+bool Emitter::packAtCompileTime(ModuleOp module) {
+  if (bVariesWithBatch() || m.bMap.getNumResults() != 2)
+    return false;
+  memref::GlobalOp global;
+  std::optional<ArrayRef<char>> bytes = constantBytes(m.b, module, global);
+  if (!bytes)
+    return false;
+  ArrayRef<int64_t> shape = global.getType().getShape();
+  int64_t k = shape[0], n = shape[1];
+  if (static_cast<int64_t>(bytes->size()) != k * n)
+    return false;
+  int64_t np = (n + lanes - 1) / lanes, kq = (k + 3) / 4;
+  std::vector<int8_t> data(np * kq * 4 * lanes, 0);
+  std::vector<int32_t> sums(np * lanes, 0);
+  for (int64_t kk = 0; kk < k; ++kk)
+    for (int64_t nn = 0; nn < n; ++nn) {
+      int8_t v = static_cast<int8_t>((*bytes)[kk * n + nn]);
+      int64_t p = nn / lanes, l = nn % lanes;
+      data[((p * kq + kk / 4) * lanes + l) * 4 + kk % 4] = v;
+      sums[nn] += v;
+    }
+
+  OpBuilder top(module.getBodyRegion());
+  top.setInsertionPoint(global);
+  SymbolTable symbols(module);
+  auto makeGlobal = [&](StringRef suffix, MemRefType type,
+                        ArrayRef<char> raw) -> memref::GlobalOp {
+    auto tensorType =
+        RankedTensorType::get(type.getShape(), type.getElementType());
+    auto init = DenseElementsAttr::getFromRawBuffer(tensorType, raw);
+    auto g = memref::GlobalOp::create(
+        top, global.getLoc(), global.getSymName().str() + suffix.str(),
+        top.getStringAttr("private"), type, init, /*constant=*/true,
+        top.getI64IntegerAttr(64));
+    symbols.insert(g); // renames on a clash
+    return g;
+  };
+  auto packedType = MemRefType::get({np, kq, 4 * lanes}, i8);
+  memref::GlobalOp packedGlobal = makeGlobal(
+      "_vnni" + std::to_string(lanes), packedType,
+      ArrayRef<char>(reinterpret_cast<const char *>(data.data()), data.size()));
+  packed = memref::GetGlobalOp::create(b, loc, packedType,
+                                       packedGlobal.getSymName());
+  if (!m.aUnsigned) {
+    for (int32_t &s : sums)
+      s *= 128;
+    auto sumsType = MemRefType::get({np * lanes}, i32);
+    memref::GlobalOp sumsGlobal = makeGlobal(
+        "_colsum128", sumsType,
+        ArrayRef<char>(reinterpret_cast<const char *>(sums.data()),
+                       sums.size() * sizeof(int32_t)));
+    correction = memref::GetGlobalOp::create(b, loc, sumsType,
+                                             sumsGlobal.getSymName());
+  }
+  return true;
+}
+
+/// Four bytes of row `row` of A from column `k` (those at or past K as 0
+/// when `valid`, the count of columns left, is given), shifted to u8 for a
+/// signed A, broadcast to every lane.
+Value Emitter::loadQuad(Value row, Value k, Value valid) {
+  SmallVector<Value> indices = operandIndices(m.aMap, row, k);
+  Value quad;
+  if (valid) {
+    Value mask = vector::CreateMaskOp::create(
+        b, loc, VectorType::get({4}, b.getI1Type()), ValueRange{valid});
+    Value zeros = arith::ConstantOp::create(
+        b, loc, quadType, DenseElementsAttr::get(quadType, b.getI8IntegerAttr(0)));
+    quad = vector::MaskedLoadOp::create(b, loc, quadType, m.a, indices, mask,
+                                        zeros);
+  } else {
+    quad = vector::LoadOp::create(b, loc, quadType, m.a, indices);
+  }
+  if (!m.aUnsigned) {
+    Value bias = arith::ConstantOp::create(
+        b, loc, quadType,
+        DenseElementsAttr::get(quadType, b.getIntegerAttr(i8, -128)));
+    quad = arith::XOrIOp::create(b, loc, quad, bias);
+  }
+  Value word = vector::BitCastOp::create(
+      b, loc, VectorType::get({1}, i32), quad);
+  Value scalar = vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
+  Value splat = vector::BroadcastOp::create(b, loc, accType, scalar);
+  return vector::BitCastOp::create(b, loc, bytesType, splat);
+}
+
+/// C[row0 + r, (nb0 + v) * lanes ...] for r < rows, v < vectors: the whole
+/// reduction in registers, then added to C.
+void Emitter::emitTile(Value row0, Value nb0, int64_t rows, int64_t vectors) {
+  Value zeroAcc = arith::ConstantOp::create(
+      b, loc, accType, DenseElementsAttr::get(accType, b.getI32IntegerAttr(0)));
+  SmallVector<Value> inits(rows * vectors, zeroAcc);
+  StringAttr intrinsic = b.getStringAttr(dot.intrinsic);
+  Value c4 = index(4);
+  auto step = [&](Value q, ValueRange accs, Value valid) {
+    SmallVector<Value> panelsB;
+    for (int64_t v = 0; v < vectors; ++v)
+      panelsB.push_back(vector::LoadOp::create(
+          b, loc, bytesType, packed,
+          ValueRange{add(nb0, index(v)), q, index(0)}));
+    SmallVector<Value> next(accs);
+    for (int64_t r = 0; r < rows; ++r) {
+      Value a = loadQuad(add(row0, index(r)), mul(q, c4), valid);
+      for (int64_t v = 0; v < vectors; ++v) {
+        Value &acc = next[r * vectors + v];
+        acc = LLVM::CallIntrinsicOp::create(b, loc, accType, intrinsic,
+                                            ValueRange{acc, a, panelsB[v]})
+                  .getResult(0);
+      }
+    }
+    return next;
+  };
+  auto loop = scf::ForOp::create(
+      b, loc, index(0), fullQuads, index(1), inits,
+      [&](OpBuilder &nested, Location, Value q, ValueRange accs) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        scf::YieldOp::create(b, loc, step(q, accs, Value()));
+      });
+  SmallVector<Value> accs(loop.getResults());
+
+  // K % 4 columns left: one more step, A's bytes past K masked.
+  Value left = arith::SubIOp::create(b, loc, depthK, mul(fullQuads, c4));
+  Value hasTail = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, left,
+                                        index(0));
+  auto tail = scf::IfOp::create(
+      b, loc, hasTail,
+      [&](OpBuilder &nested, Location) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        scf::YieldOp::create(b, loc, step(fullQuads, accs, left));
+      },
+      [&](OpBuilder &nested, Location) {
+        scf::YieldOp::create(nested, loc, accs);
+      });
+
+  // C += acc (- 128 x column sums), masked past N.
+  auto maskType = VectorType::get({lanes}, b.getI1Type());
+  for (int64_t v = 0; v < vectors; ++v) {
+    Value col = mul(add(nb0, index(v)), index(lanes));
+    Value mask = vector::CreateMaskOp::create(
+        b, loc, maskType,
+        ValueRange{arith::SubIOp::create(b, loc, colsN, col)});
+    Value shift;
+    if (correction)
+      shift = vector::LoadOp::create(b, loc, accType, correction,
+                                     ValueRange{col});
+    for (int64_t r = 0; r < rows; ++r) {
+      SmallVector<Value> indices;
+      for (Value iv : batch)
+        indices.push_back(iv);
+      indices.push_back(add(row0, index(r)));
+      indices.push_back(col);
+      Value old = vector::MaskedLoadOp::create(b, loc, accType, m.c, indices,
+                                               mask, zeroAcc);
+      Value sum = add(old, tail.getResult(r * vectors + v));
+      if (shift)
+        sum = arith::SubIOp::create(b, loc, sum, shift);
+      vector::MaskedStoreOp::create(b, loc, m.c, indices, mask, sum);
+    }
+  }
+}
+
+/// The tile at (row0, nb0) with `vectors` vectors per row: the full
+/// register tile where it has tile.rows rows, else one row at a time.
+void Emitter::emitRows(Value row0, Value nb0, int64_t vectors) {
+  Value end = add(row0, index(tile.rows));
+  Value full = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, end,
+                                     rowsM);
+  scf::IfOp::create(
+      b, loc, full,
+      [&](OpBuilder &nested, Location) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        emitTile(row0, nb0, tile.rows, vectors);
+        scf::YieldOp::create(b, loc);
+      },
+      [&](OpBuilder &nested, Location) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        scf::ForOp::create(
+            b, loc, row0, rowsM, index(1), ValueRange{},
+            [&](OpBuilder &inner, Location, Value row, ValueRange) {
+              OpBuilder::InsertionGuard guard2(b);
+              b.setInsertionPoint(inner.getInsertionBlock(),
+                                  inner.getInsertionPoint());
+              emitTile(row, nb0, 1, vectors);
+              scf::YieldOp::create(b, loc);
+            });
+        scf::YieldOp::create(b, loc);
+      });
+}
+
+/// The group of tile.vectors panels at nb0 (fewer at the right edge: one
+/// panel at a time).
+void Emitter::emitColumns(Value row0, Value nb0) {
+  Value end = add(nb0, index(tile.vectors));
+  Value full = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, end,
+                                     panels);
+  scf::IfOp::create(
+      b, loc, full,
+      [&](OpBuilder &nested, Location) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        emitRows(row0, nb0, tile.vectors);
+        scf::YieldOp::create(b, loc);
+      },
+      [&](OpBuilder &nested, Location) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        scf::ForOp::create(
+            b, loc, nb0, panels, index(1), ValueRange{},
+            [&](OpBuilder &inner, Location, Value nb, ValueRange) {
+              OpBuilder::InsertionGuard guard2(b);
+              b.setInsertionPoint(inner.getInsertionBlock(),
+                                  inner.getInsertionPoint());
+              emitRows(row0, nb, 1);
+              scf::YieldOp::create(b, loc);
+            });
+        scf::YieldOp::create(b, loc);
+      });
+}
+
+/// One batch element: the (parallel) loops over column groups and row tiles.
+void Emitter::emitBatch() {
+  if (!packAtCompileTimeDone && bVariesWithBatch())
+    packAtRunTime();
+  Value groups = ceilDiv(panels, tile.vectors);
+  Value rowTiles = ceilDiv(rowsM, tile.rows);
+
+  // Static estimates: parallel where the product is large; columns outside
+  // where there are enough groups for the threads.
+  auto constant = [](Value v) -> std::optional<int64_t> {
+    APInt value;
+    if (matchPattern(v, m_ConstantInt(&value)))
+      return value.getSExtValue();
+    return std::nullopt;
+  };
+  int64_t mEstimate = constant(rowsM).value_or(64);
+  int64_t nEstimate = constant(colsN).value_or(64);
+  int64_t kEstimate = constant(depthK).value_or(64);
+  int64_t groupEstimate = constant(groups).value_or(1);
+  bool parallel = minParallelWork >= 0 &&
+                  mEstimate * nEstimate * kEstimate >= minParallelWork;
+  bool columnsOutside = groupEstimate >= 2 * threads;
+
+  Value outerCount = columnsOutside ? groups : rowTiles;
+  Value innerCount = columnsOutside ? rowTiles : groups;
+  auto body = [&](Value outer, Value inner) {
+    Value g = columnsOutside ? outer : inner;
+    Value t = columnsOutside ? inner : outer;
+    emitColumns(mul(t, index(tile.rows)), mul(g, index(tile.vectors)));
+  };
+  Value c0 = index(0), c1 = index(1);
+  if (parallel) {
+    scf::ParallelOp::create(
+        b, loc, ValueRange{c0, c0}, ValueRange{outerCount, innerCount},
+        ValueRange{c1, c1},
+        [&](OpBuilder &nested, Location, ValueRange ivs) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          body(ivs[0], ivs[1]);
+        });
+    return;
+  }
+  scf::ForOp::create(
+      b, loc, c0, outerCount, c1, ValueRange{},
+      [&](OpBuilder &nested, Location, Value outer, ValueRange) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        scf::ForOp::create(
+            b, loc, c0, innerCount, c1, ValueRange{},
+            [&](OpBuilder &inner, Location, Value iv, ValueRange) {
+              OpBuilder::InsertionGuard guard2(b);
+              b.setInsertionPoint(inner.getInsertionBlock(),
+                                  inner.getInsertionPoint());
+              body(outer, iv);
+              scf::YieldOp::create(b, loc);
+            });
+        scf::YieldOp::create(b, loc);
+      });
+}
+
+void Emitter::emit(ModuleOp module) {
+  int64_t cRank = m.batchRank + 2;
+  int64_t aRank = m.aMap.getNumResults();
+  rowsM = dim(m.c, cRank - 2);
+  colsN = dim(m.c, cRank - 1);
+  depthK = dim(m.a, aRank - 1);
+  panels = ceilDiv(colsN, lanes);
+  quads = ceilDiv(depthK, 4);
+  fullQuads = arith::DivUIOp::create(b, loc, depthK, index(4));
+
+  packAtCompileTimeDone = packAtCompileTime(module);
+  if (!packAtCompileTimeDone) {
+    packed = memref::AllocOp::create(
+        b, loc, MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic,
+                                 4 * lanes},
+                                i8),
+        ValueRange{panels, quads}, b.getI64IntegerAttr(64));
+    if (!m.aUnsigned)
+      correction = memref::AllocOp::create(
+          b, loc, MemRefType::get({ShapedType::kDynamic}, i32),
+          ValueRange{mul(panels, index(lanes))}, b.getI64IntegerAttr(64));
+    ownsPacked = true;
+    if (!bVariesWithBatch())
+      packAtRunTime();
+  }
+
+  // Batch loops, outermost, sequential.
+  std::function<void(int64_t)> nest = [&](int64_t d) {
+    if (d == m.batchRank) {
+      emitBatch();
+      return;
+    }
+    scf::ForOp::create(
+        b, loc, index(0), dim(m.c, d), index(1), ValueRange{},
+        [&](OpBuilder &nested, Location, Value iv, ValueRange) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          batch.push_back(iv);
+          nest(d + 1);
+          batch.pop_back();
+          scf::YieldOp::create(b, loc);
+        });
+  };
+  nest(0);
+
+  if (ownsPacked) {
+    memref::DeallocOp::create(b, loc, packed);
+    if (correction)
+      memref::DeallocOp::create(b, loc, correction);
+  }
+  m.op.erase();
+  // B's get_global (and casts of it), when nothing else reads them.
+  Value source = m.b;
+  while (Operation *def = source.getDefiningOp()) {
+    if (!def->use_empty() || !isa<memref::CastOp, memref::GetGlobalOp>(def))
+      break;
+    source = isa<memref::CastOp>(def) ? def->getOperand(0) : Value();
+    def->erase();
+    if (!source)
+      break;
+  }
+}
+
+struct DLIntegerMatmul
+    : dl::impl::DLIntegerMatmulBase<DLIntegerMatmul> {
+  using Base::Base;
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    dl::TargetInfo target = dl::TargetInfo::of(module);
+    std::optional<DotProduct> dot = dotProductOf(target);
+    if (!dot)
+      return;
+    dl::RegisterTileShape tile = dl::chooseRegisterTile(target);
+    // One register holds A's broadcast quad, `vectors` hold B's panels.
+    tile.vectors = std::max<int64_t>(1, std::min<int64_t>(tile.vectors, 4));
+    tile.rows = std::max<int64_t>(1, tile.rows);
+    int64_t threads = std::max<int64_t>(1, target.getThreads());
+    SmallVector<IntegerMatmul> matches;
+    module.walk([&](linalg::GenericOp op) {
+      if (std::optional<IntegerMatmul> m = matchIntegerMatmul(op))
+        matches.push_back(*m);
+    });
+    llvm::SetVector<Operation *> weights;
+    for (IntegerMatmul &m : matches) {
+      memref::GlobalOp global;
+      if (constantBytes(m.b, module, global))
+        weights.insert(global);
+      Emitter(m, *dot, tile, parallel ? int64_t(minParallelWork) : -1, threads)
+          .emit(module);
+    }
+    // Weights now read only through their packed copies are dropped.
+    for (Operation *global : weights)
+      if (SymbolTable::symbolKnownUseEmpty(global, module))
+        global->erase();
+  }
+};
+
+} // namespace
