@@ -706,7 +706,9 @@ def argmin(x, axis=None, keepdims=False):
 # -- linear algebra, convolution, pooling, normalization --------------------------
 
 #: set by dlc.quant while it traces: sees (and may replace) the operands of
-#: each float matmul and convolution (calibration, fake quantization)
+#: each float matmul and convolution (calibration, fake quantization); for a
+#: matmul it may instead return (None, result): the product computed in
+#: integers (dl.matmul_integer)
 _QUANT_HOOK = contextvars.ContextVar("dlc_quant_hook", default=None)
 
 
@@ -726,6 +728,8 @@ def matmul(x1, x2):
         raise ShapeError(f"{_where()}: dlc.matmul: operands must have at least one "
                          f"dimension, but got {x1!r} and {x2!r}")
     x1, x2 = _quant_operands("matmul", x1, x2, -1)
+    if x1 is None:  # dlc.quant computed the product in integers
+        return x2
     return _matrix_product(trace, "dl.matmul", dl.MatmulOp, x1, x2)
 
 

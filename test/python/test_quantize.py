@@ -63,13 +63,51 @@ def _line_of(text):
     return start + next(i for i, line in enumerate(lines) if text in line)
 
 
-def test_quantized_program_has_quantize_ops_and_int8_weights():
+def test_quantized_program_has_quantize_ops_and_integer_matmuls():
+    """Each quantized matmul: the activation quantized to uint8, an int8
+    weight, the product summed in int32 (dl.matmul_integer), no float matmul
+    and no dequantize; on a VNNI target, vpdpbusd."""
     mlp, centers = _classifier()
     rng = np.random.default_rng(3)
     quantized = dlc.quantize(mlp, [_data(rng, 16, centers)[0] for _ in range(4)])
-    text = quantized.lower(np.zeros((8, FEATURES), np.float32)).as_text("dl")
-    assert text.count("dl.quantize") == 2 and text.count("dl.dequantize") == 2
+    lowered = quantized.lower(np.zeros((8, FEATURES), np.float32))
+    text = lowered.as_text("dl")
+    assert text.count("dl.quantize") == 2 and text.count("dl.matmul_integer") == 2
+    assert "dl.dequantize" not in text and "dl.matmul " not in text
+    assert "tensor<8x" + str(FEATURES) + "xui8>" in text
     assert "2 of 2 matmuls/convolutions quantized" in quantized.summary()
+    if dlc.Target.host().has_feature("avx512vnni") or dlc.Target.host().has_feature("avxvnni"):
+        assert "vpdpbusd" in lowered.as_text("affine")
+
+
+def test_integer_matmul_equals_the_fake_quantized_float_product():
+    """The integer path computes what quantize -> dequantize -> float matmul
+    computes, up to float32 rounding (the integer sum is exact), for uint8
+    (asymmetric, a zero point) and int8 (symmetric) activations, per-channel
+    and per-tensor weights."""
+    rng = np.random.default_rng(11)
+    w = rng.normal(size=(48, 24)).astype(np.float32)
+    x_data = [rng.normal(1.0, 2.0, size=(5, 48)).astype(np.float32) for _ in range(3)]
+
+    def f(x):
+        return x @ w
+
+    for activation_dtype in ("uint8", "int8"):
+        for per_channel in (True, False):
+            quantized = dlc.quantize(f, x_data, activation_dtype=activation_dtype,
+                                     per_channel=per_channel)
+            site = quantized.report[0]
+            scale, zero = site["activation_scale"], site["activation_zero_point"]
+            info = np.iinfo(activation_dtype)
+            x = x_data[0]
+            q = np.clip(np.rint(x / np.float32(scale)) + zero, info.min, info.max)
+            x_fake = ((q - zero) * np.float32(scale)).astype(np.float32)
+            bound = np.abs(w).max(axis=0) if per_channel else np.abs(w).max()
+            w_scale = (bound / 127).astype(np.float32)
+            w_fake = (np.clip(np.rint(w / w_scale), -127, 127) * w_scale).astype(np.float32)
+            expected = x_fake.astype(np.float64) @ w_fake.astype(np.float64)
+            np.testing.assert_allclose(quantized(x), expected, rtol=1e-5,
+                                       atol=1e-5 * np.abs(expected).max())
 
 
 def test_per_tensor_weights_and_runtime_operands_left_in_float():
