@@ -390,9 +390,10 @@ def test_onnxruntime_qdq_model_imports_and_agrees_with_onnxruntime(tmp_path):
     linear) exported by torch and quantized by onnxruntime's quantize_static
     (QDQ, per-channel, S8S8, MinMax, opset 17: before the reference evaluator
     has a DequantizeLinear) imports and agrees with onnxruntime's int8 run:
-    outputs within two steps of the output scale (onnxruntime computes in
-    integers with fused requantization, dlc here in float between the
-    quantize/dequantize pairs), and the same top-1 class."""
+    outputs within two steps of the output scale (onnxruntime fuses the
+    requantization, dlc scales the exact int32 sums in float), and the same
+    top-1 class. The importer's QDQ fusion computes every convolution and the
+    linear layer in integers: no float convolution or matmul is left."""
     torch = pytest.importorskip("torch")
     ort = pytest.importorskip("onnxruntime")
     from onnxruntime import quantization as q
@@ -423,6 +424,9 @@ def test_onnxruntime_qdq_model_imports_and_agrees_with_onnxruntime(tmp_path):
     assert any(n.op_type == "QuantizeLinear" for n in quantized.graph.node)
     session = ort.InferenceSession(int8_path, providers=["CPUExecutionProvider"])
     compiled = dlc.from_onnx(quantized)
+    text = compiled.lower(samples[0]).as_text("dl")
+    assert text.count("dl.matmul_integer") == 3, text
+    assert "dl.conv2d" not in text and "dl.matmul " not in text
     out_scale = next(onnx.numpy_helper.to_array(i) for i in quantized.graph.initializer
                      if i.name == next(n.input[1] for n in quantized.graph.node
                                        if n.op_type == "DequantizeLinear"

@@ -183,7 +183,11 @@ def _fold_dequantize(node, x, scale, zero=None):
         value = value - along(zero).astype(np.float32)
     out = node.attr("output_dtype")
     dtype = scale.dtype if not out else _np_dtype_of(out)
-    return [(value * along(scale)).astype(dtype)]
+    result = (value * along(scale)).astype(dtype)
+    # the int8 weight and its scales, for the QDQ fusion of Conv/MatMul/Gemm
+    onnx_ops.remember_dequantized(node, result, x, np.asarray(scale), zero,
+                                  axis if np.ndim(scale) == 1 else None)
+    return [result]
 
 
 def _np_dtype_of(elem_type):

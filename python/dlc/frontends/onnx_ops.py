@@ -291,11 +291,20 @@ def _dropout(node):
 
 @converter("MatMul")
 def _matmul(node):
+    fused = _qdq_matmul(node, node.input(0), node.input(1), transposed=False)
+    if fused is not None:
+        return fused
     return D.matmul(node.input(0), node.input(1))
 
 
 @converter("Gemm")
 def _gemm(node):
+    if not node.attr("transA", 0) and node.attr("alpha", 1.0) == 1.0 and \
+            node.attr("beta", 1.0) == 1.0:
+        fused = _qdq_matmul(node, node.input(0), node.input(1),
+                            transposed=bool(node.attr("transB", 0)))
+        if fused is not None:
+            return fused if node.input(2) is None else D.add(fused, _t(node.input(2)))
     a, b, c = _t(node.input(0)), _t(node.input(1)), node.input(2)
     if node.attr("transA", 0):
         a = D.transpose(a)
@@ -346,6 +355,9 @@ def _auto_pads(node, spatial, kernel, strides, dilations, pads):
 
 @converter("Conv")
 def _conv(node):
+    fused = _qdq_conv(node)
+    if fused is not None:
+        return fused
     return _conv_of(node, _t(node.input(0)), _t(node.input(1)), node.input(2))
 
 
@@ -1995,7 +2007,14 @@ def _dequantize(node):
         zero = np.zeros((), x.dtype) if zero is None else zero
         y = D.dequantize_linear(x, _t(scale), _t(zero), axis=axis % max(_ndim(x), 1)
                                 if _ndim(scale) == 1 else None)
-        return y if y.dtype == out else D.astype(y, out)
+        y = y if y.dtype == out else D.astype(y, out)
+        given_scale, given_zero = node.input(1), node.input(2)
+        if isinstance(given_scale, np.ndarray) and given_scale.size == 1 and (
+                given_zero is None or isinstance(given_zero, np.ndarray)):
+            remember_dequantized(node, y, x, given_scale.reshape(()),
+                                 np.zeros((), x.dtype) if given_zero is None
+                                 else given_zero.reshape(()), None)
+        return y
     scale = _per_axis(node, scale, x, axis, block)
     zero = _per_axis(node, zero, x, axis, block)
     wide = np.float32 if out != np.float64 else np.float64
@@ -2094,7 +2113,15 @@ def _integer_matmul(node, a, a_zero, b, b_zero):
 
 def _integer_conv(node, x, x_zero, w, w_zero):
     """The int32 convolution of zero-point-shifted integers (a Conv node's
-    attributes), through float64."""
+    attributes): an 8-bit product (im2col + dl.matmul_integer) where the
+    weight is a constant int8 of zero point 0 and x's zero point is known,
+    else through float64."""
+    if isinstance(w, np.ndarray) and _is_zero(w_zero) and (
+            x_zero is None or isinstance(x_zero, np.ndarray) and np.size(x_zero) == 1):
+        acc = _im2col_conv_integer(node, x, None if x_zero is None else
+                                   np.asarray(x_zero).reshape(()), w)
+        if acc is not None:
+            return acc
     x = _minus_zero_point(node, x, x_zero, 1)
     w = _minus_zero_point(node, w, w_zero, 0)
     y = _conv_of(node, D.astype(x, np.float64), D.astype(w, np.float64), None)
@@ -2157,14 +2184,173 @@ def _qlinear_conv(node):
     x, x_scale, x_zero, w, w_scale, w_zero, y_scale, y_zero = (
         node.input(i) for i in range(8))
     bias = node.input(8)
-    x_i = _minus_zero_point(node, x, x_zero, 1)
-    w_i = _minus_zero_point(node, w, w_zero, 0)
-    b = None if bias is None else D.astype(_t(bias), np.float64)
-    acc = D.astype(_conv_of(node, D.astype(x_i, np.float64), D.astype(w_i, np.float64), b),
-                   np.int32)
+    acc = _integer_conv(node, x, x_zero, w, w_zero)
+    if bias is not None:
+        acc = D.add(acc, D.reshape(D.astype(_t(bias), np.int32), (-1, 1, 1)
+                                   if _ndim(acc) == 4 else (-1, 1)))
     scale = _scale_product(node, x_scale, w_scale, y_scale, 1, _ndim(acc))
     out = _dtype(y_zero) if y_zero is not None else _dtype(x)
     return _requantize(node, acc, scale, y_zero, out)
+
+
+# -- QDQ fusion --------------------------------------------------------------------------
+# onnxruntime's quantize_static writes QDQ models: QuantizeLinear -> DequantizeLinear
+# pairs on activations and DequantizeLinear of int8 constants on weights, around float
+# Conv/MatMul/Gemm. As onnxruntime's own QDQ transformers do when a session loads such a
+# model, the importer computes those ops in integers: the activation stays the 8-bit
+# tensor its DequantizeLinear read, the weight stays int8, the product is summed in
+# int32 (dl.matmul_integer: the VNNI micro-kernel where the target has one), and one
+# float multiply by activation scale x weight scale (per output channel) and the bias
+# follow. The result equals the float computation on the dequantized values up to
+# float rounding (the integer sum is exact). Grouped or 1-D convolutions, per-axis
+# activation scales, weights with zero points and dynamic spatial sizes keep the
+# float computation.
+
+def remember_dequantized(node, value, q, scale, zero, axis):
+    """Records that `value` is DequantizeLinear(q, scale, zero, axis): `q`
+    a traced tensor (an activation) or a constant array (a weight)."""
+    table = node.importer.__dict__.setdefault("dequantized", {})
+    table[id(value)] = (value, q, scale, zero, axis)
+
+
+def _dequantized(node, value):
+    """(q, scale, zero, axis) if `value` is a recorded DequantizeLinear."""
+    entry = node.importer.__dict__.get("dequantized", {}).get(id(value))
+    if entry is None or entry[0] is not value:
+        return None
+    return entry[1:]
+
+
+def _qdq_operands(node, x, w, weight_axis):
+    """(qx, x_scale, x_zero, qw, w_scales) when x is a per-tensor
+    dequantized activation and w a dequantized int8 constant of zero point 0
+    (per tensor, or per channel along `weight_axis`), else None."""
+    xo, wo = _dequantized(node, x), _dequantized(node, w)
+    if xo is None or wo is None:
+        return None
+    qx, x_scale, x_zero, _ = xo
+    qw, w_scale, w_zero, w_axis = wo
+    if not isinstance(qx, Tensor) or qx.dtype not in (np.dtype(np.int8), np.dtype(np.uint8)):
+        return None
+    if not isinstance(qw, np.ndarray) or qw.dtype != np.int8 or not _is_zero(w_zero):
+        return None
+    w_scale = np.asarray(w_scale)
+    if w_scale.size == 1:
+        w_scale = w_scale.reshape(())
+    elif w_scale.ndim != 1 or w_axis is None or w_axis % qw.ndim != weight_axis % qw.ndim:
+        return None
+    return qx, np.asarray(x_scale), np.asarray(x_zero).reshape(()), qw, w_scale
+
+
+def _scaled_product(acc, x_scale, w_scale, dtype, channel_shape):
+    factor = (x_scale.astype(np.float64) * w_scale.astype(np.float64)).astype(dtype)
+    if factor.ndim == 1:
+        factor = factor.reshape(channel_shape)
+    return D.multiply(D.astype(acc, dtype), D.asarray(factor))
+
+
+def _qdq_matmul(node, x, w, transposed):
+    """MatMul/Gemm of a dequantized activation by a dequantized int8 weight
+    [K, N] ([N, K] when `transposed`), in integers; None if not one."""
+    if not isinstance(w, np.ndarray) or w.ndim != 2 or not isinstance(x, Tensor) or \
+            x.ndim < 2:
+        return None
+    operands = _qdq_operands(node, x, w, 0 if transposed else 1)
+    if operands is None:
+        return None
+    qx, x_scale, x_zero, qw, w_scale = operands
+    if transposed:
+        qw = np.ascontiguousarray(qw.T)
+    acc = D.matmul_integer(qx, D.asarray(qw))
+    if int(x_zero):
+        sums = qw.astype(np.int64).sum(axis=0) * int(x_zero)
+        acc = D.subtract(acc, D.asarray(sums.astype(np.int32)))
+    return _scaled_product(acc, x_scale, w_scale, x.dtype, (-1,))
+
+
+def _qdq_conv(node):
+    """Conv of a dequantized activation by a dequantized int8 weight, in
+    integers (im2col + dl.matmul_integer); None if not one."""
+    x, w, b = node.input(0), node.input(1), node.input(2)
+    if node.attr("group", 1) != 1 or not isinstance(x, Tensor) or x.ndim != 4 or \
+            not isinstance(w, np.ndarray):
+        return None
+    operands = _qdq_operands(node, x, w, 0)
+    if operands is None:
+        return None
+    qx, x_scale, x_zero, qw, w_scale = operands
+    acc = _im2col_conv_integer(node, qx, x_zero, qw)
+    if acc is None:
+        return None
+    y = _scaled_product(acc, x_scale, w_scale, x.dtype, (-1, 1, 1))
+    if b is not None:
+        y = D.add(y, D.reshape(D.astype(_t(b), x.dtype), (-1, 1, 1)))
+    return y
+
+
+def _layout_transpose(x, perm):
+    """D.transpose marked as a layout conversion: dl-layout sinks it through
+    elementwise ops and cancels it against the inverse one of the next
+    convolution, as it does for the conversions around its own NHWC convs."""
+    from ..mlir import ir
+    y = D.transpose(x, perm)
+    owner = y.value.owner
+    if isinstance(owner, ir.OpView):
+        owner = owner.operation
+    if isinstance(owner, ir.Operation) and owner.name == "dl.transpose":
+        owner.attributes["dl.layout_conversion"] = ir.UnitAttr.get(owner.context)
+    return y
+
+
+def _im2col_conv_integer(node, x, x_zero, w):
+    """Σ (x - x_zero) w over each window of a 2-D convolution (the node's
+    strides, dilations, pads; group 1), in int32, NCHW: x in NHWC, its
+    windows laid out as rows (im2col, (kh, kw, c) order; the padding holds
+    x_zero, which contributes 0) times the int8 weight as a [KH·KW·C, Cout]
+    matrix, by dl.matmul_integer, less x_zero x the weight's column sums. The
+    NCHW <-> NHWC transposes are layout conversions: between two such
+    convolutions dl-layout cancels them. None where x is not an 8-bit 4-D
+    tensor of static spatial size or the weight is not a 4-D int8 array."""
+    if not isinstance(w, np.ndarray) or w.dtype != np.int8 or w.ndim != 4 or \
+            node.attr("group", 1) != 1:
+        return None
+    x = _t(x)
+    if x.ndim != 4 or x.dtype not in (np.dtype(np.int8), np.dtype(np.uint8)) or \
+            None in _shape(x)[1:] or _shape(x)[1] != w.shape[1]:
+        return None
+    cout, channels, kh, kw = w.shape
+    strides, dilations, pads = _spatial_attrs(node, 2, [kh, kw])
+    height, width = _shape(x)[2:]
+    pads = _auto_pads(node, [height, width], [kh, kw], strides, dilations, pads)
+    out = [(size + pads[i] + pads[i + 2] - ((k - 1) * d + 1)) // s + 1
+           for i, (size, k, s, d) in enumerate(zip((height, width), (kh, kw), strides,
+                                                   dilations))]
+    if min(out) < 1:
+        return None
+    zero = 0 if x_zero is None else int(x_zero)
+    x = _layout_transpose(x, (0, 2, 3, 1))
+    if kh == kw == 1 and list(strides) == [1, 1] and not any(pads):
+        patches = D.reshape(x, (-1, channels))
+    else:
+        if any(pads):
+            x = D.pad(x, ((0, 0), (pads[0], pads[2]), (pads[1], pads[3]), (0, 0)),
+                      constant_values=zero)
+        windows = []
+        for i, j in np.ndindex(kh, kw):
+            top, left = i * dilations[0], j * dilations[1]
+            key = (slice(None),
+                   slice(top, top + (out[0] - 1) * strides[0] + 1, strides[0]),
+                   slice(left, left + (out[1] - 1) * strides[1] + 1, strides[1]),
+                   slice(None))
+            windows.append(D.expand_dims(x[key], 3))
+        patches = D.concatenate(windows, axis=3) if len(windows) > 1 else windows[0]
+        patches = D.reshape(patches, (-1, kh * kw * channels))
+    matrix = np.ascontiguousarray(w.transpose(2, 3, 1, 0).reshape(-1, cout))
+    acc = D.matmul_integer(patches, D.asarray(matrix))
+    if zero:
+        sums = matrix.astype(np.int64).sum(axis=0) * zero
+        acc = D.subtract(acc, D.asarray(sums.astype(np.int32)))
+    return _layout_transpose(D.reshape(acc, (-1, out[0], out[1], cout)), (0, 3, 1, 2))
 
 
 # -- grid sampling ----------------------------------------------------------------------

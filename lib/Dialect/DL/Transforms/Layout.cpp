@@ -16,6 +16,9 @@
 //      conversion after one convolution meets the one before the next;
 //   3. transpose(transpose(x)) folds to x (or one transpose), and identical
 //      transposes of one value merge.
+// Transposes a frontend marked `dl.layout_conversion` (the ONNX importer's
+// integer convolutions compute in NHWC between two of them) take part in
+// steps 2 and 3 too, whether or not the function has an NCHW convolution.
 //
 // What remains are the conversions at the graph's boundaries (and around
 // ops transposes do not cross: reductions, reshapes, matmuls). The function
@@ -306,7 +309,13 @@ struct DLLayout : public dl::impl::DLLayoutBase<DLLayout> {
       }
       ops.push_back(op);
     });
-    if (ops.empty()) {
+    // Conversions a frontend wrote (the ONNX importer's integer
+    // convolutions, NHWC inside) sink and cancel like this pass's own.
+    bool marked = false;
+    func.walk([&](TransposeOp t) {
+      marked |= t->hasAttr(kConversion);
+    });
+    if (ops.empty() && !marked) {
       if (report && kept)
         func.emitRemark("dl-layout: ")
             << kept << " convolution(s) kept in NCHW (large filters, or by "

@@ -111,3 +111,40 @@ func.func @quantized_chain(%x: tensor<1x16x8x8xf32>, %w1: tensor<16x16x3x3xf32>,
   %c2 = dl.conv2d %d, %w2 strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<1x16x8x8xf32>, tensor<16x16x3x3xf32>) -> tensor<1x16x8x8xf32>
   return %c2 : tensor<1x16x8x8xf32>
 }
+
+// -----
+
+// Conversions a frontend marked (the ONNX importer's integer convolutions
+// compute in NHWC between two of them) sink and cancel in a function with no
+// NCHW convolution: the i32 result's NHWC -> NCHW conversion goes down
+// through the cast, the per-channel scale and the quantize, and meets the
+// next convolution's NCHW -> NHWC one. An unmarked transpose (the user's)
+// stays where it is.
+// CHECK-LABEL: func.func @marked_conversions
+// CHECK-SAME: dl.layout_conversions = 0
+// CHECK: %[[C:.*]] = dl.cast %arg0 : tensor<1x4x4x8xi32> -> tensor<1x4x4x8xf32>
+// CHECK: %[[M:.*]] = dl.mul %[[C]], %{{.*}} : (tensor<1x4x4x8xf32>, tensor<1x1x1x8xf32>)
+// CHECK: %[[Q:.*]] = dl.quantize %[[M]]
+// CHECK-NOT: dl.transpose
+// CHECK: return %[[Q]] : tensor<1x4x4x8xi8>
+// CHECK-LABEL: func.func @unmarked_transpose
+// CHECK: dl.transpose
+// CHECK: dl.transpose
+// expected-remark@+1 {{dl-layout: 0 convolution/pooling op(s) in NHWC, 0 layout conversion(s) left}}
+func.func @marked_conversions(%acc: tensor<1x4x4x8xi32>) -> tensor<1x4x4x8xi8> {
+  %t = dl.transpose %acc perm = [0, 3, 1, 2] {dl.layout_conversion} : tensor<1x4x4x8xi32> -> tensor<1x8x4x4xi32>
+  %f = dl.cast %t : tensor<1x8x4x4xi32> -> tensor<1x8x4x4xf32>
+  %s = dl.constant dense<[[[0.5]], [[0.25]], [[1.0]], [[2.0]], [[0.5]], [[0.25]], [[1.0]], [[2.0]]]> : tensor<8x1x1xf32>
+  %m = dl.mul %f, %s : (tensor<1x8x4x4xf32>, tensor<8x1x1xf32>) -> tensor<1x8x4x4xf32>
+  %scale = dl.constant dense<0.1> : tensor<f32>
+  %zero = dl.constant dense<0> : tensor<i8>
+  %q = dl.quantize %m, %scale, %zero axis = 0 : (tensor<1x8x4x4xf32>, tensor<f32>, tensor<i8>) -> tensor<1x8x4x4xi8>
+  %back = dl.transpose %q perm = [0, 2, 3, 1] {dl.layout_conversion} : tensor<1x8x4x4xi8> -> tensor<1x4x4x8xi8>
+  return %back : tensor<1x4x4x8xi8>
+}
+func.func @unmarked_transpose(%x: tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32> {
+  %t = dl.transpose %x perm = [0, 3, 1, 2] : tensor<1x4x4x8xf32> -> tensor<1x8x4x4xf32>
+  %r = dl.relu %t : tensor<1x8x4x4xf32> -> tensor<1x8x4x4xf32>
+  %b = dl.transpose %r perm = [0, 2, 3, 1] : tensor<1x8x4x4xf32> -> tensor<1x4x4x8xf32>
+  return %b : tensor<1x4x4x8xf32>
+}
