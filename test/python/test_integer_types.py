@@ -127,20 +127,47 @@ def test_integer_matmul_kernel_is_exact_at_every_edge(a_type, constant_b):
                                   a.astype(np.int32) @ b.astype(np.int32))
 
 
-@pytest.mark.parametrize("cpu,kernel", [("znver4", "vpdpbusd.512"), ("icelake-server", "vpdpbusd.512"),
-                                        ("alderlake", "vpdpbusd.256"), ("znver3", None),
-                                        ("haswell", None)])
+@pytest.mark.parametrize("cpu,kernel", [("znver4", "avx512.vpdpbusd.512"),
+                                        ("icelake-server", "avx512.vpdpbusd.512"),
+                                        ("alderlake", "avx512.vpdpbusd.256"),
+                                        ("skylake-avx512", "avx512.pmaddw.d.512"),
+                                        ("znver3", "avx2.pmadd.wd"), ("haswell", "avx2.pmadd.wd"),
+                                        ("x86-64", None)])
 def test_integer_matmul_kernel_follows_the_target(cpu, kernel):
     """The kernel is chosen from the target description, not the host: the
-    IR for a named CPU has its dot product, or none (AVX2: the generic)."""
+    IR for a named CPU has its dot product (vpdpbusd with VNNI, the exact
+    widening vpmaddwd without), or none (SSE2's baseline: the generic)."""
     b = np.arange(64 * 40, dtype=np.int64).reshape(64, 40).astype(np.int8)
     f = dlc.jit(lambda x: dlc.matmul_integer(x, b), target=dlc.Target(cpu))
     text = f.lower(np.zeros((8, 64), np.uint8)).as_text("affine")
     if kernel:
-        assert f'"llvm.x86.avx512.{kernel}"' in text
+        assert f'"llvm.x86.{kernel}"' in text
         assert "linalg.generic" not in text
     else:
-        assert "vpdpbusd" not in text
+        assert "llvm.x86" not in text
+
+
+@pytest.mark.parametrize("cpu", ["znver3", "skylake-avx512", "znver4", "alderlake"])
+def test_integer_matmul_kernels_of_other_cpus_are_exact(cpu):
+    """Each ISA's kernel, run where the host can (its features a subset of
+    the host's): every sign combination of A and B, edges and extremes,
+    against numpy."""
+    target = dlc.Target(cpu)
+    vector_isa = {f for f in target.isa_features
+                  if f.startswith(("avx", "sse", "ssse", "fma", "f16c", "bmi"))}
+    if not vector_isa <= dlc.Target.host().isa_features:
+        pytest.skip(f"this host cannot run code for {cpu}")
+    rng = np.random.default_rng(77)
+    for a_type in (np.uint8, np.int8):
+        for b_type in (np.int8, np.uint8):
+            for m, k, n in [(1, 1, 1), (7, 13, 19), (33, 65, 70), (64, 128, 48)]:
+                a = _int8(rng, a_type, (m, k))
+                b = _int8(rng, b_type, (k, n))
+                want = a.astype(np.int32) @ b.astype(np.int32)
+                np.testing.assert_array_equal(
+                    dlc.jit(lambda x: dlc.matmul_integer(x, b), target=target)(a), want)
+                np.testing.assert_array_equal(
+                    dlc.jit(dlc.matmul_integer, target=target)(a, b), want)
 
 
 def test_unsigned_constants_scalars_and_matmul():

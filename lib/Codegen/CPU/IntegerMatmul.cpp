@@ -2,40 +2,48 @@
 //
 // 8-bit integer matmuls (dl.matmul_integer, lowered by convert-dl-to-linalg
 // to a linalg.generic whose body extends both operands to i32, multiplies
-// and adds) as micro-kernels of the target's 8-bit dot product: `vpdpbusd`
-// sums four u8 x s8 products into each i32 lane (AVX-512 VNNI on zmm,
-// AVX-VNNI or AVX-512 VNNI + VL on ymm), 4x the multiply-adds of an i32
-// vector multiply per instruction, and no i8 -> i32 extension in the loop.
+// and adds) as micro-kernels of the target's integer dot product, chosen
+// from #dl.target:
+//   - `vpdpbusd` (AVX-512 VNNI on zmm; AVX-VNNI, or AVX-512 VNNI + VL, on
+//     ymm): four u8 x s8 products summed into each i32 lane, 4x the
+//     multiply-adds of an i32 vector multiply per instruction;
+//   - `vpmaddwd` (AVX-512 BW on zmm, AVX2 on ymm): both operands widened to
+//     i16 by their sign, two products summed into each i32 lane, exact for
+//     every sign combination (vpmaddubsw is not used: its 16-bit sums
+//     saturate). The path for CPUs without VNNI, and for an unsigned B.
 //
-// Ours: upstream lowers no linalg integer matmul to VNNI (x86vector has the
+// Ours: upstream lowers no linalg integer matmul to these (x86vector has the
 // bf16 dot and AVX-VNNI-INT8's vpdpbssd only), and LLVM's vectorizer forms
-// `partial.reduce.add` of zext x sext as vpdpwssd/vpmaddwd, not vpdpbusd.
-// The design follows oneDNN/MLAS/IREE's u8 x s8 kernels:
+// `partial.reduce.add` of zext x sext as vpdpwssd/vpmaddwd of the generic's
+// extended values, not this register-tiled kernel. The design follows
+// oneDNN/MLAS/IREE's u8 x s8 kernels:
 //
-//   - the right operand B [K, N] is packed into panels P[N/L][K/4][L][4]
-//     (L = lanes of i32), zero-padded: one vector load gives the four k of
-//     each of L columns, the layout vpdpbusd multiplies. A constant B (a
-//     memref.global) is packed at compile time into a new global; any other
-//     B once per call (and per batch when it has batch dimensions);
-//   - four consecutive k of a row of A are one i32, broadcast to every lane;
-//   - an unsigned A is what the instruction takes; a signed A is read
-//     shifted by 128 (xor 0x80: a + 128 as u8) and 128 x the column sums of
-//     B, computed with the packing, are subtracted: results are exact;
+//   - the right operand B [K, N] is packed into panels P[N/L][K/g][L][g]
+//     (L = lanes of i32, g = products per lane: 4 bytes or 2 i16),
+//     zero-padded: one vector load gives the g k of each of L columns, the
+//     layout the instruction multiplies. A constant B (a memref.global) is
+//     packed at compile time into a new global; any other B once per call
+//     (and per batch when it has batch dimensions);
+//   - g consecutive k of a row of A are one i32, broadcast to every lane;
+//   - vpdpbusd takes an unsigned A as it is; a signed A is read shifted by
+//     128 (xor 0x80: a + 128 as u8) and 128 x the column sums of B, computed
+//     with the packing, are subtracted: results are exact;
 //   - R rows x V vectors of accumulators (the target's register tile,
-//     `chooseRegisterTile`) stay in registers over the whole reduction; the
-//     output's previous contents (the fill of 0) are added once at the end;
-//     columns past N are masked (vector.maskedload/maskedstore), rows past M
-//     run one-row kernels, a K that is not a multiple of 4 ends with a
-//     masked load of A;
+//     `chooseRegisterTile`, fewer rows where the registers of B's panels, A
+//     and vpmaddwd's sums would not fit) stay in registers over the whole
+//     reduction; the output's previous contents (the fill of 0) are added
+//     once at the end; columns past N are masked (vector.maskedload/
+//     maskedstore), rows past M run one-row kernels, a K that is not a
+//     multiple of g ends with a masked load of A;
 //   - the outer loop over column groups (or row tiles when there are fewer
 //     groups than twice the threads) is an scf.parallel, which
 //     dl-outline-parallel runs on dlc's thread pool, when the product has at
 //     least `min-parallel-work` multiply-adds.
 //
 // Refused (left to the generic, which the affine passes vectorize exactly):
-// a target without an 8-bit dot product (the lit test compiles for znver3
-// and haswell), an unsigned B, an A or C whose last dimension is strided, a
-// body other than acc + ext(a) * ext(b).
+// a target with neither instruction (the lit tests compile for x86-64's
+// baseline), an A or C whose last dimension is strided, a body other than
+// acc + ext(a) * ext(b).
 //
 // Assumes the IR verifies and sizes fit in int64 (dl-check-sizes).
 //
@@ -51,6 +59,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 
+#include <cstring>
+
 namespace mlir::dl {
 #define GEN_PASS_DEF_DLINTEGERMATMUL
 #include "dl/Codegen/CPU/Passes.h.inc"
@@ -64,26 +74,46 @@ namespace {
 struct IntegerMatmul {
   linalg::GenericOp op;
   Value a, b, c;
-  bool aUnsigned = false;
+  bool aUnsigned = false, bUnsigned = false;
   int64_t batchRank = 0;
   AffineMap aMap, bMap;
 };
 
-/// The dot product the target offers: the intrinsic and its i32 lanes.
+/// A dot-product instruction: the intrinsic, its i32 lanes, the products
+/// `group` summed into each lane, and whether it adds to its accumulator
+/// operand (vpdpbusd) or returns the sums (vpmaddwd).
 struct DotProduct {
   StringRef intrinsic;
   int64_t lanes = 0;
+  int64_t group = 4;
+  bool accumulates = true;
+  /// vpdpbusd: u8 x s8 bytes; vpmaddwd: i16 x i16 (both operands widened
+  /// from 8 bits, by their sign: exact for every sign combination).
+  bool isVNNI() const { return group == 4; }
 };
 
-std::optional<DotProduct> dotProductOf(const dl::TargetInfo &target) {
+/// The dot products the target offers: `vnni` (u8 x s8, 4 per lane) and
+/// `widening` (i16 x i16, 2 per lane: AVX-512 BW or AVX2, the exact path
+/// where there is no VNNI, or for an unsigned B).
+struct DotProducts {
+  std::optional<DotProduct> vnni, widening;
+};
+
+DotProducts dotProductsOf(const dl::TargetInfo &target) {
+  DotProducts dots;
   if (!target.isX86())
-    return std::nullopt;
-  if (target.hasFeature("avx512vnni") && target.getVectorBits() >= 512)
-    return DotProduct{"llvm.x86.avx512.vpdpbusd.512", 16};
-  if (target.hasFeature("avxvnni") ||
-      (target.hasFeature("avx512vnni") && target.hasFeature("avx512vl")))
-    return DotProduct{"llvm.x86.avx512.vpdpbusd.256", 8};
-  return std::nullopt;
+    return dots;
+  bool zmm = target.getVectorBits() >= 512;
+  if (target.hasFeature("avx512vnni") && zmm)
+    dots.vnni = DotProduct{"llvm.x86.avx512.vpdpbusd.512", 16, 4, true};
+  else if (target.hasFeature("avxvnni") ||
+           (target.hasFeature("avx512vnni") && target.hasFeature("avx512vl")))
+    dots.vnni = DotProduct{"llvm.x86.avx512.vpdpbusd.256", 8, 4, true};
+  if (target.hasFeature("avx512bw") && zmm)
+    dots.widening = DotProduct{"llvm.x86.avx512.pmaddw.d.512", 16, 2, false};
+  else if (target.hasFeature("avx2"))
+    dots.widening = DotProduct{"llvm.x86.avx2.pmadd.wd", 8, 2, false};
+  return dots;
 }
 
 /// Whether `expr` is loop `dim`.
@@ -191,9 +221,8 @@ std::optional<IntegerMatmul> matchIntegerMatmul(linalg::GenericOp op) {
   if (!isExtensionOf(x, body.getArgument(0), lhsUnsigned) ||
       !isExtensionOf(y, body.getArgument(1), rhsUnsigned))
     return std::nullopt;
-  if (rhsUnsigned)
-    return std::nullopt; // vpdpbusd's second operand is signed
   m.aUnsigned = lhsUnsigned;
+  m.bUnsigned = rhsUnsigned;
   return m;
 }
 
@@ -240,9 +269,11 @@ public:
     i8 = IntegerType::get(ctx, 8);
     i32 = IntegerType::get(ctx, 32);
     lanes = dot.lanes;
+    group = dot.group;
+    elementType = dot.isVNNI() ? i8 : IntegerType::get(ctx, 16);
     accType = VectorType::get({lanes}, i32);
-    bytesType = VectorType::get({4 * lanes}, i8);
-    quadType = VectorType::get({4}, i8);
+    operandType = VectorType::get({group * lanes}, elementType);
+    groupType = VectorType::get({group}, i8);
   }
 
   void emit(ModuleOp module);
@@ -284,7 +315,7 @@ private:
   void emitTile(Value row0, Value nb0, int64_t rows, int64_t vectors);
   void emitRows(Value row0, Value nb0, int64_t vectors);
   void emitColumns(Value row0, Value nb0);
-  Value loadQuad(Value row, Value k, Value valid);
+  Value loadGroup(Value row, Value k, Value valid);
 
   IntegerMatmul &m;
   DotProduct dot;
@@ -292,12 +323,12 @@ private:
   int64_t minParallelWork, threads;
   OpBuilder b;
   Location loc;
-  Type i8, i32;
-  int64_t lanes;
-  VectorType accType, bytesType, quadType;
+  Type i8, i32, elementType; // elementType: of the packed B (i8 or i16)
+  int64_t lanes, group;
+  VectorType accType, operandType, groupType;
 
-  Value rowsM, colsN, depthK, panels, quads, fullQuads;
-  Value packed;     // [panels][quads][4 * lanes] i8
+  Value rowsM, colsN, depthK, panels, groups, fullGroups;
+  Value packed;     // [panels][groups][group * lanes] of elementType
   Value correction; // [panels * lanes] i32: 128 x column sums (signed A)
   bool ownsPacked = false, packAtCompileTimeDone = false;
   SmallVector<Value> batch;
@@ -305,9 +336,8 @@ private:
 
 /// B packed by loops at run time (and, for a signed A, its column sums).
 void Emitter::packAtRunTime() {
-  Value zero8 = arith::ConstantIntOp::create(b, loc, i8, 0);
   Value zero32 = arith::ConstantIntOp::create(b, loc, i32, 0);
-  Value c0 = index(0), c1 = index(1), c4 = index(4);
+  Value c0 = index(0), c1 = index(1), cGroup = index(group);
   Value cLanes = index(lanes);
   auto forLoop = [&](Value ub, function_ref<void(Value)> body) {
     scf::ForOp::create(b, loc, c0, ub, c1, ValueRange{},
@@ -331,23 +361,25 @@ void Emitter::packAtRunTime() {
           Value v = memref::LoadOp::create(nested, l, m.b,
                                            operandIndices(m.bMap, k, n));
           if (type != i8)
-            v = arith::ExtSIOp::create(nested, l, type, v);
+            v = m.bUnsigned ? arith::ExtUIOp::create(nested, l, type, v).getResult()
+                            : arith::ExtSIOp::create(nested, l, type, v).getResult();
           scf::YieldOp::create(nested, l, v);
         },
         [&](OpBuilder &nested, Location l) {
-          scf::YieldOp::create(nested, l, type == i8 ? zero8 : zero32);
+          scf::YieldOp::create(
+              nested, l, arith::ConstantIntOp::create(nested, l, type, 0).getResult());
         });
     return ifOp.getResult(0);
   };
   forLoop(panels, [&](Value p) {
-    forLoop(quads, [&](Value q) {
+    forLoop(groups, [&](Value q) {
       forLoop(cLanes, [&](Value l) {
         Value n = add(mul(p, cLanes), l);
-        for (int64_t j = 0; j < 4; ++j) {
-          Value k = add(mul(q, c4), index(j));
-          Value v = element(k, n, i8);
+        for (int64_t j = 0; j < group; ++j) {
+          Value k = add(mul(q, cGroup), index(j));
+          Value v = element(k, n, elementType);
           memref::StoreOp::create(b, loc, v, packed,
-                                  ValueRange{p, q, add(mul(l, c4), index(j))});
+                                  ValueRange{p, q, add(mul(l, cGroup), index(j))});
         }
       });
     });
@@ -382,14 +414,23 @@ bool Emitter::packAtCompileTime(ModuleOp module) {
   int64_t k = shape[0], n = shape[1];
   if (static_cast<int64_t>(bytes->size()) != k * n)
     return false;
-  int64_t np = (n + lanes - 1) / lanes, kq = (k + 3) / 4;
-  std::vector<int8_t> data(np * kq * 4 * lanes, 0);
+  int64_t np = (n + lanes - 1) / lanes, kq = (k + group - 1) / group;
+  // Bytes for vpdpbusd, 16-bit values (widened by B's sign) for vpmaddwd.
+  int64_t width = dot.isVNNI() ? 1 : 2;
+  std::vector<char> data(np * kq * group * lanes * width, 0);
   std::vector<int32_t> sums(np * lanes, 0);
   for (int64_t kk = 0; kk < k; ++kk)
     for (int64_t nn = 0; nn < n; ++nn) {
-      int8_t v = static_cast<int8_t>((*bytes)[kk * n + nn]);
+      uint8_t byte = static_cast<uint8_t>((*bytes)[kk * n + nn]);
+      int32_t v = m.bUnsigned ? int32_t(byte) : int32_t(int8_t(byte));
       int64_t p = nn / lanes, l = nn % lanes;
-      data[((p * kq + kk / 4) * lanes + l) * 4 + kk % 4] = v;
+      int64_t at = ((p * kq + kk / group) * lanes + l) * group + kk % group;
+      if (width == 1) {
+        data[at] = static_cast<char>(byte);
+      } else {
+        int16_t wide = static_cast<int16_t>(v);
+        std::memcpy(&data[at * 2], &wide, 2);
+      }
       sums[nn] += v;
     }
 
@@ -408,13 +449,13 @@ bool Emitter::packAtCompileTime(ModuleOp module) {
     symbols.insert(g); // renames on a clash
     return g;
   };
-  auto packedType = MemRefType::get({np, kq, 4 * lanes}, i8);
+  auto packedType = MemRefType::get({np, kq, group * lanes}, elementType);
   memref::GlobalOp packedGlobal = makeGlobal(
-      "_vnni" + std::to_string(lanes), packedType,
-      ArrayRef<char>(reinterpret_cast<const char *>(data.data()), data.size()));
+      (dot.isVNNI() ? "_vnni" : "_i16x") + std::to_string(lanes), packedType,
+      ArrayRef<char>(data.data(), data.size()));
   packed = memref::GetGlobalOp::create(b, loc, packedType,
                                        packedGlobal.getSymName());
-  if (!m.aUnsigned) {
+  if (!m.aUnsigned && dot.isVNNI()) {
     for (int32_t &s : sums)
       s *= 128;
     auto sumsType = MemRefType::get({np * lanes}, i32);
@@ -428,33 +469,39 @@ bool Emitter::packAtCompileTime(ModuleOp module) {
   return true;
 }
 
-/// Four bytes of row `row` of A from column `k` (those at or past K as 0
-/// when `valid`, the count of columns left, is given), shifted to u8 for a
-/// signed A, broadcast to every lane.
-Value Emitter::loadQuad(Value row, Value k, Value valid) {
+/// `group` bytes of row `row` of A from column `k` (those at or past K as 0
+/// when `valid`, the count of columns left, is given) as one i32 broadcast
+/// to every lane: bytes shifted to u8 for a signed A (vpdpbusd), or two
+/// values widened to i16 by A's sign (vpmaddwd).
+Value Emitter::loadGroup(Value row, Value k, Value valid) {
   SmallVector<Value> indices = operandIndices(m.aMap, row, k);
-  Value quad;
+  Value bytes;
   if (valid) {
     Value mask = vector::CreateMaskOp::create(
-        b, loc, VectorType::get({4}, b.getI1Type()), ValueRange{valid});
+        b, loc, VectorType::get({group}, b.getI1Type()), ValueRange{valid});
     Value zeros = arith::ConstantOp::create(
-        b, loc, quadType, DenseElementsAttr::get(quadType, b.getI8IntegerAttr(0)));
-    quad = vector::MaskedLoadOp::create(b, loc, quadType, m.a, indices, mask,
-                                        zeros);
+        b, loc, groupType, DenseElementsAttr::get(groupType, b.getI8IntegerAttr(0)));
+    bytes = vector::MaskedLoadOp::create(b, loc, groupType, m.a, indices, mask,
+                                         zeros);
   } else {
-    quad = vector::LoadOp::create(b, loc, quadType, m.a, indices);
+    bytes = vector::LoadOp::create(b, loc, groupType, m.a, indices);
   }
-  if (!m.aUnsigned) {
+  if (dot.isVNNI() && !m.aUnsigned) {
     Value bias = arith::ConstantOp::create(
-        b, loc, quadType,
-        DenseElementsAttr::get(quadType, b.getIntegerAttr(i8, -128)));
-    quad = arith::XOrIOp::create(b, loc, quad, bias);
+        b, loc, groupType,
+        DenseElementsAttr::get(groupType, b.getIntegerAttr(i8, -128)));
+    bytes = arith::XOrIOp::create(b, loc, bytes, bias);
+  }
+  if (!dot.isVNNI()) {
+    auto wide = VectorType::get({group}, elementType);
+    bytes = m.aUnsigned ? arith::ExtUIOp::create(b, loc, wide, bytes).getResult()
+                        : arith::ExtSIOp::create(b, loc, wide, bytes).getResult();
   }
   Value word = vector::BitCastOp::create(
-      b, loc, VectorType::get({1}, i32), quad);
+      b, loc, VectorType::get({1}, i32), bytes);
   Value scalar = vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
   Value splat = vector::BroadcastOp::create(b, loc, accType, scalar);
-  return vector::BitCastOp::create(b, loc, bytesType, splat);
+  return vector::BitCastOp::create(b, loc, operandType, splat);
 }
 
 /// C[row0 + r, (nb0 + v) * lanes ...] for r < rows, v < vectors: the whole
@@ -464,27 +511,34 @@ void Emitter::emitTile(Value row0, Value nb0, int64_t rows, int64_t vectors) {
       b, loc, accType, DenseElementsAttr::get(accType, b.getI32IntegerAttr(0)));
   SmallVector<Value> inits(rows * vectors, zeroAcc);
   StringAttr intrinsic = b.getStringAttr(dot.intrinsic);
-  Value c4 = index(4);
+  Value cGroup = index(group);
   auto step = [&](Value q, ValueRange accs, Value valid) {
     SmallVector<Value> panelsB;
     for (int64_t v = 0; v < vectors; ++v)
       panelsB.push_back(vector::LoadOp::create(
-          b, loc, bytesType, packed,
+          b, loc, operandType, packed,
           ValueRange{add(nb0, index(v)), q, index(0)}));
     SmallVector<Value> next(accs);
     for (int64_t r = 0; r < rows; ++r) {
-      Value a = loadQuad(add(row0, index(r)), mul(q, c4), valid);
+      Value a = loadGroup(add(row0, index(r)), mul(q, cGroup), valid);
       for (int64_t v = 0; v < vectors; ++v) {
         Value &acc = next[r * vectors + v];
-        acc = LLVM::CallIntrinsicOp::create(b, loc, accType, intrinsic,
-                                            ValueRange{acc, a, panelsB[v]})
-                  .getResult(0);
+        if (dot.accumulates) {
+          acc = LLVM::CallIntrinsicOp::create(b, loc, accType, intrinsic,
+                                              ValueRange{acc, a, panelsB[v]})
+                    .getResult(0);
+        } else {
+          Value sums = LLVM::CallIntrinsicOp::create(b, loc, accType, intrinsic,
+                                                     ValueRange{a, panelsB[v]})
+                           .getResult(0);
+          acc = add(acc, sums);
+        }
       }
     }
     return next;
   };
   auto loop = scf::ForOp::create(
-      b, loc, index(0), fullQuads, index(1), inits,
+      b, loc, index(0), fullGroups, index(1), inits,
       [&](OpBuilder &nested, Location, Value q, ValueRange accs) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nested.getInsertionBlock(),
@@ -493,8 +547,8 @@ void Emitter::emitTile(Value row0, Value nb0, int64_t rows, int64_t vectors) {
       });
   SmallVector<Value> accs(loop.getResults());
 
-  // K % 4 columns left: one more step, A's bytes past K masked.
-  Value left = arith::SubIOp::create(b, loc, depthK, mul(fullQuads, c4));
+  // K % group columns left: one more step, A's bytes past K masked.
+  Value left = arith::SubIOp::create(b, loc, depthK, mul(fullGroups, cGroup));
   Value hasTail = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, left,
                                         index(0));
   auto tail = scf::IfOp::create(
@@ -503,7 +557,7 @@ void Emitter::emitTile(Value row0, Value nb0, int64_t rows, int64_t vectors) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nested.getInsertionBlock(),
                             nested.getInsertionPoint());
-        scf::YieldOp::create(b, loc, step(fullQuads, accs, left));
+        scf::YieldOp::create(b, loc, step(fullGroups, accs, left));
       },
       [&](OpBuilder &nested, Location) {
         scf::YieldOp::create(nested, loc, accs);
@@ -669,17 +723,17 @@ void Emitter::emit(ModuleOp module) {
   colsN = dim(m.c, cRank - 1);
   depthK = dim(m.a, aRank - 1);
   panels = ceilDiv(colsN, lanes);
-  quads = ceilDiv(depthK, 4);
-  fullQuads = arith::DivUIOp::create(b, loc, depthK, index(4));
+  groups = ceilDiv(depthK, group);
+  fullGroups = arith::DivUIOp::create(b, loc, depthK, index(group));
 
   packAtCompileTimeDone = packAtCompileTime(module);
   if (!packAtCompileTimeDone) {
     packed = memref::AllocOp::create(
         b, loc, MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic,
-                                 4 * lanes},
-                                i8),
-        ValueRange{panels, quads}, b.getI64IntegerAttr(64));
-    if (!m.aUnsigned)
+                                 group * lanes},
+                                elementType),
+        ValueRange{panels, groups}, b.getI64IntegerAttr(64));
+    if (!m.aUnsigned && dot.isVNNI())
       correction = memref::AllocOp::create(
           b, loc, MemRefType::get({ShapedType::kDynamic}, i32),
           ValueRange{mul(panels, index(lanes))}, b.getI64IntegerAttr(64));
@@ -732,14 +786,23 @@ struct DLIntegerMatmul
   void runOnOperation() override {
     ModuleOp module = getOperation();
     dl::TargetInfo target = dl::TargetInfo::of(module);
-    std::optional<DotProduct> dot = dotProductOf(target);
-    if (!dot)
+    DotProducts dots = dotProductsOf(target);
+    if (!dots.vnni && !dots.widening)
       return;
-    dl::RegisterTileShape tile = dl::chooseRegisterTile(target);
-    // One register holds A's broadcast quad, `vectors` hold B's panels.
-    tile.vectors = std::max<int64_t>(1, std::min<int64_t>(tile.vectors, 4));
-    tile.rows = std::max<int64_t>(1, tile.rows);
     int64_t threads = std::max<int64_t>(1, target.getThreads());
+    // The register tile: accumulators, `vectors` registers of B's panels,
+    // one of A's broadcast group, and one for vpmaddwd's sums.
+    auto tileFor = [&](const DotProduct &dot) {
+      dl::RegisterTileShape tile = dl::chooseRegisterTile(target);
+      tile.vectors = std::max<int64_t>(1, std::min<int64_t>(tile.vectors, 4));
+      tile.rows = std::max<int64_t>(1, tile.rows);
+      int64_t registers = std::max<int64_t>(8, target.getVectorRegisters());
+      int64_t spare = dot.accumulates ? 1 : 2;
+      while (tile.rows > 1 &&
+             tile.rows * tile.vectors + tile.vectors + spare > registers)
+        --tile.rows;
+      return tile;
+    };
     SmallVector<IntegerMatmul> matches;
     module.walk([&](linalg::GenericOp op) {
       if (std::optional<IntegerMatmul> m = matchIntegerMatmul(op))
@@ -747,10 +810,16 @@ struct DLIntegerMatmul
     });
     llvm::SetVector<Operation *> weights;
     for (IntegerMatmul &m : matches) {
+      // vpdpbusd where B is signed; the widening product otherwise.
+      const std::optional<DotProduct> &dot =
+          dots.vnni && !m.bUnsigned ? dots.vnni : dots.widening;
+      if (!dot)
+        continue;
       memref::GlobalOp global;
       if (constantBytes(m.b, module, global))
         weights.insert(global);
-      Emitter(m, *dot, tile, parallel ? int64_t(minParallelWork) : -1, threads)
+      Emitter(m, *dot, tileFor(*dot),
+              parallel ? int64_t(minParallelWork) : -1, threads)
           .emit(module);
     }
     // Weights now read only through their packed copies are dropped.

@@ -1,7 +1,9 @@
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=znver4},dl-integer-matmul)' | FileCheck %s --check-prefix=ZMM
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=alderlake},dl-integer-matmul)' | FileCheck %s --check-prefix=YMM
-// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=znver3},dl-integer-matmul)' | FileCheck %s --check-prefix=NOVNNI
-// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=haswell},dl-integer-matmul)' | FileCheck %s --check-prefix=NOVNNI
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=znver3},dl-integer-matmul)' | FileCheck %s --check-prefix=AVX2
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=haswell},dl-integer-matmul)' | FileCheck %s --check-prefix=AVX2
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=skylake-avx512},dl-integer-matmul)' | FileCheck %s --check-prefix=BW
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=x86-64},dl-integer-matmul)' | FileCheck %s --check-prefix=SSE
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=znver4},dl-integer-matmul{parallel=false})' | FileCheck %s --check-prefix=SERIAL
 
 // The linalg.generic convert-dl-to-linalg writes for dl.matmul_integer, on
@@ -52,12 +54,31 @@ func.func @signed_constant(%a: memref<?x8xi8>, %c: memref<?x20xi32>) {
 // YMM-LABEL: func @signed_constant
 // YMM: :12 = scf.for {{.*}} -> (vector<8xi32>
 // YMM-COUNT-3: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"
-// Without an 8-bit dot product (Zen 3, Haswell: AVX2), the generic stays
-// (the affine passes vectorize it, exactly):
-// NOVNNI: memref.global "private" constant @w : memref<8x20xi8>
-// NOVNNI-LABEL: func @signed_constant
-// NOVNNI: linalg.generic
-// NOVNNI-NOT: call_intrinsic
+// Without an 8-bit dot product (Zen 3, Haswell: AVX2; Skylake: AVX-512 BW)
+// the exact path: B packed as 16-bit values (sign-extended) in panels
+// [N/lanes][K/2][2 x lanes], two of A's values widened by their sign and
+// broadcast, vpmaddwd (i16 x i16 pairs summed into i32: no saturation)
+// added to the accumulators; no shift, no correction. 16 registers: a 3 x 3
+// tile (one register for vpmaddwd's sums).
+// AVX2-NOT: @w :
+// AVX2: memref.global "private" constant @w_i16x8 : memref<3x4x16xi16>
+// AVX2-NOT: colsum
+// AVX2-LABEL: func @signed_constant
+// AVX2: :9 = scf.for {{.*}} -> (vector<8xi32>
+// AVX2: vector.load %{{.*}} : memref<?x8xi8>, vector<2xi8>
+// AVX2: arith.extsi %{{.*}} : vector<2xi8> to vector<2xi16>
+// AVX2: %[[S:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%{{.*}}, %{{.*}}) : (vector<16xi16>, vector<16xi16>) -> vector<8xi32>
+// AVX2-NEXT: arith.addi %{{.*}}, %[[S]] : vector<8xi32>
+// AVX2-NOT: arith.xori
+// BW: memref.global "private" constant @w_i16x16 : memref<2x4x32xi16>
+// BW-LABEL: func @signed_constant
+// BW: llvm.call_intrinsic "llvm.x86.avx512.pmaddw.d.512"
+// A CPU with neither (x86-64's baseline, SSE2): the generic stays, which
+// the affine passes vectorize exactly.
+// SSE: memref.global "private" constant @w : memref<8x20xi8>
+// SSE-LABEL: func @signed_constant
+// SSE: linalg.generic
+// SSE-NOT: call_intrinsic
 // SERIAL-LABEL: func @signed_constant
 // SERIAL-NOT: scf.parallel
 // SERIAL: llvm.call_intrinsic
@@ -119,9 +140,11 @@ func.func @batched(%a: memref<4x16x64xi8>, %b: memref<4x64x16xi8>, %c: memref<4x
 
 // -----
 
-// Refused: an unsigned B (vpdpbusd's second operand is signed), an A whose
-// last dimension is strided (its quads are not 4 contiguous bytes), a body
-// that is not acc + ext(a) * ext(b).
+// An unsigned B (extui): vpdpbusd's second operand is signed, so the
+// widening product computes it, even where VNNI is (its 16-bit panels hold
+// B zero-extended). Refused: an A whose last dimension is strided (its
+// groups are not contiguous bytes), a body that is not acc + ext(a) *
+// ext(b).
 #mapA = affine_map<(d0, d1, d2) -> (d0, d2)>
 #mapB = affine_map<(d0, d1, d2) -> (d2, d1)>
 #mapC = affine_map<(d0, d1, d2) -> (d0, d1)>
@@ -157,5 +180,8 @@ func.func @refused(%a: memref<16x64xi8>, %b: memref<64x16xi8>, %c: memref<16x16x
   return
 }
 // ZMM-LABEL: func @refused
-// ZMM-COUNT-3: linalg.generic
+// ZMM: arith.extui %{{.*}} : i8 to i16
+// ZMM: llvm.call_intrinsic "llvm.x86.avx512.pmaddw.d.512"
+// ZMM-COUNT-2: linalg.generic
 // ZMM-NOT: call_intrinsic
+// ZMM: return

@@ -403,30 +403,31 @@ def DLMathApproximation : Pass<"dl-math-approximation"> {
 }
 
 def DLIntegerMatmul : Pass<"dl-integer-matmul", "::mlir::ModuleOp"> {
-  let summary = "8-bit integer matmuls as dot-product micro-kernels (VNNI)";
+  let summary = "8-bit integer matmuls as dot-product micro-kernels (VNNI, vpmaddwd)";
   let description = [{
     Rewrites each integer matmul on memrefs (the `linalg.generic` that
     `convert-dl-to-linalg` writes for `dl.matmul_integer`: 8-bit operands
     extended to i32, multiplied and summed into an i32 output, batch
-    dimensions allowed) into a micro-kernel of the target's 8-bit dot
-    product, where `#dl.target` has one: `vpdpbusd` on 512-bit vectors
-    with `avx512vnni`, on 256-bit vectors with `avxvnni` or `avx512vnni` +
-    `avx512vl`. Each instruction sums four u8 x s8 products into each i32
-    lane; the right operand must be signed (int8), the left may be either:
-    a signed left operand is read shifted by 128 (xor 0x80) and 128 x the
-    column sums of the right operand are subtracted, so results are exact.
-    The right operand is packed into panels of [K/4][lanes][4] bytes (at
-    compile time into a new `memref.global` when it is a constant global,
-    with its column sums; else once per call); the kernel keeps rows x
-    vectors accumulators (`chooseRegisterTile`) in registers across the
-    whole reduction, adds the output's previous contents and stores with
-    masks at the right edge. The outer loop over column groups (or over
-    row tiles when there are few groups) is an `scf.parallel` when the
-    product is large enough. Targets without a dot product, an unsigned
-    right operand, or an operand whose last dimension is strided keep the
-    generic (exact, vectorized by the affine passes). No upstream pass
-    lowers `linalg` integer matmuls to VNNI (x86vector has the bf16 and
-    AVX-VNNI-INT8 `vpdpbssd` dot products only): this pass is ours.
+    dimensions allowed) into a register-tiled micro-kernel of the target's
+    integer dot product (`#dl.target`): `vpdpbusd` (four u8 x s8 products
+    per i32 lane) on 512-bit vectors with `avx512vnni`, on 256-bit vectors
+    with `avxvnni` or `avx512vnni` + `avx512vl`, where the right operand is
+    signed; else `vpmaddwd` (two i16 x i16 products per lane, both operands
+    widened by their sign: exact) with `avx512bw` on 512 bits or `avx2` on
+    256. A signed left operand of vpdpbusd is read shifted by 128 (xor 0x80)
+    and 128 x the column sums of the right operand are subtracted, so
+    results are exact. The right operand is packed into panels of
+    [K/g][lanes][g] (at compile time into a new `memref.global` when it is a
+    constant global, with its column sums; else once per call); the kernel
+    keeps rows x vectors accumulators (`chooseRegisterTile`) in registers
+    across the whole reduction, adds the output's previous contents and
+    stores with masks at the right edge. The outer loop over column groups
+    (or over row tiles when there are few groups) is an `scf.parallel`
+    when the product is large enough. Targets with neither instruction, or
+    an operand whose last dimension is strided, keep the generic (exact,
+    vectorized by the affine passes). No upstream pass lowers `linalg`
+    integer matmuls to these (x86vector has the bf16 and AVX-VNNI-INT8
+    `vpdpbssd` dot products only): this pass is ours.
   }];
   let options = [
     Option<"parallel", "parallel", "bool", /*default=*/"true",
