@@ -495,7 +495,9 @@ def test_pt2e_quantized_model_imports_and_matches_eager():
     dl.quantize / dl.dequantize with torch's arithmetic (x * (1 / scale)), so
     the quantized activations equal eager's and the outputs differ by float
     summation order only (a quantized activation within rounding of a step
-    boundary may land on the other side: two steps' worth of tolerance)."""
+    boundary may land on the other side: two steps' worth of tolerance).
+    The QDQ fusion computes both convolutions and the linear layer in
+    integers (dl.matmul_integer), no float convolution or matmul left."""
     torch = pytest.importorskip("torch")
     pt2e = pytest.importorskip("torchao.quantization.pt2e.quantize_pt2e")
     xiq = pytest.importorskip("torchao.quantization.pt2e.quantizer.x86_inductor_quantizer")
@@ -510,7 +512,10 @@ def test_pt2e_quantized_model_imports_and_matches_eager():
         prepared(torch.randn(1, 3, 16, 16))
     quantized = pt2e.convert_pt2e(prepared)
     compiled = dlc.from_torch(quantized, example)
-    assert compiled.lower(example.numpy()).as_text().count("dl.quantize") >= 3
+    text = compiled.lower(example.numpy()).as_text()
+    assert text.count("dl.quantize") >= 3
+    assert text.count("dl.matmul_integer") == 3
+    assert "dl.conv2d" not in text and "dl.matmul " not in text
     for _ in range(4):
         x = torch.randn(1, 3, 16, 16)
         want = quantized(x).detach().numpy()

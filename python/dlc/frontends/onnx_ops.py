@@ -19,6 +19,7 @@ from .. import ops as D
 from ..errors import DynamicDimensionError
 from ..mlir.dialects import dl
 from ..tracing import Size, Tensor
+from ..quant import integer
 from .common import bit_shift, pool2d_any_size, registrar
 
 __all__ = ["CONVERTERS", "STATIC_INPUTS"]
@@ -2118,8 +2119,9 @@ def _integer_conv(node, x, x_zero, w, w_zero):
     else through float64."""
     if isinstance(w, np.ndarray) and _is_zero(w_zero) and (
             x_zero is None or isinstance(x_zero, np.ndarray) and np.size(x_zero) == 1):
-        acc = _im2col_conv_integer(node, x, None if x_zero is None else
-                                   np.asarray(x_zero).reshape(()), w)
+        geometry = _integer_conv_geometry(node, x, w) if node.attr("group", 1) == 1 else None
+        acc = None if geometry is None else integer.conv2d_sums(
+            _t(x), 0 if x_zero is None else int(np.asarray(x_zero).reshape(())), w, *geometry)
         if acc is not None:
             return acc
     x = _minus_zero_point(node, x, x_zero, 1)
@@ -2222,31 +2224,12 @@ def _dequantized(node, value):
 
 
 def _qdq_operands(node, x, w, weight_axis):
-    """(qx, x_scale, x_zero, qw, w_scales) when x is a per-tensor
-    dequantized activation and w a dequantized int8 constant of zero point 0
-    (per tensor, or per channel along `weight_axis`), else None."""
+    """dlc.quant.integer's operands of x (a recorded per-tensor dequantized
+    activation) and w (a recorded dequantized int8 constant), or None."""
     xo, wo = _dequantized(node, x), _dequantized(node, w)
     if xo is None or wo is None:
         return None
-    qx, x_scale, x_zero, _ = xo
-    qw, w_scale, w_zero, w_axis = wo
-    if not isinstance(qx, Tensor) or qx.dtype not in (np.dtype(np.int8), np.dtype(np.uint8)):
-        return None
-    if not isinstance(qw, np.ndarray) or qw.dtype != np.int8 or not _is_zero(w_zero):
-        return None
-    w_scale = np.asarray(w_scale)
-    if w_scale.size == 1:
-        w_scale = w_scale.reshape(())
-    elif w_scale.ndim != 1 or w_axis is None or w_axis % qw.ndim != weight_axis % qw.ndim:
-        return None
-    return qx, np.asarray(x_scale), np.asarray(x_zero).reshape(()), qw, w_scale
-
-
-def _scaled_product(acc, x_scale, w_scale, dtype, channel_shape):
-    factor = (x_scale.astype(np.float64) * w_scale.astype(np.float64)).astype(dtype)
-    if factor.ndim == 1:
-        factor = factor.reshape(channel_shape)
-    return D.multiply(D.astype(acc, dtype), D.asarray(factor))
+    return integer.qdq_operands(xo, wo, weight_axis)
 
 
 def _qdq_matmul(node, x, w, transposed):
@@ -2258,14 +2241,7 @@ def _qdq_matmul(node, x, w, transposed):
     operands = _qdq_operands(node, x, w, 0 if transposed else 1)
     if operands is None:
         return None
-    qx, x_scale, x_zero, qw, w_scale = operands
-    if transposed:
-        qw = np.ascontiguousarray(qw.T)
-    acc = D.matmul_integer(qx, D.asarray(qw))
-    if int(x_zero):
-        sums = qw.astype(np.int64).sum(axis=0) * int(x_zero)
-        acc = D.subtract(acc, D.asarray(sums.astype(np.int32)))
-    return _scaled_product(acc, x_scale, w_scale, x.dtype, (-1,))
+    return integer.matmul(*operands, dtype=x.dtype, transposed=transposed)
 
 
 def _qdq_conv(node):
@@ -2273,84 +2249,29 @@ def _qdq_conv(node):
     integers (im2col + dl.matmul_integer); None if not one."""
     x, w, b = node.input(0), node.input(1), node.input(2)
     if node.attr("group", 1) != 1 or not isinstance(x, Tensor) or x.ndim != 4 or \
-            not isinstance(w, np.ndarray):
+            not isinstance(w, np.ndarray) or w.ndim != 4:
         return None
     operands = _qdq_operands(node, x, w, 0)
     if operands is None:
         return None
-    qx, x_scale, x_zero, qw, w_scale = operands
-    acc = _im2col_conv_integer(node, qx, x_zero, qw)
-    if acc is None:
+    geometry = _integer_conv_geometry(node, operands[0], w)
+    if geometry is None:
         return None
-    y = _scaled_product(acc, x_scale, w_scale, x.dtype, (-1, 1, 1))
-    if b is not None:
+    y = integer.conv2d(*operands, *geometry, dtype=x.dtype)
+    if y is not None and b is not None:
         y = D.add(y, D.reshape(D.astype(_t(b), x.dtype), (-1, 1, 1)))
     return y
 
 
-def _layout_transpose(x, perm):
-    """D.transpose marked as a layout conversion: dl-layout sinks it through
-    elementwise ops and cancels it against the inverse one of the next
-    convolution, as it does for the conversions around its own NHWC convs."""
-    from ..mlir import ir
-    y = D.transpose(x, perm)
-    owner = y.value.owner
-    if isinstance(owner, ir.OpView):
-        owner = owner.operation
-    if isinstance(owner, ir.Operation) and owner.name == "dl.transpose":
-        owner.attributes["dl.layout_conversion"] = ir.UnitAttr.get(owner.context)
-    return y
-
-
-def _im2col_conv_integer(node, x, x_zero, w):
-    """Σ (x - x_zero) w over each window of a 2-D convolution (the node's
-    strides, dilations, pads; group 1), in int32, NCHW: x in NHWC, its
-    windows laid out as rows (im2col, (kh, kw, c) order; the padding holds
-    x_zero, which contributes 0) times the int8 weight as a [KH·KW·C, Cout]
-    matrix, by dl.matmul_integer, less x_zero x the weight's column sums. The
-    NCHW <-> NHWC transposes are layout conversions: between two such
-    convolutions dl-layout cancels them. None where x is not an 8-bit 4-D
-    tensor of static spatial size or the weight is not a 4-D int8 array."""
-    if not isinstance(w, np.ndarray) or w.dtype != np.int8 or w.ndim != 4 or \
-            node.attr("group", 1) != 1:
+def _integer_conv_geometry(node, x, w):
+    """(strides, pads [top, left, bottom, right], dilations) of a 2-D Conv
+    node on x of static spatial size, or None."""
+    if _ndim(x) != 4 or None in _shape(x)[2:] or np.ndim(w) != 4:
         return None
-    x = _t(x)
-    if x.ndim != 4 or x.dtype not in (np.dtype(np.int8), np.dtype(np.uint8)) or \
-            None in _shape(x)[1:] or _shape(x)[1] != w.shape[1]:
-        return None
-    cout, channels, kh, kw = w.shape
-    strides, dilations, pads = _spatial_attrs(node, 2, [kh, kw])
-    height, width = _shape(x)[2:]
-    pads = _auto_pads(node, [height, width], [kh, kw], strides, dilations, pads)
-    out = [(size + pads[i] + pads[i + 2] - ((k - 1) * d + 1)) // s + 1
-           for i, (size, k, s, d) in enumerate(zip((height, width), (kh, kw), strides,
-                                                   dilations))]
-    if min(out) < 1:
-        return None
-    zero = 0 if x_zero is None else int(x_zero)
-    x = _layout_transpose(x, (0, 2, 3, 1))
-    if kh == kw == 1 and list(strides) == [1, 1] and not any(pads):
-        patches = D.reshape(x, (-1, channels))
-    else:
-        if any(pads):
-            x = D.pad(x, ((0, 0), (pads[0], pads[2]), (pads[1], pads[3]), (0, 0)),
-                      constant_values=zero)
-        windows = []
-        for i, j in np.ndindex(kh, kw):
-            top, left = i * dilations[0], j * dilations[1]
-            key = (slice(None),
-                   slice(top, top + (out[0] - 1) * strides[0] + 1, strides[0]),
-                   slice(left, left + (out[1] - 1) * strides[1] + 1, strides[1]),
-                   slice(None))
-            windows.append(D.expand_dims(x[key], 3))
-        patches = D.concatenate(windows, axis=3) if len(windows) > 1 else windows[0]
-        patches = D.reshape(patches, (-1, kh * kw * channels))
-    matrix = np.ascontiguousarray(w.transpose(2, 3, 1, 0).reshape(-1, cout))
-    acc = D.matmul_integer(patches, D.asarray(matrix))
-    if zero:
-        sums = matrix.astype(np.int64).sum(axis=0) * zero
-        acc = D.subtract(acc, D.asarray(sums.astype(np.int32)))
-    return _layout_transpose(D.reshape(acc, (-1, out[0], out[1], cout)), (0, 3, 1, 2))
+    kernel = list(np.shape(w)[2:])
+    strides, dilations, pads = _spatial_attrs(node, 2, kernel)
+    pads = _auto_pads(node, list(_shape(x)[2:]), kernel, strides, dilations, pads)
+    return list(strides), list(pads), list(dilations)
 
 
 # -- grid sampling ----------------------------------------------------------------------

@@ -10,6 +10,7 @@ applies implicitly.
 
 import builtins
 import numbers
+import weakref
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from .. import ops as D
 from ..errors import DynamicDimensionError, ModelImportError
 from ..mlir.dialects import dl
 from ..tracing import Size, Tensor
+from ..quant import integer
 from .common import bit_shift, pool2d_any_size, registrar
 
 __all__ = ["CONVERTERS"]
@@ -325,12 +327,17 @@ def _to_copy(node, x, dtype=None, **kwargs):
 
 @converter("aten.mm.default", "aten.bmm.default", "aten.matmul.default")
 def _mm(node, a, b):
+    operands = _qdq_operands(node, a, b, 1) if _ndim(b) == 2 and _ndim(a) >= 2 else None
+    if operands is not None:
+        return integer.matmul(*operands, dtype=a.dtype)
     return D.matmul(a, b)
 
 
 @converter("aten.addmm.default")
 def _addmm(node, bias, a, b, beta=1, alpha=1):
-    y = D.matmul(a, b)
+    operands = _qdq_operands(node, a, b, 1)
+    y = integer.matmul(*operands, dtype=a.dtype) if operands is not None \
+        else D.matmul(a, b)
     if alpha != 1:
         y = D.multiply(y, alpha)
     return D.add(y, bias if beta == 1 else D.multiply(bias, beta))
@@ -338,6 +345,10 @@ def _addmm(node, bias, a, b, beta=1, alpha=1):
 
 @converter("aten.linear.default")
 def _linear(node, x, w, b=None):
+    operands = _qdq_operands(node, x, w, 0)
+    if operands is not None and _ndim(x) >= 2 and _ndim(w) == 2:
+        y = integer.matmul(*operands, dtype=x.dtype, transposed=True)
+        return y if b is None else D.add(y, b)
     return D.linear(x, w, b)
 
 
@@ -350,6 +361,12 @@ def _convolution(node, x, w, b, stride, padding, dilation, transposed, output_pa
     if rank not in (1, 2):
         raise ModelImportError(f"{rank}-D {'transposed ' if transposed else ''}convolutions "
                                f"are not supported (1-D and 2-D are, and 3-D direct ones)")
+    operands = _qdq_operands(node, x, w, 0)
+    if operands is not None and rank == 2 and not transposed and groups == 1:
+        (ph, pw), strides, dilations = padding, list(stride), list(dilation)
+        y = integer.conv2d(*operands, strides, [ph, pw, ph, pw], dilations, dtype=x.dtype)
+        if y is not None:
+            return y if b is None else D.add(y, D.reshape(D.astype(b, x.dtype), (-1, 1, 1)))
     if rank == 1:
         x, w = D.expand_dims(x, 2), D.expand_dims(w, 2)
         stride, padding, dilation = [1] + list(stride), [0] + list(padding), \
@@ -717,12 +734,19 @@ def _view(node, x, size):
 
 @converter("aten.permute.default")
 def _permute(node, x, dims):
-    return D.transpose(x, [d % builtins.max(_ndim(x), 1) for d in dims])
+    y = D.transpose(x, [d % builtins.max(_ndim(x), 1) for d in dims])
+    if _ndim(x) == 2 and [d % 2 for d in dims] == [1, 0]:
+        _transposed_dequantization(node, x, y)
+    return y
 
 
 @converter("aten.t.default")
 def _t(node, x):
-    return D.transpose(x) if _ndim(x) == 2 else x
+    if _ndim(x) != 2:
+        return x
+    y = D.transpose(x)
+    _transposed_dequantization(node, x, y)
+    return y
 
 
 @converter("aten.transpose.int")
@@ -1593,9 +1617,13 @@ def _pt2e_dequantize_per_tensor(node, q, scale, zero_point, quant_min, quant_max
         scale = _float32(D.reshape(scale, ()))
     else:
         scale = np.float32(np.asarray(scale))
-    y = D.dequantize_linear(q, scale, _per_tensor_zero(zero_point, q_dtype))
+    zero = _per_tensor_zero(zero_point, q_dtype)
+    y = D.dequantize_linear(q, scale, zero)
     out = np.float32 if out_dtype is None else _np_dtype(out_dtype)
-    return y if y.dtype == out else D.astype(y, out)
+    y = y if y.dtype == out else D.astype(y, out)
+    if isinstance(scale, np.generic) and isinstance(zero, np.ndarray):
+        _remember_dequantized(node, y, q, np.asarray(scale), zero, None)
+    return y
 
 
 def _channel_params(scales, zero_points, q_dtype):
@@ -1626,7 +1654,41 @@ def _pt2e_quantize_per_channel(node, x, scales, zero_points, axis, quant_min, qu
 def _pt2e_dequantize_per_channel(node, q, scales, zero_points, axis, quant_min, quant_max,
                                  dtype, out_dtype=None):
     q_dtype = _qparam_dtype(node, dtype)
+    given = (scales, zero_points)
     scales, zero_points = _channel_params(scales, zero_points, q_dtype)
     y = D.dequantize_linear(q, scales, zero_points, axis=axis % _ndim(q))
     out = np.float32 if out_dtype is None else _np_dtype(out_dtype)
-    return y if y.dtype == out else D.astype(y, out)
+    y = y if y.dtype == out else D.astype(y, out)
+    if isinstance(q, np.ndarray) and isinstance(given[0], np.ndarray) and \
+            (given[1] is None or isinstance(given[1], np.ndarray)):
+        _remember_dequantized(node, y, q, given[0], given[1], axis % _ndim(q))
+    return y
+
+
+# The QDQ fusion (dlc.quant.integer): a convolution or linear layer of a
+# dequantized activation by a dequantized int8 weight computes in integers.
+# The dequantizations are recorded per FX graph (one import).
+_DEQUANTIZED = weakref.WeakKeyDictionary()
+
+
+def _remember_dequantized(node, value, q, scale, zero, axis):
+    table = _DEQUANTIZED.setdefault(node.graph, {})
+    table[id(value)] = (value, q, scale, zero, axis)
+
+
+def _transposed_dequantization(node, x, y):
+    """y = x.T: if x is a dequantized 2-D constant (a linear layer's
+    weight, transposed by the decomposition of aten.linear), so is y."""
+    entry = _DEQUANTIZED.get(node.graph, {}).get(id(x))
+    if entry is not None and entry[0] is x and isinstance(entry[1], np.ndarray):
+        _, q, scale, zero, axis = entry
+        _remember_dequantized(node, y, np.ascontiguousarray(q.T), scale, zero,
+                              None if axis is None else 1 - axis)
+
+
+def _qdq_operands(node, x, w, weight_axis):
+    table = _DEQUANTIZED.get(node.graph, {})
+    xo, wo = table.get(id(x)), table.get(id(w))
+    if xo is None or wo is None or xo[0] is not x or wo[0] is not w:
+        return None
+    return integer.qdq_operands(xo[1:], wo[1:], weight_axis)
