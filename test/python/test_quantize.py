@@ -191,3 +191,76 @@ def test_quantize_refuses_bad_arguments():
         dlc.quantize(mlp, data, activation_dtype="int16")
     with pytest.raises(TypeError, match="expects a function or model"):
         dlc.quantize(42, data)
+
+
+def _trained_digits_cnn(torch):
+    """A small CNN trained on scikit-learn's digits (8x8 images, bundled: no
+    download) for a few epochs, and the held-out images."""
+    from sklearn.datasets import load_digits
+    digits = load_digits()
+    x = (digits.images / 16.0).astype(np.float32)[:, None]
+    y = digits.target.astype(np.int64)
+    order = np.random.default_rng(0).permutation(len(y))
+    train, test = order[:1400], order[1400:]
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.Conv2d(16, 32, 3, padding=1, stride=2), torch.nn.ReLU(),
+        torch.nn.Flatten(), torch.nn.Linear(32 * 4 * 4, 64), torch.nn.ReLU(),
+        torch.nn.Linear(64, 10))
+    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    xs, ys = torch.from_numpy(x[train]), torch.from_numpy(y[train])
+    for epoch in range(6):
+        for i in range(0, len(train), 64):
+            optimizer.zero_grad()
+            loss = torch.nn.functional.cross_entropy(model(xs[i:i + 64]), ys[i:i + 64])
+            loss.backward()
+            optimizer.step()
+    return model.eval(), x[train], x[test], y[test]
+
+
+def test_trained_digits_cnn_int8_agrees_with_float_and_with_onnxruntime(tmp_path):
+    """Issue 34's accuracy targets on a trained network (scikit-learn's
+    digits, 397 held-out images): dlc.quantize of the float model agrees with
+    its top-1 on >= 98% of them, and the same model quantized by
+    onnxruntime's quantize_static (QDQ, S8S8, per channel), imported by dlc
+    (its convolutions and linear layers computed in integers), agrees with
+    onnxruntime's own int8 run on >= 99%."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("sklearn")
+    ort = pytest.importorskip("onnxruntime")
+    from onnxruntime import quantization as q
+    model, train, test, labels = _trained_digits_cnn(torch)
+    with torch.no_grad():
+        float_out = model(torch.from_numpy(test)).numpy()
+    assert np.mean(float_out.argmax(1) == labels) >= 0.9  # it did learn
+
+    imported = dlc.from_torch(model, torch.from_numpy(test[:2]), dynamic_batch=True)
+    quantized = dlc.quantize(imported, [train[i:i + 50] for i in range(0, 400, 50)])
+    int8_out = np.asarray(quantized(test))
+    assert "4 of 4 matmuls/convolutions quantized" in quantized.summary()
+    assert np.mean(int8_out.argmax(1) == float_out.argmax(1)) >= 0.98
+
+    float_path, int8_path = str(tmp_path / "f.onnx"), str(tmp_path / "q.onnx")
+    torch.onnx.export(model, torch.from_numpy(test[:1]), float_path, dynamo=False,
+                      opset_version=17, input_names=["x"], output_names=["y"])
+
+    class Reader(q.CalibrationDataReader):
+        def __init__(self):
+            self.data = iter({"x": train[i:i + 1]} for i in range(64))
+
+        def get_next(self):
+            return next(self.data, None)
+
+    q.quantize_static(float_path, int8_path, Reader(), quant_format=q.QuantFormat.QDQ,
+                      per_channel=True, activation_type=q.QuantType.QInt8,
+                      weight_type=q.QuantType.QInt8)
+    session = ort.InferenceSession(int8_path, providers=["CPUExecutionProvider"])
+    compiled = dlc.from_onnx(int8_path)
+    assert compiled.lower(test[:1]).as_text("dl").count("dl.matmul_integer") == 4
+    ort_top1 = np.array([session.run(None, {"x": test[i:i + 1]})[0].argmax() for i in
+                         range(len(test))])
+    dlc_top1 = np.array([np.asarray(compiled(test[i:i + 1])).argmax() for i in
+                         range(len(test))])
+    assert np.mean(dlc_top1 == ort_top1) >= 0.99
+    assert np.mean(ort_top1 == float_out.argmax(1)) >= 0.95
