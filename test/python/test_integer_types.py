@@ -412,7 +412,8 @@ def _small_cnn(torch, batch_norm=False):
 
 
 
-def test_onnxruntime_qdq_model_imports_and_agrees_with_onnxruntime(tmp_path):
+@pytest.mark.parametrize("activation", ["QInt8", "QUInt8"])
+def test_onnxruntime_qdq_model_imports_and_agrees_with_onnxruntime(tmp_path, activation):
     """A small CNN (conv, batch norm, strided conv, residual add, pooling,
     linear) exported by torch and quantized by onnxruntime's quantize_static
     (QDQ, per-channel, S8S8, MinMax, opset 17: before the reference evaluator
@@ -420,7 +421,9 @@ def test_onnxruntime_qdq_model_imports_and_agrees_with_onnxruntime(tmp_path):
     outputs within two steps of the output scale (onnxruntime fuses the
     requantization, dlc scales the exact int32 sums in float), and the same
     top-1 class. The importer's QDQ fusion computes every convolution and the
-    linear layer in integers: no float convolution or matmul is left."""
+    linear layer in integers: no float convolution or matmul is left. Also
+    with uint8 activations (U8S8, onnxruntime's default: asymmetric, a zero
+    point folded into the weights' column sums)."""
     torch = pytest.importorskip("torch")
     ort = pytest.importorskip("onnxruntime")
     from onnxruntime import quantization as q
@@ -445,7 +448,7 @@ def test_onnxruntime_qdq_model_imports_and_agrees_with_onnxruntime(tmp_path):
             return next(self.data, None)
 
     q.quantize_static(float_path, int8_path, Reader(), quant_format=q.QuantFormat.QDQ,
-                      per_channel=True, activation_type=q.QuantType.QInt8,
+                      per_channel=True, activation_type=getattr(q.QuantType, activation),
                       weight_type=q.QuantType.QInt8)
     quantized = onnx.load(int8_path)
     assert any(n.op_type == "QuantizeLinear" for n in quantized.graph.node)
