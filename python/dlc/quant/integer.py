@@ -123,8 +123,11 @@ def conv2d_sums(x, x_zero, w, strides, pads, dilations):
         patches = D.concatenate(windows, axis=3) if len(windows) > 1 else windows[0]
         patches = D.reshape(patches, (-1, kh * kw * channels))
     matrix = np.ascontiguousarray(w.transpose(2, 3, 1, 0).reshape(-1, cout))
-    acc = _less_zero_point(D.matmul_integer(patches, D.asarray(matrix)), matrix, zero)
-    return layout_transpose(D.reshape(acc, (-1, out[0], out[1], cout)), (0, 3, 1, 2))
+    acc = D.reshape(D.matmul_integer(patches, D.asarray(matrix)), (-1, out[0], out[1], cout))
+    # The correction on the NHWC view: one shape with the scale, bias, activation and
+    # requantization that follow, so that they fuse into one loop nest.
+    acc = _less_zero_point(acc, matrix, zero)
+    return layout_transpose(acc, (0, 3, 1, 2))
 
 
 def conv2d(qx, x_scale, x_zero, qw, w_scale, strides, pads, dilations, dtype):
