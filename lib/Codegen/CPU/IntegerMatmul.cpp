@@ -313,8 +313,10 @@ private:
   bool packAtCompileTime(ModuleOp module);
   void emitBatch();
   void emitTile(Value row0, Value nb0, int64_t rows, int64_t vectors);
-  void emitRows(Value row0, Value nb0, int64_t vectors);
   void emitColumns(Value row0, Value nb0);
+  void at(OpBuilder &nested, function_ref<void()> body);
+  void fullOrEach(Value start, int64_t width, Value bound,
+                  function_ref<void(Value, int64_t)> body);
   Value loadGroup(Value row, Value k, Value valid);
 
   IntegerMatmul &m;
@@ -590,68 +592,52 @@ void Emitter::emitTile(Value row0, Value nb0, int64_t rows, int64_t vectors) {
   }
 }
 
-/// The tile at (row0, nb0) with `vectors` vectors per row: the full
-/// register tile where it has tile.rows rows, else one row at a time.
-void Emitter::emitRows(Value row0, Value nb0, int64_t vectors) {
-  Value end = add(row0, index(tile.rows));
-  Value full = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, end,
-                                     rowsM);
+/// Runs `body` with the emitter's builder inserting where `nested` does (in
+/// the region an scf builder callback is filling).
+void Emitter::at(OpBuilder &nested, function_ref<void()> body) {
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(nested.getInsertionBlock(),
+                      nested.getInsertionPoint());
+  body();
+}
+
+/// `body(start, width)` where [start, start + width) ends at or before
+/// `bound`, else `body(i, 1)` for each i in [start, bound): the edges of the
+/// register tile.
+void Emitter::fullOrEach(Value start, int64_t width, Value bound,
+                         function_ref<void(Value, int64_t)> body) {
+  Value full = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                     add(start, index(width)), bound);
   scf::IfOp::create(
       b, loc, full,
       [&](OpBuilder &nested, Location) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(nested.getInsertionBlock(),
-                            nested.getInsertionPoint());
-        emitTile(row0, nb0, tile.rows, vectors);
-        scf::YieldOp::create(b, loc);
+        at(nested, [&] {
+          body(start, width);
+          scf::YieldOp::create(b, loc);
+        });
       },
       [&](OpBuilder &nested, Location) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(nested.getInsertionBlock(),
-                            nested.getInsertionPoint());
-        scf::ForOp::create(
-            b, loc, row0, rowsM, index(1), ValueRange{},
-            [&](OpBuilder &inner, Location, Value row, ValueRange) {
-              OpBuilder::InsertionGuard guard2(b);
-              b.setInsertionPoint(inner.getInsertionBlock(),
-                                  inner.getInsertionPoint());
-              emitTile(row, nb0, 1, vectors);
-              scf::YieldOp::create(b, loc);
-            });
-        scf::YieldOp::create(b, loc);
+        at(nested, [&] {
+          scf::ForOp::create(b, loc, start, bound, index(1), ValueRange{},
+                             [&](OpBuilder &inner, Location, Value i, ValueRange) {
+                               at(inner, [&] {
+                                 body(i, 1);
+                                 scf::YieldOp::create(b, loc);
+                               });
+                             });
+          scf::YieldOp::create(b, loc);
+        });
       });
 }
 
-/// The group of tile.vectors panels at nb0 (fewer at the right edge: one
-/// panel at a time).
+/// The tile at (row0, nb0): tile.rows x tile.vectors, one row / one panel at
+/// a time at the bottom and right edges.
 void Emitter::emitColumns(Value row0, Value nb0) {
-  Value end = add(nb0, index(tile.vectors));
-  Value full = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, end,
-                                     panels);
-  scf::IfOp::create(
-      b, loc, full,
-      [&](OpBuilder &nested, Location) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(nested.getInsertionBlock(),
-                            nested.getInsertionPoint());
-        emitRows(row0, nb0, tile.vectors);
-        scf::YieldOp::create(b, loc);
-      },
-      [&](OpBuilder &nested, Location) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(nested.getInsertionBlock(),
-                            nested.getInsertionPoint());
-        scf::ForOp::create(
-            b, loc, nb0, panels, index(1), ValueRange{},
-            [&](OpBuilder &inner, Location, Value nb, ValueRange) {
-              OpBuilder::InsertionGuard guard2(b);
-              b.setInsertionPoint(inner.getInsertionBlock(),
-                                  inner.getInsertionPoint());
-              emitRows(row0, nb, 1);
-              scf::YieldOp::create(b, loc);
-            });
-        scf::YieldOp::create(b, loc);
-      });
+  fullOrEach(nb0, tile.vectors, panels, [&](Value nb, int64_t vectors) {
+    fullOrEach(row0, tile.rows, rowsM, [&](Value row, int64_t rows) {
+      emitTile(row, nb, rows, vectors);
+    });
+  });
 }
 
 /// One batch element: the (parallel) loops over column groups and row tiles.
