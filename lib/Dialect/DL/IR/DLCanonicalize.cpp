@@ -260,12 +260,15 @@ struct ReshapeOfMatmulOfReshapes : OpRewritePattern<ReshapeOp> {
       return rewriter.notifyMatchFailure(op, "rhs is not a static reshape");
     auto y = staticShape(rhs.getInput());
     auto cols = staticShape(rhs.getResult());
-    if (!y || !cols || rows->size() < 3 || cols->size() < 3 || y->size() < 3)
+    // Every shape split into batch and matrix below has a matrix: a rank-1
+    // outer reshape (flattening the product) is another rewrite.
+    if (!y || !cols || rows->size() < 3 || cols->size() < 3 || y->size() < 3 ||
+        x->size() < 2 || out->size() < 3)
       return rewriter.notifyMatchFailure(op, "dynamic or low-rank operands");
     auto last2 = [](ArrayRef<int64_t> shape) { return shape.take_back(2); };
     ArrayRef<int64_t> outBatch = ArrayRef<int64_t>(*out).drop_back(2);
     if (last2(*x) != last2(*rows) || last2(*y) != last2(*cols) ||
-        last2(*out) != last2(*product) || out->size() < 3 ||
+        last2(*out) != last2(*product) ||
         ArrayRef<int64_t>(*rows).drop_back(2) != ArrayRef<int64_t>(*cols).drop_back(2))
       return rewriter.notifyMatchFailure(op, "the reshapes do more than regroup batches");
     // Each operand with the outer batch dimensions: its input where it has

@@ -441,6 +441,23 @@ func.func @matmul_through_reshapes(%x: tensor<2x7x16xf32>, %w: tensor<16x32xf32>
 
 // -----
 
+// A batched product of reshapes flattened to one dimension (the importer
+// fuzzer's attention output `.reshape(-1)`, seed 626501 program 84): no
+// batch and matrix to split, so it is left alone (the pattern split the
+// rank-1 shape first and aborted).
+// CHECK-LABEL: func.func @batched_matmul_flattened
+// CHECK: dl.matmul %{{.*}} -> tensor<16x2x2xf32>
+// CHECK: dl.reshape %{{.*}} shape = [64] : tensor<16x2x2xf32> -> tensor<64xf32>
+func.func @batched_matmul_flattened(%a: tensor<8x2x2x2xf32>, %b: tensor<8x2x2x2xf32>) -> tensor<64xf32> {
+  %0 = dl.reshape %a shape = [16, 2, 2] : tensor<8x2x2x2xf32> -> tensor<16x2x2xf32>
+  %1 = dl.reshape %b shape = [16, 2, 2] : tensor<8x2x2x2xf32> -> tensor<16x2x2xf32>
+  %2 = dl.matmul %0, %1 : (tensor<16x2x2xf32>, tensor<16x2x2xf32>) -> tensor<16x2x2xf32>
+  %3 = dl.reshape %2 shape = [64] : tensor<16x2x2xf32> -> tensor<64xf32>
+  return %3 : tensor<64xf32>
+}
+
+// -----
+
 // Kept: an outer reshape that changes N, an inner one that moves elements
 // across K, and a product with another user. Batches regrouped differently
 // on the two sides ([2, 3] and [3, 2], both 6 in row-major order) become
