@@ -232,7 +232,51 @@ bool hasVectorCode(affine::AffineForOp loop) {
 /// Lanes for `loop` on a target of `vectorBits`-bit registers: the elements
 /// of the widest type the loop loads or stores in one register, halved
 /// until they divide a static trip count.
+int64_t fullLanesFor(affine::AffineForOp loop, int64_t vectorBits);
+
 int64_t lanesFor(affine::AffineForOp loop, int64_t vectorBits) {
+  int64_t lanes = fullLanesFor(loop, vectorBits);
+  if (std::optional<uint64_t> trips = affine::getConstantTripCount(loop))
+    while (lanes > 1 && *trips % lanes != 0)
+      lanes /= 2;
+  return lanes;
+}
+
+/// Whether `loop` (from 0, step 1, T iterations) is better vectorized by
+/// `lanes` over its first T - T % lanes iterations, the rest a loop of its
+/// own: when halving the lanes until they divide T would lose more than
+/// half of them (T = 1500: 4 lanes instead of 16; ViT's 197: none, and LLVM
+/// vectorizes no float reduction) and the whole vectors do most of the work.
+bool worthPeeling(affine::AffineForOp loop, int64_t lanes) {
+  std::optional<uint64_t> trips = affine::getConstantTripCount(loop);
+  if (!trips || lanes < 2 || !loop.hasConstantLowerBound() ||
+      loop.getConstantLowerBound() != 0 || loop.getStepAsInt() != 1 ||
+      *trips % lanes == 0 || *trips < 4 * static_cast<uint64_t>(lanes))
+    return false;
+  int64_t halved = lanes;
+  while (halved > 1 && *trips % halved != 0)
+    halved /= 2;
+  return halved * 2 < lanes;
+}
+
+/// Splits `loop` (from 0, step 1) at the last multiple of `lanes`: the loop
+/// keeps the whole vectors, a copy after it runs the rest, starting from the
+/// values the first carries (iter_args).
+void peel(affine::AffineForOp loop, int64_t lanes) {
+  int64_t trips = static_cast<int64_t>(*affine::getConstantTripCount(loop));
+  int64_t split = trips - trips % lanes;
+  OpBuilder b(loop->getContext());
+  b.setInsertionPointAfter(loop);
+  auto rest = cast<affine::AffineForOp>(b.clone(*loop.getOperation()));
+  rest.setLowerBound({}, b.getConstantAffineMap(split));
+  loop.setUpperBound({}, b.getConstantAffineMap(split));
+  if (loop.getNumResults() == 0)
+    return;
+  loop->replaceAllUsesWith(rest->getResults());
+  rest.getInitsMutable().assign(loop.getResults());
+}
+
+int64_t fullLanesFor(affine::AffineForOp loop, int64_t vectorBits) {
   int64_t widest = 8;
   loop.walk([&](Operation *op) {
     if (!isa<affine::AffineReadOpInterface, affine::AffineWriteOpInterface>(op))
@@ -244,11 +288,7 @@ int64_t lanesFor(affine::AffineForOp loop, int64_t vectorBits) {
     else
       widest = std::max<int64_t>(widest, 64); // index
   });
-  int64_t lanes = std::max<int64_t>(vectorBits / widest, 1);
-  if (std::optional<uint64_t> trips = affine::getConstantTripCount(loop))
-    while (lanes > 1 && *trips % lanes != 0)
-      lanes /= 2;
-  return lanes;
+  return std::max<int64_t>(vectorBits / widest, 1);
 }
 
 struct DLAffineVectorizePass
@@ -269,6 +309,7 @@ struct DLAffineVectorizePass
     std::map<int64_t, DenseSet<Operation *>> candidates;
     affine::ReductionLoopMap reductionLoops;
     DenseSet<Operation *> all;
+    SmallVector<std::pair<affine::AffineForOp, int64_t>> toPeel;
     getOperation().walk<WalkOrder::PreOrder>([&](affine::AffineForOp loop) {
       // The cheap structural checks first: dependence analysis
       // (isLoopParallel) is quadratic in the accesses, and the loops of a
@@ -279,7 +320,12 @@ struct DLAffineVectorizePass
       int64_t lanes = vectorWidth > 0
                           ? static_cast<int64_t>(vectorWidth)
                           : lanesFor(loop, target.getVectorBits());
-      if (lanes < 2 || !vectorizesWithoutStaticTail(loop, lanes))
+      int64_t full = vectorWidth > 0 ? lanes
+                                     : fullLanesFor(loop, target.getVectorBits());
+      bool peeled = worthPeeling(loop, full);
+      if (peeled)
+        lanes = full;
+      else if (lanes < 2 || !vectorizesWithoutStaticTail(loop, lanes))
         return;
       SmallVector<affine::LoopReduction, 2> reductions;
       if (!affine::isLoopParallel(loop, &reductions))
@@ -290,11 +336,16 @@ struct DLAffineVectorizePass
            outer = outer->getParentOp())
         if (all.contains(outer) && !candidates[lanes].contains(outer))
           return;
+      if (peeled)
+        toPeel.push_back({loop, lanes});
       candidates[lanes].insert(loop);
       all.insert(loop);
       if (!reductions.empty())
         reductionLoops[loop] = reductions;
     });
+    // The remainder loops are not candidates: left scalar (for LLVM).
+    for (auto [loop, lanes] : toPeel)
+      peel(loop, lanes);
     for (auto &[lanes, loops] : candidates)
       if (!loops.empty())
         affine::vectorizeAffineLoops(getOperation(), loops, {lanes},
