@@ -29,6 +29,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -78,6 +79,10 @@ void addLinalgStage(OpPassManager &pm, const CPUPipelineOptions &options) {
     pm.addPass(createDLLinalgFuse());
   }
   addCleanups(pm);
+  if (options.fuseAttention) {
+    pm.addNestedPass<func::FuncOp>(createDLFuseAttention());
+    addCleanups(pm);
+  }
 }
 
 /// Tensors -> memrefs, function boundaries included (identity layouts, so the

@@ -575,7 +575,9 @@ def jit(fn=None, *, target="cpu", options=None, dynamic_batch=False,
         packed into column panels at compile time; CPU only),
         ``"dl-linalg-fuse"`` (elementwise fusion), ``"dl-fuse-epilogue"``
         (the elementwise op after a matmul or convolution computed in its
-        register tiles; CPU only), ``"dl-plan-memory"`` (temporaries
+        register tiles; CPU only), ``"dl-fuse-attention"`` (attention's
+        scores, softmax and weighted sum by blocks of query rows in one
+        loop; CPU only), ``"dl-plan-memory"`` (temporaries
         sharing memory), ``"dl-affine-transpose-squares"`` (transposes
         copied by vector squares; CPU only) and
         ``"dl-affine-promote-accumulators"`` (reductions' accumulators in

@@ -25,7 +25,7 @@ _PIPELINE_FORMATS = {"cubin": "bin", "fatbin": "fatbin"}
 
 #: Optimization passes that ``dlc.jit(disable=...)`` can turn off.
 GRAPH_PASSES = ("dl-simplify", "dl-raise-ops", "dl-fold-batchnorm", "dl-layout", "dl-pack-weights",
-                "dl-linalg-fuse", "dl-fuse-epilogue", "dl-plan-memory",
+                "dl-linalg-fuse", "dl-fuse-epilogue", "dl-fuse-attention", "dl-plan-memory",
                 "dl-affine-transpose-squares", "dl-affine-promote-accumulators",
                 "dl-outline-loops")
 
@@ -200,6 +200,7 @@ class CompileOptions:
         promote = "false" if "dl-affine-promote-accumulators" in self.disable else "true"
         squares = "false" if "dl-affine-transpose-squares" in self.disable else "true"
         outline = "false" if "dl-outline-loops" in self.disable else "true"
+        attention = "false" if "dl-fuse-attention" in self.disable else "true"
         # GPU: the graph stage is shared; dense convolutions as im2col + GEMM
         # for the matmul kernels, and every convolution in NHWC.
         direct = -1 if self.is_cuda else 0
@@ -210,7 +211,8 @@ class CompileOptions:
                 f"epilogue={epilogue} max-direct-filter-bytes={direct} "
                 f"promote-accumulators={promote} transpose-squares={squares} "
                 f"nchw-min-filter-bytes={direct} pack-weights={pack} "
-                f"outline-loops={outline} {self._common_pipeline_options()}")
+                f"outline-loops={outline} fuse-attention={attention} "
+                f"{self._common_pipeline_options()}")
 
 
 _CPU_FIELDS = tuple(f.name for f in fields(CPUOptions))

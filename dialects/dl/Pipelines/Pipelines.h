@@ -155,6 +155,12 @@ struct CPUPipelineOptions : public CommonPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("8-bit integer matmuls as the target's dot-product "
                      "micro-kernels, VNNI's vpdpbusd (dl-integer-matmul)"),
       llvm::cl::init(true)};
+  Option<bool> fuseAttention{
+      *this, "fuse-attention",
+      llvm::cl::desc("Attention (a contraction of a softmax of a contraction) "
+                     "as one loop over blocks of query rows "
+                     "(dl-fuse-attention)"),
+      llvm::cl::init(true)};
   Option<bool> cacheTile{
       *this, "cache-tile",
       llvm::cl::desc("L2/L1 tiles for nests that stride through memory "

@@ -221,7 +221,10 @@ struct DLAffineParallelizePass
     if (failed(dl::normalizeAffineLoops(getOperation())))
       return signalPassFailure();
     for (AffineForOp root : dl::outermostAffineLoops(getOperation()))
-      choose(root);
+      // A nest inside a parallel loop (dl-fuse-attention's tiles) already
+      // runs on a thread of its own.
+      if (!root->getParentOfType<affine::AffineParallelOp>())
+        choose(root);
   }
 
   /// Parallelizes `loop` if it qualifies, else looks inside it.

@@ -15,6 +15,8 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -27,11 +29,76 @@ using namespace mlir;
 
 namespace {
 
+/// An scf.forall on buffers (a tile loop of dl-fuse-attention, no shared
+/// outputs) with constant bounds as an affine.parallel: its induction
+/// variables are then valid affine dims for the nests inside (the sizes of
+/// the partial last tile, an affine.min of them, bound their loops).
+LogicalResult forallToAffineParallel(IRRewriter &rewriter,
+                                     scf::ForallOp forall) {
+  if (!forall.getOutputs().empty())
+    return forall.emitError("dl-linalg-to-affine-loops: an scf.forall with "
+                            "shared outputs (not bufferized)");
+  std::optional<SmallVector<int64_t>> lbs =
+      getConstantIntValues(forall.getMixedLowerBound());
+  std::optional<SmallVector<int64_t>> ubs =
+      getConstantIntValues(forall.getMixedUpperBound());
+  std::optional<SmallVector<int64_t>> steps =
+      getConstantIntValues(forall.getMixedStep());
+  if (!lbs || !ubs || !steps)
+    return success(); // left as it is: lowered to scf.parallel later
+  MLIRContext *context = rewriter.getContext();
+  SmallVector<AffineMap> lbMaps, ubMaps;
+  for (auto [lb, ub] : llvm::zip(*lbs, *ubs)) {
+    lbMaps.push_back(AffineMap::getConstantMap(lb, context));
+    ubMaps.push_back(AffineMap::getConstantMap(ub, context));
+  }
+  rewriter.setInsertionPoint(forall);
+  auto parallel = affine::AffineParallelOp::create(
+      rewriter, forall.getLoc(), TypeRange{}, ArrayRef<arith::AtomicRMWKind>{},
+      lbMaps, ValueRange{}, ubMaps, ValueRange{}, *steps);
+  Block *body = parallel.getBody();
+  rewriter.eraseOp(body->getTerminator());
+  Block *old = forall.getBody();
+  rewriter.eraseOp(old->getTerminator()); // the empty scf.forall.in_parallel
+  rewriter.inlineBlockBefore(old, body, body->end(), body->getArguments());
+  rewriter.setInsertionPointToEnd(body);
+  affine::AffineYieldOp::create(rewriter, forall.getLoc());
+  rewriter.eraseOp(forall);
+  return success();
+}
+
+/// A loop whose upper bound is the result of an affine.min (the rows of a
+/// partial tile, which is not a valid affine dim) bounded by the min's map
+/// itself: `for i = 0 to min(1500 - t, 24)`.
+LogicalResult composeMinBound(affine::AffineForOp loop) {
+  AffineMap map = loop.getUpperBoundMap();
+  if (map.getNumResults() != 1 || loop.getUpperBoundOperands().size() != 1)
+    return success();
+  auto min = loop.getUpperBoundOperands()[0].getDefiningOp<affine::AffineMinOp>();
+  if (!min)
+    return success();
+  bool isOperand = map.getNumDims() == 1 && map.getResult(0) == getAffineDimExpr(0, map.getContext());
+  bool isSymbol = map.getNumSymbols() == 1 && map.getResult(0) == getAffineSymbolExpr(0, map.getContext());
+  if (!isOperand && !isSymbol)
+    return loop.emitError("dl-linalg-to-affine-loops: a loop bound computed "
+                          "from an affine.min that is not the bound itself");
+  loop.setUpperBound(min.getMapOperands(), min.getAffineMap());
+  return success();
+}
+
 struct DLLinalgToAffineLoopsPass
     : public dl::impl::DLLinalgToAffineLoopsBase<DLLinalgToAffineLoopsPass> {
   using DLLinalgToAffineLoopsBase::DLLinalgToAffineLoopsBase;
 
   void runOnOperation() override {
+    {
+      SmallVector<scf::ForallOp> foralls;
+      getOperation().walk([&](scf::ForallOp forall) { foralls.push_back(forall); });
+      IRRewriter rewriter(&getContext());
+      for (scf::ForallOp forall : foralls)
+        if (failed(forallToAffineParallel(rewriter, forall)))
+          return signalPassFailure();
+    }
     SmallVector<linalg::LinalgOp> ops;
     getOperation().walk([&](linalg::LinalgOp op) {
       if (op.hasPureBufferSemantics())
@@ -52,6 +119,12 @@ struct DLLinalgToAffineLoopsPass
         loops->front()->setAttr(dl::kStrategyAttrName, strategy);
       rewriter.eraseOp(op);
     }
+    WalkResult bounds = getOperation().walk([](affine::AffineForOp loop) {
+      return failed(composeMinBound(loop)) ? WalkResult::interrupt()
+                                           : WalkResult::advance();
+    });
+    if (bounds.wasInterrupted())
+      return signalPassFailure();
     // The entry of the affine level: the loop passes' contract holds from
     // here (loops over a size-0 dimension deleted; see AffineUtils.h).
     if (failed(dl::normalizeAffineLoops(getOperation())))

@@ -10,6 +10,45 @@
 
 include "mlir/Pass/PassBase.td"
 
+def DLFuseAttention : Pass<"dl-fuse-attention", "::mlir::func::FuncOp"> {
+  let summary = "Attention by blocks of query rows: scores, softmax and the weighted sum in one tile loop";
+  let description = [{
+    On linalg on tensors. A contraction of static shape (batch dims, one
+    row dim M, one reduction) whose right operand is not a constant and
+    whose left operand is computed, through linalg ops of which one reduces
+    (the softmax's maximum and sum), from another contraction of two
+    non-constant operands (attention: `softmax(Q K^T) V`, with any scaling,
+    mask or cast in between) is tiled by 1 along its batch dims and by a
+    block of rows along M into an `scf.forall` (the whole blocks and the
+    rest as two loops, so every tile has a static shape), and its producers
+    are fused into the tile (upstream's tile-and-fuse) where each tile
+    computes its own part of them: a producer whose slice does not move with
+    every tile loop (the transposed K all row blocks read) is left outside,
+    computed once. The block's scores, softmax and product stay in L2
+    instead of passes over the whole [heads, S, S] scores, and the chain is
+    one parallel region. Block rows: a multiple of the register tile's rows
+    (`#dl.target`), as many as keep three [rows, K] blocks within half of
+    L2, halved while there would be under two blocks per thread; `rows`
+    fixes it. Two GEMMs of weights (an MLP) and dynamic shapes are left
+    alone. Upstream has the tile-and-fuse but no pass that chooses
+    attention's tiles: this pass is ours.
+  }];
+  let options = [
+    Option<"rows", "rows", "int64_t", /*default=*/"0",
+           "Query rows per block (0: from the target's L2 and register tile)">,
+    Option<"maxChain", "max-chain", "int", /*default=*/"8",
+           "The most linalg ops between the two contractions">,
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark for each tiled contraction: rows, producers fused">,
+  ];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def DLLinalgToAffineLoops : Pass<"dl-linalg-to-affine-loops", "::mlir::func::FuncOp"> {
   let summary = "linalg ops on buffers to affine loop nests, keeping their strategy";
   let description = [{
