@@ -98,7 +98,12 @@ def DLAffineRegisterTile : Pass<"dl-affine-register-tile", "::mlir::func::FuncOp
     only write is to the output, at an address that names every non-reduction
     loop, and the output is a fresh allocation no input aliases). Rows and
     columns that do not fill a tile run in the original loop nest, restricted
-    to the remainder.
+    to the remainder. Where the output was filled with a constant just before
+    the nest (linalg.fill's nest, nothing between them using it) and the
+    reduction is not blocked, the tiles start from that constant in
+    registers instead of loading it, and the fill is deleted when nothing
+    reads it any more (no remainder nest; the tiles store every element, or
+    an epilogue took the result and the output has no other user).
 
     Requirements, else the nest is left alone: the output is written by one
     affine.store and read by one affine.load at the same address; its indices

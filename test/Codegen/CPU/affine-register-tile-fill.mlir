@@ -1,0 +1,103 @@
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=haswell threads=1},func.func(dl-affine-register-tile{rows=4 vectors=2 pack=false}))' | FileCheck %s
+
+// The output filled with a constant just before the accumulation (the nest
+// of linalg.fill): each tile starts from that constant in registers instead
+// of loading it, and the fill goes, since the tiles write every element
+// (8 x 32 = 2 row tiles x 2 column tiles of 4 x 16).
+func.func @filled(%a: memref<8x12xf32>, %b: memref<12x32xf32>) -> memref<8x32xf32> {
+  %c = memref.alloc() : memref<8x32xf32>
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 32 {
+      affine.store %zero, %c[%i, %j] : memref<8x32xf32>
+    }
+  }
+  affine.for %i = 0 to 8 {
+    affine.for %k = 0 to 12 {
+      affine.for %j = 0 to 32 {
+        %0 = affine.load %a[%i, %k] : memref<8x12xf32>
+        %1 = affine.load %b[%k, %j] : memref<12x32xf32>
+        %2 = affine.load %c[%i, %j] : memref<8x32xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j] : memref<8x32xf32>
+      }
+    }
+  }
+  return %c : memref<8x32xf32>
+}
+// CHECK-LABEL: func.func @filled
+// CHECK:         %[[C:.*]] = memref.alloc
+// CHECK-NOT:     affine.store
+// CHECK:         affine.for %{{.*}} = 0 to 8 step 4 {
+// CHECK:           affine.for %{{.*}} = 0 to 32 step 16 {
+// CHECK-NOT:         affine.vector_load %[[C]]
+// CHECK:             %[[START:.*]] = vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// CHECK:             affine.for %{{.*}} = 0 to 12 iter_args(%{{.*}} = %[[START]], %{{.*}} = %[[START]]
+// CHECK:           affine.vector_store %{{.*}}, %[[C]]
+
+// -----
+
+// 18 columns: the tiles cover 16, the original nest the 2 left over (fewer
+// than a 4-lane vector), which reads the fill: the fill stays (the tiles
+// still start from the constant).
+func.func @remainder(%a: memref<8x12xf32>, %b: memref<12x18xf32>) -> memref<8x18xf32> {
+  %c = memref.alloc() : memref<8x18xf32>
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 18 {
+      affine.store %zero, %c[%i, %j] : memref<8x18xf32>
+    }
+  }
+  affine.for %i = 0 to 8 {
+    affine.for %k = 0 to 12 {
+      affine.for %j = 0 to 18 {
+        %0 = affine.load %a[%i, %k] : memref<8x12xf32>
+        %1 = affine.load %b[%k, %j] : memref<12x18xf32>
+        %2 = affine.load %c[%i, %j] : memref<8x18xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j] : memref<8x18xf32>
+      }
+    }
+  }
+  return %c : memref<8x18xf32>
+}
+// CHECK-LABEL: func.func @remainder
+// CHECK:         affine.for %{{.*}} = 0 to 8 {
+// CHECK-NEXT:      affine.for %{{.*}} = 0 to 18 {
+// CHECK-NEXT:        affine.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<8x18xf32>
+// CHECK:         vector.broadcast %{{.*}} : f32 to vector<8xf32>
+
+// -----
+
+// Something between the fill and the accumulation reads the output: the
+// tiles load their start from memory, and the fill stays.
+func.func @read_between(%a: memref<8x12xf32>, %b: memref<12x32xf32>, %d: memref<8x32xf32>) -> memref<8x32xf32> {
+  %c = memref.alloc() : memref<8x32xf32>
+  %zero = arith.constant 1.0 : f32
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 32 {
+      affine.store %zero, %c[%i, %j] : memref<8x32xf32>
+    }
+  }
+  memref.copy %c, %d : memref<8x32xf32> to memref<8x32xf32>
+  affine.for %i = 0 to 8 {
+    affine.for %k = 0 to 12 {
+      affine.for %j = 0 to 32 {
+        %0 = affine.load %a[%i, %k] : memref<8x12xf32>
+        %1 = affine.load %b[%k, %j] : memref<12x32xf32>
+        %2 = affine.load %c[%i, %j] : memref<8x32xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j] : memref<8x32xf32>
+      }
+    }
+  }
+  return %c : memref<8x32xf32>
+}
+// CHECK-LABEL: func.func @read_between
+// CHECK:         affine.store
+// CHECK:         memref.copy
+// CHECK-NOT:     vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// CHECK:         affine.vector_load %{{.*}} : memref<8x32xf32>, vector<8xf32>
