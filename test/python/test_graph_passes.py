@@ -601,9 +601,10 @@ PACK_B = RNG.standard_normal(200).astype(F32)
 PACKED = re.compile(r"dl\.matmul .*: \(tensor<1x\d+x64xf32>, tensor<(\d+)x64x(\d+)xf32>\)")
 
 
-@pytest.mark.parametrize("shape", [(1, 64), (5, 64), (2, 3, 64), (32, 64)])
+@pytest.mark.parametrize("shape", [(1, 64), (5, 64), (2, 3, 64), (32, 64), (197, 64),
+                                   (256, 64)])
 def test_pack_weights_packs_few_row_products_with_a_constant(shape):
-    """x @ W with W constant and at most 32 rows of x reads W as column
+    """x @ W with W constant and at most 256 rows of x reads W as column
     panels packed at compile time (the target's register-tile width; 100
     columns are no whole number of panels): same values as numpy, bias
     and activation after it included."""
@@ -620,9 +621,9 @@ def test_pack_weights_packs_few_row_products_with_a_constant(shape):
 
 @pytest.mark.parametrize("case", ["rows", "argument", "disabled", "dynamic"])
 def test_pack_weights_leaves_other_products_alone(case):
-    """More than 32 rows, a weight that is an argument, the pass disabled, or
-    a dynamic batch: the matmul as it was, same values."""
-    rows = 33 if case == "rows" else 4
+    """More than 256 rows, a weight that is an argument, the pass disabled,
+    or a dynamic batch: the matmul as it was, same values."""
+    rows = 257 if case == "rows" else 4
     x = RNG.standard_normal((rows, 64)).astype(F32)
     if case == "argument":
         f, args = dlc.jit(lambda a, w: a @ w), (x, PACK_W)
@@ -677,11 +678,11 @@ def test_pack_weights_lays_out_a_transposed_weight_in_blocks():
     rng = np.random.default_rng(64)
     w = rng.standard_normal((130, 70)).astype(F32)
     text = f"""
-    func.func @f(%x: tensor<40x70xf32>) -> tensor<40x130xf32> {{
+    func.func @f(%x: tensor<300x70xf32>) -> tensor<300x130xf32> {{
       %w = dl.constant dense<{w.tolist()}> : tensor<130x70xf32>
       %t = dl.transpose %w perm = [1, 0] : tensor<130x70xf32> -> tensor<70x130xf32>
-      %y = dl.matmul %x, %t : (tensor<40x70xf32>, tensor<70x130xf32>) -> tensor<40x130xf32>
-      return %y : tensor<40x130xf32>
+      %y = dl.matmul %x, %t : (tensor<300x70xf32>, tensor<70x130xf32>) -> tensor<300x130xf32>
+      return %y : tensor<300x130xf32>
     }}"""
     with ir.Context():
         module = ir.Module.parse(text)

@@ -86,8 +86,10 @@ def DLPackWeights : Pass<"dl-pack-weights"> {
     left alone (`report` says why in remarks).
   }];
   let options = [
-    Option<"maxRows", "max-rows", "int64_t", /*default=*/"32",
-           "Most rows of x (its dimensions but the last, multiplied) packed for">,
+    Option<"maxRows", "max-rows", "int64_t", /*default=*/"256",
+           "Most rows of x (its dimensions but the last, multiplied) packed for "
+           "(256: a model's weights stream from memory; panels read in one "
+           "stream win up to ViT's 197 rows and lose at ResNet's 784)">,
     Option<"panel", "panel", "int64_t", /*default=*/"0",
            "Columns per panel (0: the target's register tile: vectors x lanes)">,
     Option<"report", "report", "bool", /*default=*/"false",
