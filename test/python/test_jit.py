@@ -652,7 +652,9 @@ def test_large_constants_stay_out_of_the_compiled_code(monkeypatch):
     w = np.random.default_rng(3).standard_normal((600, 700)).astype(np.float32)
     small = np.arange(6, dtype=np.float32)
     f = dlc.jit(lambda a: (dlc.relu(a) @ w + small[:1], w))
-    x = np.random.default_rng(4).standard_normal((40, 600)).astype(np.float32)
+    # 300 rows: more than dl-pack-weights packs for (a packed copy would be
+    # a second weight beside the returned one)
+    x = np.random.default_rng(4).standard_normal((300, 600)).astype(np.float32)
     lowered = f.lower(x)
     compiled = lowered.compile()
     weights = compiled._function.code.weights
