@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/IR/PatternMatch.h"
@@ -44,8 +45,8 @@ LogicalResult forallToAffineParallel(IRRewriter &rewriter,
       getConstantIntValues(forall.getMixedUpperBound());
   std::optional<SmallVector<int64_t>> steps =
       getConstantIntValues(forall.getMixedStep());
-  if (!lbs || !ubs || !steps)
-    return success(); // left as it is: lowered to scf.parallel later
+  if (!lbs || !ubs || !steps) // bounds known at run time: an scf.parallel
+    return scf::forallToParallelLoop(rewriter, forall);
   MLIRContext *context = rewriter.getContext();
   SmallVector<AffineMap> lbMaps, ubMaps;
   for (auto [lb, ub] : llvm::zip(*lbs, *ubs)) {
@@ -80,8 +81,7 @@ LogicalResult composeMinBound(affine::AffineForOp loop) {
   bool isOperand = map.getNumDims() == 1 && map.getResult(0) == getAffineDimExpr(0, map.getContext());
   bool isSymbol = map.getNumSymbols() == 1 && map.getResult(0) == getAffineSymbolExpr(0, map.getContext());
   if (!isOperand && !isSymbol)
-    return loop.emitError("dl-linalg-to-affine-loops: a loop bound computed "
-                          "from an affine.min that is not the bound itself");
+    return success(); // a valid bound as it is: left alone
   loop.setUpperBound(min.getMapOperands(), min.getAffineMap());
   return success();
 }

@@ -101,3 +101,39 @@ func.func @read_between(%a: memref<8x12xf32>, %b: memref<12x32xf32>, %d: memref<
 // CHECK:         memref.copy
 // CHECK-NOT:     vector.broadcast %{{.*}} : f32 to vector<8xf32>
 // CHECK:         affine.vector_load %{{.*}} : memref<8x32xf32>, vector<8xf32>
+
+// -----
+
+// A write through a view of the output between the fill and the
+// accumulation: the output no longer holds only the constant; the tiles
+// load their start from memory, and the fill stays.
+func.func @view_written_between(%a: memref<8x12xf32>, %b: memref<12x32xf32>) -> memref<8x32xf32> {
+  %c = memref.alloc() : memref<8x32xf32>
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 32 {
+      affine.store %zero, %c[%i, %j] : memref<8x32xf32>
+    }
+  }
+  %row = memref.subview %c[0, 0] [1, 32] [1, 1] : memref<8x32xf32> to memref<1x32xf32, strided<[32, 1]>>
+  affine.store %one, %row[0, 3] : memref<1x32xf32, strided<[32, 1]>>
+  affine.for %i = 0 to 8 {
+    affine.for %k = 0 to 12 {
+      affine.for %j = 0 to 32 {
+        %0 = affine.load %a[%i, %k] : memref<8x12xf32>
+        %1 = affine.load %b[%k, %j] : memref<12x32xf32>
+        %2 = affine.load %c[%i, %j] : memref<8x32xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j] : memref<8x32xf32>
+      }
+    }
+  }
+  return %c : memref<8x32xf32>
+}
+// CHECK-LABEL: func.func @view_written_between
+// CHECK:         affine.store
+// CHECK:         memref.subview
+// CHECK-NOT:     vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// CHECK:         affine.vector_load %{{.*}} : memref<8x32xf32>, vector<8xf32>

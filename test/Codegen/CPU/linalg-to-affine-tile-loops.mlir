@@ -51,8 +51,8 @@ func.func @partial(%x: memref<100x8xf32>, %y: memref<100x8xf32>) {
 
 // -----
 
-// Bounds known only at run time: left an scf.forall (lowered to an
-// scf.parallel later), the ops inside still become loops.
+// Bounds known only at run time: an scf.parallel (dl-outline-parallel runs
+// it on the thread pool), the ops inside still become loops.
 func.func @dynamic(%x: memref<?xf32>, %n: index) {
   scf.forall (%i) in (%n) {
     %v = memref.subview %x[%i] [1] [1] : memref<?xf32> to memref<1xf32, strided<[1], offset: ?>>
@@ -62,5 +62,6 @@ func.func @dynamic(%x: memref<?xf32>, %n: index) {
   return
 }
 // CHECK-LABEL: func.func @dynamic
-// CHECK:         scf.forall
+// CHECK-NOT:     scf.forall
+// CHECK:         scf.parallel
 // CHECK:           affine.for

@@ -46,6 +46,7 @@
 #include "mlir/Dialect/Affine/IR/AffineValueMap.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IntegerSet.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::dl;
@@ -86,9 +87,15 @@ AffineForOp findFill(AffineForOp root, Value output, Value &value) {
   if (!type || !type.hasStaticShape())
     return {};
   for (Operation *op = root->getPrevNode(); op; op = op->getPrevNode()) {
+    // Any access to a memref that may share bytes with the output (a view
+    // of it, an overlapping view of the same arena) counts as a use; making
+    // a view does not.
     bool uses = false;
     op->walk([&](Operation *nested) {
-      uses |= llvm::is_contained(nested->getOperands(), output);
+      if (nested->getNumRegions() == 0 && isMemoryEffectFree(nested))
+        return;
+      for (Value operand : nested->getOperands())
+        uses |= isa<MemRefType>(operand.getType()) && mayAlias(operand, output);
     });
     if (!uses)
       continue;
