@@ -692,3 +692,59 @@ def test_pack_weights_lays_out_a_transposed_weight_in_blocks():
         assert len(constants) == 1 and "dl.transpose" not in str(module)
         laid_out = np.asarray(constants[0].attributes["value"])
     np.testing.assert_array_equal(laid_out, w.T)
+
+
+CONV_PACKED = re.compile(r"dl\.matmul .*: \(tensor<1x(\d+)x(\d+)xf32>, tensor<(\d+)x\2x(\d+)xf32>\)")
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("case", [
+    # (N, C, H, W, F, KH, KW, stride, padding, dilation, bias)
+    (1, 16, 7, 7, 200, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), True),    # 49 rows, padded
+    (1, 24, 9, 9, 130, 3, 3, (2, 2), (1, 1, 1, 1), (1, 1), False),   # strided
+    (1, 8, 14, 14, 150, 1, 1, (1, 1), (0, 0, 0, 0), (1, 1), True),   # 1x1: 196 rows
+    (1, 8, 14, 14, 150, 1, 1, (2, 2), (0, 0, 0, 0), (1, 1), True),   # 1x1 downsample
+    (2, 5, 8, 10, 144, 3, 2, (1, 2), (2, 0, 1, 1), (2, 1), True),    # uneven everything
+    (4, 6, 8, 8, 128, 5, 5, (1, 1), (2, 2, 2, 2), (1, 1), False),    # 256 rows, 5x5
+])
+def test_pack_weights_convolution_as_packed_im2col_product(case, layout):
+    """dl-pack-weights: a convolution with a constant filter and at most 256
+    output pixels becomes im2col(x) @ the filter packed in panels (dl.pad,
+    strided dl.slice windows, dl.concat), bias after; same values as the
+    direct numpy convolution whatever the stride, padding, dilation, kernel
+    and channel counts (no whole number of panels for 130, 144, 150)."""
+    n, c, h, w, f, kh, kw, stride, padding, dilation, bias = case
+    rng = np.random.default_rng(sum(case[:7]))
+    filt = (rng.standard_normal((f, c, kh, kw)) / np.sqrt(c * kh * kw)).astype(F32)
+    b = rng.standard_normal(f).astype(F32) if bias else None
+    x = rng.standard_normal((n, c, h, w)).astype(F32)
+    expected = reference_conv2d(x, filt, b, stride=stride, padding=padding, dilation=dilation)
+    if layout == "NHWC":
+        x, filt = x.transpose(0, 2, 3, 1).copy(), filt.transpose(2, 3, 1, 0).copy()
+        expected = expected.transpose(0, 2, 3, 1)
+    fn = dlc.jit(lambda a: dlc.relu(dlc.conv2d(a, filt, b, stride=stride, padding=padding,
+                                               dilation=dilation, layout=layout)))
+    lowered = fn.lower(x)
+    graph = lowered.as_text("graph")
+    rows, k, panels, width = map(int, CONV_PACKED.search(graph).groups())
+    assert rows == expected.size // f and k == kh * kw * c and "dl.conv2d" not in graph
+    assert panels * width >= f > (panels - 1) * width
+    close(lowered.compile()(x), np.maximum(expected, 0), rtol=1e-4)
+    unpacked = dlc.jit(lambda a: dlc.relu(dlc.conv2d(a, filt, b, stride=stride, padding=padding,
+                                                     dilation=dilation, layout=layout)),
+                       disable="dl-pack-weights").lower(x)
+    assert "dl.conv2d" in unpacked.as_text("graph")
+
+
+def test_pack_weights_leaves_large_and_grouped_convolutions_alone():
+    """Over 256 output pixels, or grouped: the convolution stays one."""
+    rng = np.random.default_rng(17)
+    large = rng.standard_normal((128, 8, 3, 3)).astype(F32)
+    grouped = rng.standard_normal((128, 4, 3, 3)).astype(F32)
+    x = rng.standard_normal((1, 8, 17, 17)).astype(F32)
+    for filt, groups in ((large, 1), (grouped, 2)):
+        fn = dlc.jit(lambda a: dlc.conv2d(a, filt, padding=1, groups=groups))
+        graph = fn.lower(x).as_text("graph")
+        assert "dl.conv2d" in graph and not CONV_PACKED.search(graph)
+        close(fn(x), reference_conv2d(x, filt, padding=(1, 1, 1, 1), groups=groups),
+              rtol=1e-4)

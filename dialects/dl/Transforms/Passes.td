@@ -83,7 +83,11 @@ def DLPackWeights : Pass<"dl-pack-weights"> {
     contiguous for the micro-kernel, instead of `p` columns of every row of
     a wide `W`. Weights that are not dense f32 constants, dynamic or many
     rows, fewer than two panels, and matmuls with a recorded strategy are
-    left alone (`report` says why in remarks).
+    left alone (`report` says why in remarks). With `convolutions` (the
+    default), an NHWC `dl.conv2d` with a constant filter, no groups and at
+    most `max-rows` output pixels becomes `im2col(x) @ W` (`dl.pad`, strided
+    `dl.slice` windows, `dl.concat`; `W` the filter as `[KH*KW*C, F]`) plus
+    its bias, and `W` is packed the same way.
   }];
   let options = [
     Option<"maxRows", "max-rows", "int64_t", /*default=*/"256",
@@ -92,6 +96,9 @@ def DLPackWeights : Pass<"dl-pack-weights"> {
            "stream win up to ViT's 197 rows and lose at ResNet's 784)">,
     Option<"panel", "panel", "int64_t", /*default=*/"0",
            "Columns per panel (0: the target's register tile: vectors x lanes)">,
+    Option<"convolutions", "convolutions", "bool", /*default=*/"true",
+           "Also NHWC convolutions with a constant filter and at most max-rows "
+           "output pixels, as im2col @ the filter packed">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Emit a remark for each matmul: packed, or why not">,
   ];

@@ -57,8 +57,16 @@ def DLLinalgToAffineLoops : Pass<"dl-linalg-to-affine-loops", "::mlir::func::Fun
     the `dl.strategy` an op carries (`#dl.strategy`, from
     `dl-select-strategies`) moves to the outermost loop of its nest, where
     `dl-affine-interchange` keeps it and `dl-affine-register-tile` reads it.
-    Upstream's drops every attribute of the ops it lowers.
+    Upstream's drops every attribute of the ops it lowers. Then (unless
+    `fold-subviews=false`) scalar affine loads and stores through a
+    `memref.subview` of static offsets and strides, same rank, of an
+    identity-layout source, access that source at `offset + stride * i`: the
+    copies of concatenations, slices and pads vectorize.
   }];
+  let options = [
+    Option<"foldSubviews", "fold-subviews", "bool", /*default=*/"true",
+           "Move accesses through static subviews to the subviews' sources">,
+  ];
   let dependentDialects = ["::mlir::affine::AffineDialect",
                            "::mlir::memref::MemRefDialect"];
 }

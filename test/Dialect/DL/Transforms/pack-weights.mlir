@@ -2,6 +2,7 @@
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=znver3},dl-pack-weights{panel=2 max-rows=4 report=true})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=REPORT
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=znver3},dl-pack-weights)' | FileCheck %s --check-prefix=ZEN3
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=znver4},dl-pack-weights)' | FileCheck %s --check-prefix=ZEN4
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=znver3},dl-pack-weights{panel=2 convolutions=false})' | FileCheck %s --check-prefix=NOCONV
 // RUN: not dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-pack-weights{max-rows=0})' 2>&1 | FileCheck %s --check-prefix=BADROWS
 // RUN: not dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-pack-weights{panel=-3})' 2>&1 | FileCheck %s --check-prefix=BADPANEL
 
@@ -141,4 +142,92 @@ func.func @target_panels(%x: tensor<1x4xf32>) -> tensor<1x130xf32> {
   %w = dl.constant dense<[[-0.52, 0.09, -0.26, 0.21, 0.25, -0.87, -0.97, 0.67, -0.48, -0.53, 0.99, -0.06, 0.67, -0.05, 0.28, -0.70, 0.27, 0.74, 0.05, 0.48, 0.34, -0.87, 0.52, 0.18, -0.40, -0.94, 0.73, -0.05, 0.44, 0.76, 0.43, 0.84, -0.21, 0.60, -0.11, 0.87, 0.76, -0.81, -0.73, -0.57, 0.93, -0.13, 0.25, -0.40, 0.01, -0.23, -0.30, 0.17, 0.17, 0.81, 0.36, 0.86, 0.71, 0.98, 0.34, -0.67, 0.72, 0.93, 0.81, 0.14, 0.43, -0.58, 0.66, 0.15, -0.43, -0.87, 0.71, 0.98, -0.82, 0.60, -0.18, -0.70, -0.41, 0.54, 0.75, -0.91, 0.23, -0.91, 0.44, -0.34, 0.76, 0.96, 0.01, 1.00, -0.38, -0.85, 0.20, -0.94, -0.61, -0.18, 0.22, -0.69, -0.92, 0.74, -0.37, 0.92, 0.79, -0.24, -0.08, 0.04, 0.29, 0.19, 0.12, 0.24, 0.88, 0.01, -0.14, 0.44, -0.52, -0.40, 0.96, 0.04, 0.10, -0.98, -0.17, 0.16, -0.96, 0.23, 0.26, -0.88, 0.25, -0.07, 0.36, -0.29, 0.41, 0.48, -0.96, -0.88, 0.35, 0.93], [-0.50, -0.09, 0.19, -0.36, -0.27, -0.37, -0.26, 0.19, -0.40, -0.25, 0.54, -0.95, 0.14, 0.47, -0.38, -0.55, 0.61, -0.52, -0.63, -0.13, 0.40, -0.80, -0.36, -0.33, 0.67, -0.12, 0.71, -0.66, -0.33, 0.30, 0.77, -0.10, -0.55, -0.76, 0.06, -0.62, 0.61, 0.68, -0.63, -0.44, 0.61, 0.28, 0.61, -0.31, -0.74, -0.42, 0.59, -0.46, -0.31, -0.17, -0.16, -0.18, 0.84, -0.69, -0.99, 0.89, 0.76, 0.97, -0.13, 0.90, 0.85, -0.56, 0.49, 0.67, 0.33, 0.04, -0.42, -0.32, -0.55, -0.86, 0.18, -0.43, 0.62, -0.91, 0.81, 0.39, 0.85, 0.79, 0.80, 0.15, -0.97, 0.49, -0.66, -0.40, 0.33, 0.05, -0.17, 0.88, 0.22, -0.32, -0.50, 0.72, -0.05, 0.56, -0.30, -0.61, 0.07, 0.63, -0.66, 0.58, 0.84, 0.61, 0.65, -0.98, 0.26, 0.73, -0.90, -0.46, -0.46, 0.05, -0.15, -0.05, 0.55, -1.00, -0.89, -0.75, -0.75, -0.86, 0.95, 0.71, -0.83, 0.00, -0.37, -0.37, -0.30, 0.29, 0.17, -0.28, -0.62, -0.34], [-0.75, 0.11, 0.43, -0.24, -0.84, -0.64, -0.25, 0.21, 0.57, -0.24, 0.60, 0.25, -0.14, -0.26, -0.01, 0.41, -0.16, 0.39, -0.08, -0.51, 0.07, 0.39, -0.86, -0.15, -0.15, 0.76, 0.87, -0.25, 0.80, 0.58, -0.48, -0.07, -0.75, 0.63, 0.32, 0.77, 0.58, 0.34, 0.47, 0.13, -0.79, 0.18, -0.99, -0.71, 0.55, -0.91, -0.82, -0.80, 0.76, -0.64, -0.95, 0.68, -0.76, 0.69, 0.35, 0.67, 0.90, 0.16, 0.60, -0.93, 0.53, 0.02, 0.43, -0.79, 0.50, 0.87, -0.88, -0.35, 0.13, 0.66, -0.52, -0.64, -0.50, 0.23, 0.51, -0.21, -0.27, -0.21, -0.30, -0.16, -0.83, 0.00, 0.95, -0.17, 0.49, -0.68, 0.38, 0.51, 0.35, 0.03, -0.03, 0.29, 0.79, -0.70, -0.81, 0.50, 0.83, 0.03, -0.11, 0.44, -0.63, -0.47, -0.60, 0.17, -0.37, -0.54, 0.38, 0.91, -0.41, 0.41, -0.17, 0.71, 0.17, -0.47, -0.56, -0.95, -0.04, -0.23, -0.66, -0.28, -0.36, 0.55, -0.71, 0.98, -0.04, 0.20, -0.06, 0.67, 0.64, 0.11], [-0.04, 0.44, 0.71, -0.20, 0.47, 0.92, -0.07, -0.54, -0.53, 0.44, 0.35, 0.92, 0.71, -0.52, -0.62, -0.48, -0.63, 0.41, 0.72, 0.80, -0.49, 0.73, -0.37, -0.15, 0.46, -0.83, -0.81, 0.67, -0.42, -0.29, 0.16, 0.35, -0.99, -0.33, -0.13, -0.03, -0.58, 0.17, 0.91, -0.22, 0.09, -0.76, -0.45, 0.33, -0.77, 0.77, 0.82, -0.81, 0.88, -0.25, 0.54, 0.51, -0.41, 0.35, 0.31, 0.61, -0.47, 0.51, 0.92, 0.35, 0.07, -0.77, -0.01, -0.30, 0.44, 0.36, 0.13, -0.64, 0.29, 0.26, -0.64, 0.78, 0.31, -0.75, 0.86, -0.72, -0.34, 0.44, 0.19, 0.11, 0.29, -0.08, -0.38, -0.65, -0.86, 0.43, 0.51, 0.09, 0.48, -0.28, -0.47, -0.23, 0.75, -0.92, 0.01, -0.51, 0.54, -0.29, -0.33, -0.19, 0.08, 0.54, -0.29, 0.69, -0.78, -0.46, -0.80, -0.77, 0.56, 0.45, -0.63, -0.62, -0.17, 0.49, 0.63, 0.50, 0.18, -0.71, -0.20, -0.61, 0.06, 0.14, -0.60, -0.50, 0.56, -0.94, 0.61, 0.78, 0.90, -0.23]]> : tensor<4x130xf32>
   %y = dl.matmul %x, %w : (tensor<1x4xf32>, tensor<4x130xf32>) -> tensor<1x130xf32>
   return %y : tensor<1x130xf32>
+}
+
+// -----
+
+// An NHWC convolution with a constant filter and few output pixels (4 here,
+// padding 1, stride 2): im2col -- the padded input's 9 strided windows
+// concatenated along the channels, in the filter's (kh, kw, c) order -- times
+// the filter as a [9, 4] matrix, packed like a linear layer's weight; the
+// bias is added after.
+// CHECK-LABEL: func.func @conv_as_packed_product
+// CHECK: %[[P:.*]] = dl.pad %arg0 low = [0, 1, 1, 0] high = [0, 1, 1, 0] value = 0.000000e+00 : tensor<1x3x3x1xf32> -> tensor<1x5x5x1xf32>
+// CHECK: dl.slice %[[P]] starts = [0, 0, 0, 0] sizes = [1, 2, 2, 1] strides = [1, 2, 2, 1]
+// CHECK-COUNT-7: dl.slice %[[P]]
+// CHECK: %[[LAST:.*]] = dl.slice %[[P]] starts = [0, 2, 2, 0] sizes = [1, 2, 2, 1] strides = [1, 2, 2, 1]
+// CHECK: %[[COLS:.*]] = dl.concat {{.*}}, %[[LAST]] axis = 3 : {{.*}} -> tensor<1x2x2x9xf32>
+// CHECK: %[[X:.*]] = dl.reshape %[[COLS]] shape = [4, 9] : tensor<1x2x2x9xf32> -> tensor<4x9xf32>
+// CHECK: %[[X3:.*]] = dl.reshape %[[X]] shape = [1, 4, 9]
+// CHECK: %[[Y:.*]] = dl.matmul %[[X3]], %{{.*}} : (tensor<1x4x9xf32>, tensor<2x9x2xf32>) -> tensor<2x4x2xf32>
+// CHECK: dl.transpose %[[Y]] perm = [1, 0, 2]
+// CHECK: %[[O:.*]] = dl.reshape %{{.*}} shape = [1, 2, 2, 4] : tensor<4x4xf32> -> tensor<1x2x2x4xf32>
+// CHECK: %[[B:.*]] = dl.add %[[O]], %arg1 : (tensor<1x2x2x4xf32>, tensor<4xf32>) -> tensor<1x2x2x4xf32>
+// CHECK-NOT: dl.conv2d
+// CHECK: return %[[B]]
+// REPORT: remark: dl-pack-weights: convolution as im2col @ its filter packed in panels of 2 columns
+// NOCONV-LABEL: func.func @conv_as_packed_product
+// NOCONV: dl.conv2d
+func.func @conv_as_packed_product(%x: tensor<1x3x3x1xf32>, %b: tensor<4xf32>) -> tensor<1x2x2x4xf32> {
+  %w = dl.constant dense<[[[[-0.83, -0.53, 0.60, 0.16]], [[-0.81, -0.13, -0.04, -0.68]], [[0.47, -0.77, -0.22, 0.03]]], [[[-0.14, 0.17, 0.48, 0.91]], [[-0.43, 0.30, 0.39, -0.41]], [[-1.00, 0.95, -0.40, -0.37]]], [[[0.78, 0.17, -0.06, 0.55]], [[-0.94, 0.41, -0.25, -0.82]], [[0.32, 0.86, -0.59, 0.26]]]]> : tensor<3x3x1x4xf32>
+  %y = dl.conv2d %x, %w, %b strides = [2, 2] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NHWC" : (tensor<1x3x3x1xf32>, tensor<3x3x1x4xf32>, tensor<4xf32>) -> tensor<1x2x2x4xf32>
+  return %y : tensor<1x2x2x4xf32>
+}
+
+// A 1x1 convolution of stride 1 and no padding reads its input as it lies:
+// no pad, window or concatenation; without a bias, no add.
+// CHECK-LABEL: func.func @pointwise_conv
+// CHECK-NOT: dl.pad
+// CHECK-NOT: dl.slice
+// CHECK-NOT: dl.concat
+// CHECK: %[[X:.*]] = dl.reshape %arg0 shape = [4, 3] : tensor<1x2x2x3xf32> -> tensor<4x3xf32>
+// CHECK: dl.matmul %{{.*}}, %{{.*}} : (tensor<1x4x3xf32>, tensor<2x3x2xf32>) -> tensor<2x4x2xf32>
+// CHECK-NOT: dl.add
+// CHECK: return
+func.func @pointwise_conv(%x: tensor<1x2x2x3xf32>) -> tensor<1x2x2x4xf32> {
+  %w = dl.constant dense<[[[[-0.40, 0.48, 0.44, -0.56], [0.66, 0.32, 0.37, 0.64], [-0.14, 0.52, 0.76, -0.80]]]]> : tensor<1x1x3x4xf32>
+  %y = dl.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 layout = "NHWC" : (tensor<1x2x2x3xf32>, tensor<1x1x3x4xf32>) -> tensor<1x2x2x4xf32>
+  return %y : tensor<1x2x2x4xf32>
+}
+
+// A dilated window starts dilation apart.
+// CHECK-LABEL: func.func @dilated_conv
+// CHECK: dl.slice %arg0 starts = [0, 0, 0, 0] sizes = [1, 1, 1, 1] strides = [1, 1, 1, 1]
+// CHECK: dl.slice %arg0 starts = [0, 0, 2, 0] sizes = [1, 1, 1, 1]
+// CHECK: dl.slice %arg0 starts = [0, 0, 4, 0] sizes = [1, 1, 1, 1]
+// CHECK: dl.slice %arg0 starts = [0, 2, 0, 0] sizes = [1, 1, 1, 1]
+// CHECK: dl.concat
+// CHECK: dl.matmul %{{.*}}, %{{.*}} : (tensor<1x1x9xf32>, tensor<2x9x2xf32>)
+func.func @dilated_conv(%x: tensor<1x5x5x1xf32>) -> tensor<1x1x1x4xf32> {
+  %w = dl.constant dense<[[[[0.70, -0.21, -0.04, -0.71]], [[0.40, -0.42, 0.74, -0.45]], [[0.12, -0.20, 0.23, -0.61]]], [[[-0.64, 0.49, 0.50, 0.13]], [[0.84, -0.59, 0.70, -0.66]], [[0.93, 0.25, 0.21, 0.94]]], [[[0.57, 0.58, -0.89, -0.26]], [[-0.83, -0.61, -0.57, 0.72]], [[-0.75, -0.41, -0.01, 0.70]]]]> : tensor<3x3x1x4xf32>
+  %y = dl.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [2, 2] groups = 1 layout = "NHWC" : (tensor<1x5x5x1xf32>, tensor<3x3x1x4xf32>) -> tensor<1x1x1x4xf32>
+  return %y : tensor<1x1x1x4xf32>
+}
+
+// -----
+
+// Convolutions left alone, each for its reason (and all of them with
+// convolutions=false).
+// CHECK-LABEL: func.func @convolutions_left_alone
+// CHECK-COUNT-6: dl.conv2d
+// CHECK-NOT: dl.matmul
+// REPORT: remark: dl-pack-weights: convolution left alone: not NHWC
+// REPORT: remark: dl-pack-weights: convolution left alone: grouped
+// REPORT: remark: dl-pack-weights: convolution left alone: the filter is not a dense constant
+// REPORT: remark: dl-pack-weights: convolution left alone: fewer than two panels
+// REPORT: remark: dl-pack-weights: convolution left alone: too many rows
+// REPORT: remark: dl-pack-weights: convolution left alone: dynamic shape
+func.func @convolutions_left_alone(%nchw: tensor<1x3x2x2xf32>, %x: tensor<1x3x3x2xf32>, %v: tensor<3x3x1x4xf32>,
+                                   %one: tensor<1x3x3x1xf32>, %big: tensor<1x17x17x1xf32>, %dyn: tensor<?x3x3x1xf32>)
+    -> (tensor<1x4x2x2xf32>, tensor<1x3x3x4xf32>, tensor<1x1x1x4xf32>, tensor<1x2x2x2xf32>, tensor<1x17x17x4xf32>, tensor<?x3x3x4xf32>) {
+  %n2 = dl.constant dense<[[[[-0.04]], [[-0.31]], [[-0.48]]], [[[0.14]], [[-0.36]], [[0.24]]], [[[0.16]], [[-0.79]], [[-0.12]]], [[[-0.22]], [[0.41]], [[-0.82]]]]> : tensor<4x3x1x1xf32>
+  %g = dl.constant dense<[[[[0.70, -0.21, -0.04, -0.71]], [[0.40, -0.42, 0.74, -0.45]], [[0.12, -0.20, 0.23, -0.61]]], [[[-0.64, 0.49, 0.50, 0.13]], [[0.84, -0.59, 0.70, -0.66]], [[0.93, 0.25, 0.21, 0.94]]], [[[0.57, 0.58, -0.89, -0.26]], [[-0.83, -0.61, -0.57, 0.72]], [[-0.75, -0.41, -0.01, 0.70]]]]> : tensor<3x3x1x4xf32>
+  %narrow = dl.constant dense<[[[[0.74, -0.43], [0.21, 0.56]], [[0.43, 0.83], [0.72, 0.84]]], [[[-0.95, -0.13], [-0.03, -0.87]], [[-0.99, 0.66], [0.97, 0.57]]]]> : tensor<2x2x2x2xf32>
+  %a = dl.conv2d %nchw, %n2 strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<1x3x2x2xf32>, tensor<4x3x1x1xf32>) -> tensor<1x4x2x2xf32>
+  %b = dl.conv2d %x, %g strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 2 layout = "NHWC" : (tensor<1x3x3x2xf32>, tensor<3x3x1x4xf32>) -> tensor<1x3x3x4xf32>
+  %c = dl.conv2d %one, %v strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 layout = "NHWC" : (tensor<1x3x3x1xf32>, tensor<3x3x1x4xf32>) -> tensor<1x1x1x4xf32>
+  %d = dl.conv2d %x, %narrow strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 layout = "NHWC" : (tensor<1x3x3x2xf32>, tensor<2x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  %e = dl.conv2d %big, %g strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NHWC" : (tensor<1x17x17x1xf32>, tensor<3x3x1x4xf32>) -> tensor<1x17x17x4xf32>
+  %f = dl.conv2d %dyn, %g strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NHWC" : (tensor<?x3x3x1xf32>, tensor<3x3x1x4xf32>) -> tensor<?x3x3x4xf32>
+  return %a, %b, %c, %d, %e, %f : tensor<1x4x2x2xf32>, tensor<1x3x3x4xf32>, tensor<1x1x1x4xf32>, tensor<1x2x2x2xf32>, tensor<1x17x17x4xf32>, tensor<?x3x3x4xf32>
 }
