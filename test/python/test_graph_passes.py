@@ -706,9 +706,10 @@ CONV_PACKED = re.compile(r"dl\.matmul .*: \(tensor<1x(\d+)x(\d+)xf32>, tensor<(\
     (1, 8, 14, 14, 150, 1, 1, (2, 2), (0, 0, 0, 0), (1, 1), True),   # 1x1 downsample
     (2, 5, 8, 10, 144, 3, 2, (1, 2), (2, 0, 1, 1), (2, 1), True),    # uneven everything
     (4, 6, 8, 8, 128, 5, 5, (1, 1), (2, 2, 2, 2), (1, 1), False),    # 256 rows, 5x5
+    (8, 16, 7, 7, 130, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), True),   # 392 rows
 ])
 def test_pack_weights_convolution_as_packed_im2col_product(case, layout):
-    """dl-pack-weights: a convolution with a constant filter and at most 256
+    """dl-pack-weights: a convolution with a constant filter and at most 512
     output pixels becomes im2col(x) @ the filter packed in panels (dl.pad,
     strided dl.slice windows, dl.concat), bias after; same values as the
     direct numpy convolution whatever the stride, padding, dilation, kernel
@@ -737,11 +738,11 @@ def test_pack_weights_convolution_as_packed_im2col_product(case, layout):
 
 
 def test_pack_weights_leaves_large_and_grouped_convolutions_alone():
-    """Over 256 output pixels, or grouped: the convolution stays one."""
+    """Over 512 output pixels, or grouped: the convolution stays one."""
     rng = np.random.default_rng(17)
     large = rng.standard_normal((128, 8, 3, 3)).astype(F32)
     grouped = rng.standard_normal((128, 4, 3, 3)).astype(F32)
-    x = rng.standard_normal((1, 8, 17, 17)).astype(F32)
+    x = rng.standard_normal((1, 8, 24, 24)).astype(F32)
     for filt, groups in ((large, 1), (grouped, 2)):
         fn = dlc.jit(lambda a: dlc.conv2d(a, filt, padding=1, groups=groups))
         graph = fn.lower(x).as_text("graph")

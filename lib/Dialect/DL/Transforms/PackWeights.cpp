@@ -31,16 +31,19 @@
 // 784-row 1x1 convolutions were slower (20.6 -> 25.4 ms), hence 256.
 //
 // Convolutions too: an NHWC `dl.conv2d` with a constant HWIO filter, no
-// groups and at most max-rows output pixels (N * OH * OW: ResNet-50's 7x7
-// and 14x14 stages at batch 1) becomes `im2col(x) @ W` -- the padded
+// groups and at most conv-max-rows output pixels (N * OH * OW: ResNet-50's
+// 7x7 and 14x14 stages at batch 1, its 7x7 stage at batch 8) becomes `im2col(x) @ W` -- the padded
 // input's KH*KW strided windows concatenated along the channels (dl.pad,
 // dl.slice, dl.concat; a 1x1 convolution of stride 1 reads x as it lies),
 // W the filter as [KH*KW*C, F] -- plus its bias, and W is packed as above.
 // The convolution's own im2col GEMM blocks K and packs B panels at every
 // call: on Zen 5 (2 threads) 512x512x3x3 at 7x7 went 639 -> 525 us
 // (onnxruntime 487), 256x256x3x3 at 14x14 619 -> 521 us, ResNet-50 b1
-// 20.8 -> 19.2 ms. At 784 rows (28x28) the im2col matrix leaves L2 and the
-// convolution's blocked GEMM is faster (529 vs 573 us for 128x128x3x3).
+// 20.8 -> 19.2 ms; 392 pixels (7x7 at batch 8): 512x512x3x3 5.04 -> 4.06
+// ms, 2048x512x1x1 2.29 -> 1.78 ms, hence conv-max-rows 512. At 784 the
+// convolution's blocked GEMM wins or ties (128x128x3x3 at 28x28 529 vs 573
+// us, 1024x256x1x1 at 14x14 batch 4 1.01 vs 1.16 ms; 256x256x3x3 batch 4
+// 2.19 vs 2.07).
 //
 // W may also be the transpose of a constant [N, K] (a linear layer's
 // weight; GPT-2's embedding tied to its output layer, 154 MB, which the
@@ -334,6 +337,12 @@ struct DLPackWeightsPass
           << static_cast<int64_t>(maxRows);
       return signalPassFailure();
     }
+    if (convMaxRows < 1) {
+      getOperation()->emitError("dl-pack-weights: conv-max-rows must be at "
+                                "least 1, but got ")
+          << static_cast<int64_t>(convMaxRows);
+      return signalPassFailure();
+    }
     if (panel < 0) {
       getOperation()->emitError("dl-pack-weights: panel must be 0 (the "
                                 "target's) or positive, but got ")
@@ -359,7 +368,7 @@ struct DLPackWeightsPass
     SmallVector<Conv2dOp> convolutions;
     if (this->convolutions)
       getOperation()->walk([&](Conv2dOp conv) {
-        std::string why = convolutionRefusal(conv, columns, maxRows);
+        std::string why = convolutionRefusal(conv, columns, convMaxRows);
         if (why.empty())
           convolutions.push_back(conv);
         else if (report)
