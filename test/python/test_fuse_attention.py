@@ -78,6 +78,22 @@ def test_torch_sdpa_module_is_fused_and_matches():
                                rtol=RTOL, atol=ATOL)
 
 
+@pytest.mark.parametrize("queries", [3, 50])
+def test_reversed_inputs_are_not_fused_and_match(queries):
+    """Attention over flipped queries, keys and values (a map that
+    multiplies a loop by -1): upstream's tiling asserted on it (the importer
+    fuzzer, seed 728002, program 113); the flip now runs before the tiles."""
+    class Flipped(torch.nn.Module):
+        def forward(self, x):
+            y = x.flip(2)
+            return F.scaled_dot_product_attention(y, y, y, is_causal=True)
+
+    x = torch.from_numpy(_inputs(3, 6, queries, queries, 4, seed=113)[0])
+    model = dlc.from_torch(Flipped().eval(), x)
+    np.testing.assert_allclose(np.asarray(model(x)), Flipped()(x).numpy(),
+                               rtol=RTOL, atol=ATOL)
+
+
 def test_a_layer_with_weights_is_not_tiled():
     # relu(x W1) W2: two GEMMs, but weights and no softmax: not attention.
     rng = np.random.default_rng(0)

@@ -126,6 +126,29 @@ ContractionDims classify(linalg::LinalgOp op) {
   return dims;
 }
 
+/// Whether some indexing map of `op` multiplies a loop by a constant of at
+/// most 0 (a flip, `dl.slice` with stride -1, reads `2 - d2`): upstream's
+/// tiling asserts on such maps (linalg::isTiled, "nonpositive multiplying
+/// coefficient"), so such a producer is not fused into the tiles.
+bool hasNonPositiveMultiplier(linalg::LinalgOp op) {
+  for (AffineMap map : op.getIndexingMapsArray())
+    for (AffineExpr result : map.getResults()) {
+      bool found = false;
+      result.walk([&](AffineExpr expr) {
+        auto binary = dyn_cast<AffineBinaryOpExpr>(expr);
+        if (!binary || binary.getKind() != AffineExprKind::Mul)
+          return;
+        for (AffineExpr side : {binary.getLHS(), binary.getRHS()})
+          if (auto constant = dyn_cast<AffineConstantExpr>(side);
+              constant && constant.getValue() <= 0)
+            found = true;
+      });
+      if (found)
+        return true;
+    }
+  return false;
+}
+
 /// Whether `value` depends on block argument `arg` through the affine and
 /// arith ops that compute a slice's offsets.
 bool dependsOn(Value value, Value arg, int depth = 8) {
@@ -252,7 +275,8 @@ struct DLFuseAttentionPass
     options.setFusionControlFn(
         [](tensor::ExtractSliceOp slice, OpResult producer,
            bool) -> std::optional<scf::SCFTileAndFuseOptions::ControlFnResult> {
-          if (!isa<linalg::LinalgOp>(producer.getOwner()))
+          auto linalgProducer = dyn_cast<linalg::LinalgOp>(producer.getOwner());
+          if (!linalgProducer || hasNonPositiveMultiplier(linalgProducer))
             return std::nullopt;
           auto forall = slice->getParentOfType<scf::ForallOp>();
           if (!forall)

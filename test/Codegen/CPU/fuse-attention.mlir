@@ -197,3 +197,68 @@ func.func @dynamic(%q: tensor<?x16xf32>, %kt: tensor<16x64xf32>, %v: tensor<64x1
 // CHECK-LABEL: func.func @dynamic
 // CHECK-NOT:     scf.forall
 // CHECK:         return
+
+// -----
+
+// The queries reversed (torch's flip: a map that multiplies a loop by -1)
+// before attention. Upstream's tiling asserts on such a map (a crash the
+// importer fuzzer found, seed 728002), so the reversal is not fused into the
+// tiles: it runs once, before them, and the rest is tiled as above.
+#qk = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+#kv = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
+#out = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#row = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#flip = affine_map<(d0, d1, d2, d3) -> (d0, d1, 99 - d2, d3)>
+func.func @flipped_queries(%q: tensor<1x2x100x16xf32>, %k: tensor<1x2x100x16xf32>, %v: tensor<1x2x100x16xf32>) -> tensor<1x2x100x16xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.000000e+00 : f32
+  %eq = tensor.empty() : tensor<1x2x100x16xf32>
+  %qf = linalg.generic {indexing_maps = [#flip, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%q : tensor<1x2x100x16xf32>) outs(%eq : tensor<1x2x100x16xf32>) {
+  ^bb0(%a: f32, %c: f32):
+    linalg.yield %a : f32
+  } -> tensor<1x2x100x16xf32>
+  %e0 = tensor.empty() : tensor<1x2x16x100xf32>
+  %kt = linalg.transpose ins(%k : tensor<1x2x100x16xf32>) outs(%e0 : tensor<1x2x16x100xf32>) permutation = [0, 1, 3, 2]
+  %e1 = tensor.empty() : tensor<1x2x100x100xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<1x2x100x100xf32>) -> tensor<1x2x100x100xf32>
+  %s = linalg.generic {indexing_maps = [#qk, #kv, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%qf, %kt : tensor<1x2x100x16xf32>, tensor<1x2x16x100xf32>) outs(%f1 : tensor<1x2x100x100xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x100x100xf32>
+  %e2 = tensor.empty() : tensor<1x2x100xf32>
+  %f2 = linalg.fill ins(%ninf : f32) outs(%e2 : tensor<1x2x100xf32>) -> tensor<1x2x100xf32>
+  %max = linalg.reduce { arith.maximumf } ins(%s : tensor<1x2x100x100xf32>) outs(%f2 : tensor<1x2x100xf32>) dimensions = [3]
+  %exp = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %max : tensor<1x2x100x100xf32>, tensor<1x2x100xf32>) outs(%e1 : tensor<1x2x100x100xf32>) {
+  ^bb0(%a: f32, %m: f32, %c: f32):
+    %0 = arith.subf %a, %m : f32
+    %1 = math.exp %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x100x100xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1x2x100xf32>) -> tensor<1x2x100xf32>
+  %sum = linalg.reduce { arith.addf } ins(%exp : tensor<1x2x100x100xf32>) outs(%f3 : tensor<1x2x100xf32>) dimensions = [3]
+  %p = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%exp, %sum : tensor<1x2x100x100xf32>, tensor<1x2x100xf32>) outs(%e1 : tensor<1x2x100x100xf32>) {
+  ^bb0(%a: f32, %t: f32, %c: f32):
+    %0 = arith.divf %a, %t : f32
+    linalg.yield %0 : f32
+  } -> tensor<1x2x100x100xf32>
+  %e3 = tensor.empty() : tensor<1x2x100x16xf32>
+  %f4 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<1x2x100x16xf32>) -> tensor<1x2x100x16xf32>
+  %o = linalg.generic {indexing_maps = [#qk, #kv, #out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : tensor<1x2x100x100xf32>, tensor<1x2x100x16xf32>) outs(%f4 : tensor<1x2x100x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %0 = arith.mulf %a, %b : f32
+    %1 = arith.addf %c, %0 : f32
+    linalg.yield %1 : f32
+  } -> tensor<1x2x100x16xf32>
+  return %o : tensor<1x2x100x16xf32>
+}
+// CHECK-LABEL: func.func @flipped_queries
+// CHECK:         %[[QF:.*]] = linalg.generic {{.*}} ins(%arg0 : tensor<1x2x100x16xf32>)
+// CHECK:         linalg.transpose
+// CHECK:         scf.forall (%[[H:.*]], %[[I:.*]]) = (0, 0) to (2, 96) step (1, 24)
+// CHECK:           tensor.extract_slice %[[QF]][0, %[[H]], %[[I]], 0] [1, 1, 24, 16]
+// CHECK:           math.exp
+// CHECK:         scf.forall
+// CHECK:         return
