@@ -587,7 +587,7 @@ def jit(fn=None, *, target="cpu", options=None, dynamic_batch=False,
         of the vectorized loops, None from the target, 0 no vector code;
         ``tile_size``; ``parallel``: run loops with enough work on
         ``dlc.set_num_threads`` threads; ``parallel_min_work``: the least
-        estimated operations of a nest on threads, default 2**16;
+        estimated operations of a nest on threads, default 2**13;
         ``max_function_ops``: operations above which a function is cut into
         calls of parts of about that size before LLVM, 0 never) and of
         :class:`dlc.GPUOptions` (``chip``, ``block_size``, ``matmul_tile``,

@@ -55,7 +55,7 @@ class CPUOptions:
     #: many is decided at each call: dlc.set_num_threads)
     parallel: bool = True
     #: least estimated operations of a nest run on threads (None: the
-    #: pipeline's, 2**16)
+    #: pipeline's, 2**13)
     parallel_min_work: object = None
     #: LLVM's optimization level (0-3) for the llvm dialect's IR and its
     #: machine code. 2 by default: dlc's passes already tile, vectorize and

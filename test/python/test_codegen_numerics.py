@@ -17,7 +17,7 @@ F32 = np.float32
 
 def jit(fn, **options):
     """dlc.jit with every parallel loop on threads, however little work it
-    has (the default keeps nests under 2**16 operations sequential), so that
+    has (the default keeps nests under 2**13 operations sequential), so that
     the small shapes here exercise the parallel chunks too."""
     return dlc.jit(fn, parallel_min_work=0, **options)
 

@@ -101,16 +101,18 @@ def test_ops_carry_the_users_file_and_line():
 
 
 def test_llvm_stage_is_reproducible_with_dl_opt(tmp_path):
+    # With the source locations printed: the parallel regions are named after
+    # the source lines of their loops.
     lowered = dlc.jit(mlp).lower(*mlp_args())
     source = tmp_path / "mlp.mlir"
-    source.write_text(lowered.as_text("dl"))
+    source.write_text(lowered.as_text("dl", debug_info=True))
     replayed = subprocess.run(
         [DL_OPT, str(source), "--pass-pipeline=builtin.module(dl-cpu-pipeline)"],
         check=True, capture_output=True, text=True).stdout
     assert replayed.strip() == lowered.as_text("llvm").strip()
 
     staged = tmp_path / "mlp.affine.mlir"
-    staged.write_text(lowered.as_text("affine"))
+    staged.write_text(lowered.as_text("affine", debug_info=True))
     replayed = subprocess.run(
         [DL_OPT, str(staged), "--pass-pipeline=builtin.module(dl-cpu-pipeline{from=affine})"],
         check=True, capture_output=True, text=True).stdout

@@ -192,12 +192,15 @@ struct CPUPipelineOptions : public CommonPipelineOptions<CPUPipelineOptions> {
       *this, "parallel-min-work",
       llvm::cl::desc("Least estimated operations of a loop run on threads"),
       // A fork/join on dlc's spinning pool costs a few us (on MLIR's
-      // async runtime it was ~60 us, and this was 2^20). Measured with
-      // /tmp scripts over 2^14..2^20 (medians, 2 threads): 2^16 is the
-      // best or tied everywhere: MLP b64 0.097-0.102 ms (0.135 at 2^20),
-      // matmul 128 0.038 ms (0.045); 2^14 loses (MLP b64 0.14-0.16 ms,
-      // convolutions 1.5-2x slower: nests too small to split).
-      llvm::cl::init(65536)};
+      // async runtime it was ~60 us, and this was 2^20). 2^16 was the best
+      // of 2^14..2^20 when the pool was new (2^14 lost on an MLP b64 and
+      // convolutions); with today's pool and kernels (Zen 5, 2 threads,
+      // interleaved medians) 2^13 wins or ties everywhere measured:
+      // MobileNetV3-Large b1 1.86 -> 1.73 ms, EfficientNet-B0 3.72 -> 3.55,
+      // ResNet-50 19.37 -> 19.04, ViT-S 22.83 -> 22.21, DistilBERT 25.68 ->
+      // 25.33, softmax 64x1000 66 -> 43 us; an MLP b64/b8 and 16-channel
+      // convolutions at 16x16 and 32x32 unchanged (within 1 us).
+      llvm::cl::init(8192)};
   Option<bool> outlineLoops{
       *this, "outline-loops",
       llvm::cl::desc("Compile repeated loop nests (the same kernel in each "

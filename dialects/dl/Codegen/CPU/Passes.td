@@ -304,10 +304,10 @@ def DLAffineParallelize : Pass<"dl-affine-parallelize", "::mlir::func::FuncOp"> 
     `scf.parallel` this lowers to on dlc's thread pool.
   }];
   let options = [
-    Option<"minWork", "min-work", "int64_t", /*default=*/"65536",
+    Option<"minWork", "min-work", "int64_t", /*default=*/"8192",
            "Least estimated number of operations a loop must run to be "
            "worth running on several threads (a fork/join on dlc's "
-           "thread pool costs a few us; below some 2^16 vector operations "
+           "thread pool costs a few us; below some 2^13 vector operations "
            "the work saved is less)">,
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Emit a remark for each nest: the loop chosen, or why none was">,
