@@ -32,10 +32,13 @@
 //
 // Convolutions too: an NHWC `dl.conv2d` with a constant HWIO filter, no
 // groups and at most conv-max-rows output pixels (N * OH * OW: ResNet-50's
-// 7x7 and 14x14 stages at batch 1, its 7x7 stage at batch 8) becomes `im2col(x) @ W` -- the padded
-// input's KH*KW strided windows concatenated along the channels (dl.pad,
-// dl.slice, dl.concat; a 1x1 convolution of stride 1 reads x as it lies),
-// W the filter as [KH*KW*C, F] -- plus its bias, and W is packed as above.
+// 7x7 and 14x14 stages at batch 1, its 7x7 stage at batch 8) becomes
+// `im2col(x) @ W` -- the padded input's KH*KW strided windows concatenated
+// along the channels (dl.pad, dl.slice, dl.concat; a 1x1 convolution of
+// stride 1 reads x as it lies), W the filter as [KH*KW*C, F] -- plus its
+// bias, and W is packed as above. max-rows, conv-max-rows are measured
+// defaults (Zen 5 and Zen 3), not derived from the target: knobs for the
+// tuner (issue 35).
 // The convolution's own im2col GEMM blocks K and packs B panels at every
 // call: on Zen 5 (2 threads) 512x512x3x3 at 7x7 went 639 -> 525 us
 // (onnxruntime 487), 256x256x3x3 at 14x14 619 -> 521 us, ResNet-50 b1
