@@ -42,6 +42,8 @@ from .timing import profile
 from .tracing import Size, Tensor
 from .version import __version__
 from .quant import quantize
+# dlc.tune is a package and a function (dlc.tune(model, x, records=...)).
+from . import tune
 
 __all__ = [
     "jit", "clear_cache", "JitFunction", "Lowered", "Compiled", "ArgSpec", "Tensor", "Size",
@@ -52,4 +54,5 @@ __all__ = [
     "UnsupportedOpError", "ModelImportError", "DynamicDimensionError",
     "DataDependentShapeError", "from_onnx", "from_torch",
     "export", "load", "ArtifactError", "grad", "value_and_grad", "profile", "quantize",
+    "tune",
 ] + ops.__all__ + composite.__all__

@@ -28,6 +28,14 @@ def lower_file(path, function=None, target="cpu"):
     public one) of the ``dl`` module in `path`."""
     with open(path) as source:
         text = source.read()
+    return lower_text(text, function, target, where=path)
+
+
+def lower_text(text, function=None, target="cpu", where="<string>"):
+    """A :class:`dlc.Lowered` of function `function` (default: the only
+    public one) of the ``dl`` module `text`; `where` names it in errors.
+    `target` "cpu" keeps a ``dl.target`` the module carries."""
+    path = where
     ctx = context()
     with ctx:
         try:

@@ -158,6 +158,8 @@ def _steps_from_dl(stop, options):
     if "dl-raise-ops" not in options.disable:
         steps.append("dl-raise-ops")
     steps.append(f"dl-cpu-pipeline{{from=dl to=graph {options.cpu_pipeline_options()}}}")
+    if options.tuning_records is not None and not options.is_cuda:
+        steps.append("dl-apply-tuning")
     if "dl-linalg-fuse" not in options.disable:
         steps.append("dl-fusion-report")
     if stop != "graph":
@@ -176,7 +178,11 @@ def _pass_manager(start, stop, options, at_graph=None):
         if at_graph is not None and "{from=graph " in step:
             pm.add(at_graph, name="dl-graph-reached", argument="dl-graph-reached",
                    description="notes the time the graph stage was reached")
-        if step in passes.PYTHON_PASSES:
+        if step == "dl-apply-tuning":
+            pm.add(options.tuning_records.graph_pass(options.cpu_target),
+                   name=step, argument=step,
+                   description="writes the strategies of dlc.tune's records on their ops")
+        elif step in passes.PYTHON_PASSES:
             passes.add_pass(pm, step)
         else:
             pm.add(step)

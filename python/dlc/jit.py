@@ -516,7 +516,8 @@ def _flatten_outputs(outputs, fn_name):
 
 
 def jit(fn=None, *, target="cpu", options=None, dynamic_batch=False,
-        constants=False, disable=None, donate_argnums=(), dynamic=None, **shortcuts):
+        constants=False, disable=None, donate_argnums=(), dynamic=None,
+        tuning_records=None, **shortcuts):
     """Compiles `fn` with dlc on first call per argument signature.
 
     Usable as ``@dlc.jit``, ``@dlc.jit(dynamic_batch=True)`` or
@@ -583,6 +584,11 @@ def jit(fn=None, *, target="cpu", options=None, dynamic_batch=False,
         ``"dl-affine-promote-accumulators"`` (reductions' accumulators in
         registers, so that they vectorize; CPU only). Constant folding and
         canonicalization always run.
+      tuning_records: a records file written by :func:`dlc.tune` (or its
+        :class:`dlc.tune.Records`): each matmul and convolution tuned for
+        this target and dlc version is compiled with the strategy measured
+        fastest, the others with the heuristics (nothing is measured).
+        Default: ``$DLC_TUNING_RECORDS`` where set; ``"off"`` ignores it.
       **shortcuts: fields of :class:`dlc.CPUOptions` (``vector_width``: lanes
         of the vectorized loops, None from the target, 0 no vector code;
         ``tile_size``; ``parallel``: run loops with enough work on
@@ -601,10 +607,13 @@ def jit(fn=None, *, target="cpu", options=None, dynamic_batch=False,
         changes["target"] = target
     if disable is not None:
         changes["disable"] = disable
+    from .tune.records import from_option
+    records = from_option(tuning_records) if tuning_records is not None else \
+        base.tuning_records if base.tuning_records is not None else from_option(None)
     resolved = CompileOptions(
         target=changes.get("target", base.target),
         disable=changes.get("disable", base.disable),
-        cpu=base.cpu, gpu=base.gpu).with_shortcuts(**shortcuts)
+        cpu=base.cpu, gpu=base.gpu, tuning_records=records).with_shortcuts(**shortcuts)
 
     def wrap(function):
         return JitFunction(function, resolved, dynamic_batch=dynamic_batch,

@@ -137,8 +137,15 @@ class CompileOptions:
     disable: frozenset = frozenset()
     cpu: CPUOptions = field(default_factory=CPUOptions)
     gpu: GPUOptions = field(default_factory=GPUOptions)
+    #: strategies measured by dlc.tune (a records file's path, or
+    #: dlc.tune.Records), applied to the ops they were tuned for on this
+    #: target (CPU only); None: the heuristics alone
+    tuning_records: object = None
 
     def __post_init__(self):
+        if self.tuning_records is not None:
+            from .tune.records import from_option
+            object.__setattr__(self, "tuning_records", from_option(self.tuning_records))
         if not (isinstance(self.target, Target) or self.target in ("cpu", "cuda")):
             raise ValueError(f"unknown target {self.target!r}; targets are: 'cpu', "
                              f"'cuda', or a dlc.Target (e.g. dlc.Target('znver4'))")

@@ -259,9 +259,12 @@ class Lowered:
             # The key (the dl module's bytecode, weights included, hashed)
             # counts as the cache's time, hit or miss.
             start = time.perf_counter()
+            tuning = self.options.tuning_records
             entry_key = cache.key(self._modules["dl"],
                                   compiler.pipeline_text("dl", stage, self.options)
-                                  + f" llvm -O{opt_level}",
+                                  + f" llvm -O{opt_level}"
+                                  + ("" if tuning is None or self.options.is_cuda
+                                     else tuning.key_text(self.target)),
                                   self.symbol, self._compiled_result_specs)
             key_seconds = time.perf_counter() - start
             entry = cache.lookup(entry_key)

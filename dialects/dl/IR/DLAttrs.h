@@ -20,6 +20,9 @@ namespace mlir::dl {
 
 /// The discardable attribute carrying an op's (or a loop nest's) strategy.
 constexpr llvm::StringLiteral kStrategyAttrName = "dl.strategy";
+/// What a tuning record measured for the strategy an op carries (dlc.tune
+/// writes it with the strategy; dl-explain reports it).
+constexpr llvm::StringLiteral kTunedAttrName = "dl.tuned";
 
 /// The discardable attribute carrying a module's (or function's) target.
 constexpr llvm::StringLiteral kTargetAttrName = "dl.target";

@@ -130,7 +130,14 @@ mlir::dl::chooseStrategy(Operation *op, const TargetInfo &target,
 std::optional<StrategyChoice>
 mlir::dl::strategyOf(Operation *op, const TargetInfo &target,
                      const StrategyOptions &options) {
-  if (auto given = op->getAttrOfType<StrategyAttr>(kStrategyAttrName))
+  if (auto given = op->getAttrOfType<StrategyAttr>(kStrategyAttrName)) {
+    // dlc.tune's records say what they measured (python/dlc/tune/records.py).
+    if (auto tuned = op->getAttrOfType<StringAttr>(kTunedAttrName))
+      return StrategyChoice{given, "tuned record: " + tuned.getValue().str()};
     return StrategyChoice{given, "given in the IR"};
-  return chooseStrategy(op, target, options);
+  }
+  std::optional<StrategyChoice> choice = chooseStrategy(op, target, options);
+  if (choice)
+    choice->reason = "heuristic: " + choice->reason;
+  return choice;
 }

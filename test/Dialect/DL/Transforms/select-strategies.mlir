@@ -24,11 +24,11 @@
 
 // dl-explain names the target, then each op's strategy and why.
 // EXPLAIN: remark: target znver3 (x86_64-unknown-linux-gnu, from the IR): 16 x 256-bit vector registers, 2 FMA/cycle of latency 4, L1d 32 KiB, L2 512 KiB, 1 thread(s); micro-kernel 4 x 3 vectors; #dl.target<triple = "x86_64-unknown-linux-gnu", cpu = "znver3"
-// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = im2col_gemm, rows = 4, vectors = 3, layout = "NCHW"> (groups = 1, f32: patches as a matrix, one GEMM with a micro-kernel of 4 x 3 vectors of 256 bits (16 vector registers))
-// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = direct, rows = 4, vectors = 3, layout = "NCHW"> (grouped or depthwise: no GEMM to share)
+// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = im2col_gemm, rows = 4, vectors = 3, layout = "NCHW"> (heuristic: groups = 1, f32: patches as a matrix, one GEMM with a micro-kernel of 4 x 3 vectors of 256 bits (16 vector registers))
+// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = direct, rows = 4, vectors = 3, layout = "NCHW"> (heuristic: grouped or depthwise: no GEMM to share)
 // EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = direct> (given in the IR)
-// EXPLAIN: remark: dl.matmul: #dl.strategy<kind = register_tiled_gemm, rows = 4, vectors = 3> (cache-blocked, packed micro-kernel of 4 x 3 vectors of 256 bits (16 vector registers))
-// EXPLAIN: remark: dl.softmax: #dl.strategy<kind = vectorized_reduction> (reduced loops innermost, vectorized where contiguous)
+// EXPLAIN: remark: dl.matmul: #dl.strategy<kind = register_tiled_gemm, rows = 4, vectors = 3> (heuristic: cache-blocked, packed micro-kernel of 4 x 3 vectors of 256 bits (16 vector registers))
+// EXPLAIN: remark: dl.softmax: #dl.strategy<kind = vectorized_reduction> (heuristic: reduced loops innermost, vectorized where contiguous)
 func.func @strategies(%x: tensor<1x8x6x6xf32>, %w: tensor<8x8x3x3xf32>, %d: tensor<8x1x3x3xf32>,
                       %a: tensor<4x8xi32>, %b: tensor<8x3xi32>, %f: tensor<?x8xf32>, %g: tensor<8x16xf32>)
     -> (tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>, tensor<4x3xi32>, tensor<?x16xf32>) {
@@ -55,8 +55,8 @@ func.func @strategies(%x: tensor<1x8x6x6xf32>, %w: tensor<8x8x3x3xf32>, %d: tens
 // ZEN3-LABEL: func @nhwc
 // ZEN3: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = direct, rows = 4, vectors = 3, layout = "NHWC">}
 // ZEN3: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = im2col_gemm, rows = 4, vectors = 3, layout = "NHWC">}
-// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = direct, rows = 4, vectors = 3, layout = "NHWC"> (NHWC, f32, a filter of 2 KiB that stays in cache (at most 256 KiB, half of L2): micro-kernel of 4 x 3 vectors of 256 bits (16 vector registers) on the convolution's nest, no patch matrix)
-// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = im2col_gemm, rows = 4, vectors = 3, layout = "NHWC"> (groups = 1, f32, a filter larger than the direct convolution's limit: patches as a matrix, one GEMM with a micro-kernel of 4 x 3 vectors of 256 bits (16 vector registers))
+// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = direct, rows = 4, vectors = 3, layout = "NHWC"> (heuristic: NHWC, f32, a filter of 2 KiB that stays in cache (at most 256 KiB, half of L2): micro-kernel of 4 x 3 vectors of 256 bits (16 vector registers) on the convolution's nest, no patch matrix)
+// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = im2col_gemm, rows = 4, vectors = 3, layout = "NHWC"> (heuristic: groups = 1, f32, a filter larger than the direct convolution's limit: patches as a matrix, one GEMM with a micro-kernel of 4 x 3 vectors of 256 bits (16 vector registers))
 // LIMIT-LABEL: func @nhwc
 // LIMIT: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = direct,
 // LIMIT: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = im2col_gemm,
@@ -78,7 +78,7 @@ func.func @nhwc(%x: tensor<1x6x6x8xf32>, %w: tensor<3x3x8x8xf32>, %y: tensor<1x6
 // ZEN4-LABEL: func @half
 // ZEN4: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = direct,
 // ZEN4: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = direct,
-// EXPLAIN: (not f32: linalg's convolution accumulating in f32)
+// EXPLAIN: (heuristic: not f32: linalg's convolution accumulating in f32)
 // NEVER-LABEL: func @half
 // NEVER: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = im2col_gemm,
 // NEVER: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = im2col_gemm,
@@ -98,4 +98,17 @@ func.func @half(%x: tensor<1x8x6x6xf16>, %w: tensor<8x8x3x3xf16>, %y: tensor<1x6
 func.func @dynamic_image(%x: tensor<?x64x?x?xf32>, %w: tensor<64x64x3x3xf32>) -> tensor<?x64x?x?xf32> {
   %0 = dl.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<?x64x?x?xf32>, tensor<64x64x3x3xf32>) -> tensor<?x64x?x?xf32>
   return %0 : tensor<?x64x?x?xf32>
+}
+
+// -----
+
+// A strategy applied from dlc.tune's records carries what was measured
+// (dl.tuned); dl-explain says it is a tuned record, not the heuristic, and
+// dl-select-strategies keeps it.
+// ZEN4-LABEL: func @tuned
+// ZEN4: dl.matmul {{.*}}dl.strategy = #dl.strategy<kind = register_tiled_gemm, rows = 4, vectors = 2, reduction_block = 128>, dl.tuned = "0.100 ms
+// EXPLAIN: remark: dl.matmul: #dl.strategy<kind = register_tiled_gemm, rows = 4, vectors = 2, reduction_block = 128> (tuned record: 0.100 ms, heuristic 0.150 ms, 40 trials)
+func.func @tuned(%a: tensor<64x256xf32>, %b: tensor<256x96xf32>) -> tensor<64x96xf32> {
+  %0 = dl.matmul %a, %b {dl.strategy = #dl.strategy<kind = register_tiled_gemm, rows = 4, vectors = 2, reduction_block = 128>, dl.tuned = "0.100 ms, heuristic 0.150 ms, 40 trials"} : (tensor<64x256xf32>, tensor<256x96xf32>) -> tensor<64x96xf32>
+  return %0 : tensor<64x96xf32>
 }
