@@ -104,6 +104,8 @@ $(BENCH_STAMP): requirements-bench.txt $(VENV_STAMP)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-bench.txt
 	@touch $@
 
+# Seconds of dlc.tune search per model in bench/tune_speed.py.
+TUNE_SECONDS ?= 120
 bench: build $(BENCH_STAMP)
 	$(PY) -m dlc.bench --models --out bench/results
 	$(PY) bench/train_memory.py
@@ -113,6 +115,7 @@ bench: build $(BENCH_STAMP)
 	$(PY) bench/zoo_speed.py --json bench/results/zoo_speed.json \
 		--markdown bench/results/zoo_speed.md --plot bench/results/zoo_speed.png
 	$(PY) bench/int8_speed.py --json bench/results/int8_speed.json
+	$(PY) bench/tune_speed.py --seconds $(TUNE_SECONDS) --json bench/results/tune_speed.json
 
 clean:
 	rm -rf $(BUILD)

@@ -68,3 +68,25 @@ def test_int8_table_times_each_system_and_measures_agreement(tmp_path):
     assert "quantize_static" in row["quantization"]
     assert row["top1_vs_ort_int8"] >= 0.75
     assert "| test-resnet |" in run.stdout
+
+
+def test_tune_table_tunes_then_times_each_system(tmp_path):
+    # bench/tune_speed.py with tiny budgets: one matmul against numpy, the
+    # small test model against onnxruntime, untuned and tuned dlc each in its
+    # own process (the records the tuning process wrote applied by the other).
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "tune_speed.py")
+    run = subprocess.run([sys.executable, script, "--models", "test-resnet", "--matmuls", "64",
+                          "--seconds", "4", "--repeats", "3",
+                          "--records-dir", str(tmp_path / "records"),
+                          "--json", str(tmp_path / "tune.json")],
+                         capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    matmul, model = json.loads((tmp_path / "tune.json").read_text())["rows"]
+    for key in ("numpy", "dlc-untuned", "dlc-tuned"):
+        assert matmul[key] > 0
+    for key in ("onnxruntime", "dlc-untuned", "dlc-tuned"):
+        assert model[key] > 0
+    assert "failed" not in model
+    assert model["tuning"]["tasks"] >= 5 and model["tuning"]["trials"] >= model["tuning"]["tasks"]
+    assert (tmp_path / "records" / "test-resnet-b1.jsonl").stat().st_size > 0
+    assert "| matmul 64x64x64 |" in run.stdout and "| test-resnet |" in run.stdout

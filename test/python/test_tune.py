@@ -325,3 +325,20 @@ def test_command_line(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "dlc.tune", f"{module}:f", "--records",
                           str(records), "--trials", "3"], capture_output=True, text=True, env=env)
     assert bad.returncode != 0 and "--input" in bad.stderr
+
+
+def test_attention_products_are_not_tasks():
+    # Q K^T into a softmax and the probabilities times V are computed by
+    # dl-fuse-attention in blocks of query rows: not tuned alone. The
+    # projections (constant weights) are tasks.
+    wq = RNG.standard_normal((64, 64)).astype(np.float32)
+    wo = RNG.standard_normal((64, 64)).astype(np.float32)
+
+    def attention(x):
+        q = x @ wq
+        scores = (q @ dlc.transpose(x, (0, 2, 1))) * 0.125
+        return (dlc.softmax(scores, axis=-1) @ x) @ wo
+
+    found, _ = dlc.tune.tasks_of(attention, np.zeros((2, 48, 64), np.float32))
+    assert found and all(t.constant[1] for t in found)
+    assert sum(t.count for t in found) == 2

@@ -4,7 +4,8 @@ learned cost model, and measurement through an executor.
 Each round gives a batch of trials to one task: the task whose share of
 the model's time (count x best time so far) times its recent relative gain
 is largest, every task once before any task twice (Ansor's gradient
-scheduler, simplified). The batch comes from a population (the task's
+scheduler, simplified); a task's gain floor shrinks with each round that
+did not improve it, so the others get their turns. The batch comes from a population (the task's
 best measured candidates and the heuristic) mutated one parameter at a
 time, plus random candidates, ranked by a LightGBM regressor trained on
 every measurement of the run (and the records' earlier trials): features of
@@ -122,11 +123,18 @@ class TaskState:
         return self.candidates[k], self.measured[k]
 
     def gain(self):
-        """Relative improvement of the best over the last two rounds."""
+        """Relative improvement of the best over the last two rounds; after
+        rounds without any, a floor that shrinks with each (so that a task
+        which stopped improving yields its turn to the others)."""
         if len(self.history) < 2:
             return 1.0
         old, new = self.history[-3] if len(self.history) >= 3 else self.history[0], self.history[-1]
-        return max((old - new) / old, 0.02)
+        stale = 0
+        for before, after in zip(self.history[-2::-1], self.history[::-1]):
+            if after < before:
+                break
+            stale += 1
+        return max((old - new) / old, 0.05 / (1 + stale))
 
     def priority(self):
         _, seconds = self.best
@@ -370,14 +378,20 @@ class Search:
             if finalists:
                 pairs = [(state, state.candidates[k]) for k in [heuristic_key] + finalists]
                 again = [self._check(state, r) for r in self._run(pairs, builds, measures)]
-                times = {}
+                times, spread = {}, {}
                 for (_, candidate), result, k in zip(pairs, again, [heuristic_key] + finalists):
                     if result.get("ok"):
                         # The lower of the search's and this measurement.
                         times[k] = min(result["seconds"], state.measured[k])
+                        runs = result.get("runs") or [result["seconds"]]
+                        spread[k] = (max(runs) - min(runs)) / 2
                 heuristic_seconds = times.get(heuristic_key, state.heuristic_seconds)
                 best = min((k for k in times if k != heuristic_key), key=times.get, default=None)
-                if best is not None and times[best] < heuristic_seconds * 0.99:
+                # Faster by more than 1% and by more than either one's spread
+                # of repeats: a few microseconds of noise are not a gain.
+                margin = max(0.01 * heuristic_seconds, spread.get(heuristic_key, 0.0),
+                             spread.get(best, 0.0))
+                if best is not None and times[best] < heuristic_seconds - margin:
                     chosen, chosen_seconds = state.candidates[best], times[best]
                 else:
                     chosen_seconds = heuristic_seconds

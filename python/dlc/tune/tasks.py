@@ -70,13 +70,47 @@ def signature_of(op):
     return f"{op.name}({operands}) -> ({results}) {{{attributes}}}"
 
 
+def _near_softmax(value, depth, forward):
+    """Whether a dl.softmax is within `depth` single-operand steps of
+    `value`: after it (its users) or before it (its producers)."""
+    if depth == 0:
+        return False
+    if forward:
+        for use in value.uses:
+            user = use.owner
+            name = getattr(user, "operation", user).name
+            if name == "dl.softmax":
+                return True
+            if any(_near_softmax(r, depth - 1, True) for r in user.results):
+                return True
+        return False
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return False
+    owner = getattr(owner, "operation", owner)
+    if owner.name == "dl.softmax":
+        return True
+    return any(_near_softmax(v, depth - 1, False) for v in owner.operands)
+
+
+def in_attention(op):
+    """Whether `op` is a product of attention (scores computed from two
+    activations into a softmax, or the softmax's probabilities times V):
+    dl-fuse-attention computes those by blocks of query rows, so a
+    measurement of the whole product alone would not be what runs."""
+    if op.name != "dl.matmul" or _is_constant(op.operands[1]):
+        return False
+    return _near_softmax(op.results[0], 4, True) or _near_softmax(op.operands[0], 4, False)
+
+
 def tunable_ops(module):
     """The ops of `module` (graph stage) whose strategy can be tuned, in
-    program order."""
+    program order: f32 matmuls and convolutions of static shapes with a
+    register tile, but attention's products (in_attention)."""
     found = []
 
     def visit(op):
-        if op.name in TUNABLE_OPS and "dl.strategy" in op.attributes:
+        if op.name in TUNABLE_OPS and "dl.strategy" in op.attributes and not in_attention(op):
             kind = strategy_kind(str(op.attributes["dl.strategy"]))
             element = ir.ShapedType(op.results[0].type).element_type
             if kind in TILED_KINDS and isinstance(element, ir.F32Type) and \
