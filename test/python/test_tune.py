@@ -342,3 +342,18 @@ def test_attention_products_are_not_tasks():
     found, _ = dlc.tune.tasks_of(attention, np.zeros((2, 48, 64), np.float32))
     assert found and all(t.constant[1] for t in found)
     assert sum(t.count for t in found) == 2
+
+
+def test_end_to_end_times_the_function_with_and_without_records(tmp_path):
+    found, target = dlc.tune.tasks_of(dlc.jit(mlp), X)
+    twice = next(t for t in found if t.count == 2)
+    path = tmp_path / "r.jsonl"
+    _write(path, [_best_record(twice, target, TUNED)])
+    lowered = dlc.tune._lowered(dlc.jit(mlp), (X,), "cpu")
+    untuned, tuned, difference = dlc.tune.measure_end_to_end(
+        lowered, [X], dlc.tune.load(path), rounds=2, min_seconds=0.001)
+    assert untuned > 0 and tuned > 0
+    assert difference <= 1e-4 * float(np.abs(reference(X)).max())
+    summary = dlc.tune.TuningSummary([], target, str(path), 0, 0, 1.0, [],
+                                     (untuned, tuned, difference))
+    assert "the whole function:" in str(summary)

@@ -27,11 +27,14 @@ import re
 import time
 from dataclasses import replace
 
+import numpy as np
+
 from .records import Records, TuningWarning, load  # noqa: F401
 from .search import Search, TaskResult  # noqa: F401
 from .tasks import Task, extract_tasks, target_key  # noqa: F401
 
-__all__ = ["tune", "Records", "TuningWarning", "TuningSummary", "load", "tasks_of"]
+__all__ = ["tune", "Records", "TuningWarning", "TuningSummary", "load", "tasks_of",
+           "measure_end_to_end"]
 
 
 def target_of(text):
@@ -68,6 +71,45 @@ def _lowered(f, example_args, target):
     return lowered
 
 
+def _with_records(lowered, records):
+    """A copy of `lowered` compiled with `records` (None: without any)."""
+    from ..stages import Lowered
+
+    return Lowered(lowered._modules["dl"], lowered.symbol, lowered.arg_specs,
+                   lowered._structure, lowered.result_specs,
+                   replace(lowered.options, tuning_records=records),
+                   lowered.parameter_slots, lowered.donations)
+
+
+def _first(result):
+    while isinstance(result, (tuple, list)):
+        result = result[0]
+    return np.asarray(result)
+
+
+def measure_end_to_end(lowered, example_args, records, rounds=10, min_seconds=0.05):
+    """(untuned seconds, tuned seconds, largest difference of the first
+    output): the whole function compiled without and with `records`
+    (Records), timed in alternating rounds here (medians)."""
+    arrays = [a.numpy() if hasattr(a, "numpy") and not isinstance(a, np.ndarray) else a
+              for a in example_args]
+    untuned = _with_records(lowered, None).compile()
+    tuned = _with_records(lowered, records).compile()
+    expected, got = _first(untuned(*arrays)), _first(tuned(*arrays))
+    difference = float(np.max(np.abs(expected - got))) if expected.size else 0.0
+    start = time.perf_counter()
+    untuned(*arrays)
+    calls = max(1, int(min_seconds / max(time.perf_counter() - start, 1e-6)))
+    times = ([], [])
+    for _ in range(rounds):
+        for compiled, out in zip((untuned, tuned), times):
+            start = time.perf_counter()
+            for _ in range(calls):
+                compiled(*arrays)
+            out.append((time.perf_counter() - start) / calls)
+    return float(np.median(times[0])), float(np.median(times[1])), difference
+
+
 def tasks_of(f, *example_args, target="cpu"):
     """The tuning tasks of `f` for `example_args` (most expensive first)."""
     from .. import compiler
@@ -84,8 +126,12 @@ class TuningSummary:
     strategy's times; ``estimated_speedup`` weighs them by how often each
     op runs (the ops tuned, not the whole model)."""
 
-    def __init__(self, results, target, records, trials, failures, seconds, measurements):
+    def __init__(self, results, target, records, trials, failures, seconds, measurements,
+                 end_to_end=None):
         self.tasks = results
+        #: (untuned seconds, tuned seconds, largest output difference) of
+        #: the whole function with this run's records, or None
+        self.end_to_end = end_to_end
         self.target = target
         self.records = records
         self.trials = trials
@@ -113,6 +159,10 @@ class TuningSummary:
                          f"{r.seconds * 1e3:9.3f} ms  {r.speedup:5.2f}x  {mark}: {r.strategy}")
         if self.estimated_speedup:
             lines.append(f"  tuned ops together: {self.estimated_speedup:.2f}x")
+        if self.end_to_end:
+            before, after, _ = self.end_to_end
+            lines.append(f"  the whole function: {before * 1e3:.3f} ms untuned, "
+                         f"{after * 1e3:.3f} ms tuned ({before / after:.2f}x, interleaved)")
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -120,7 +170,8 @@ class TuningSummary:
 
 def tune(f, *example_args, records, trials=None, seconds=None, executor=None,
          build_executor=None, target="cpu", batch=8, repeats=5, min_repeat_seconds=0.02,
-         flush_cache=False, timeout=120.0, seed=0, progress=True, max_tasks=None):
+         flush_cache=False, timeout=120.0, seed=0, progress=True, max_tasks=None,
+         end_to_end=True):
     """Tunes the matmuls and convolutions of `f` for `example_args` and
     appends what it measured to `records` (a JSON-lines file, created if
     missing); returns a :class:`TuningSummary`.
@@ -150,6 +201,9 @@ def tune(f, *example_args, records, trials=None, seconds=None, executor=None,
       seed: of the search's random choices.
       progress: a progress line on stderr.
       max_tasks: tune only the most expensive tasks (FLOPs x count).
+      end_to_end: when a strategy was kept and the code runs here, time the
+        whole function without and with the records, in alternating rounds
+        (``summary.end_to_end``); a warning when the tuned one is slower.
     """
     if trials is None and seconds is None:
         raise ValueError("dlc.tune: give a budget: trials=N or seconds=S")
@@ -171,8 +225,19 @@ def tune(f, *example_args, records, trials=None, seconds=None, executor=None,
                     timeout=timeout, batch=batch, seed=seed, progress=progress,
                     executor=executor, build_executor=build_executor)
     results = search.run(trials=trials, seconds=seconds)
+    whole = None
+    tuned_any = any(r.strategy and r.strategy != r.task.heuristic for r in results)
+    if end_to_end and tuned_any and tuned_target.why_not_runnable() is None:
+        lowered = _lowered(f, example_args, target)
+        whole = measure_end_to_end(lowered, example_args, Records(records))
+        if whole[1] > whole[0] * 1.02:
+            import warnings
+            warnings.warn(f"dlc.tune: the whole function ran slower with the tuned strategies "
+                          f"({whole[0] * 1e3:.3f} -> {whole[1] * 1e3:.3f} ms): the ops "
+                          f"measured alone are not what runs together; compile without "
+                          f"these records", TuningWarning, stacklevel=2)
     return TuningSummary(results, tuned_target, records, search.trials, search.failures,
-                         time.time() - start, search.measurements)
+                         time.time() - start, search.measurements, whole)
 
 
 class _CallableModule(type(os)):
