@@ -357,3 +357,21 @@ def test_end_to_end_times_the_function_with_and_without_records(tmp_path):
     summary = dlc.tune.TuningSummary([], target, str(path), 0, 0, 1.0, [],
                                      (untuned, tuned, difference))
     assert "the whole function:" in str(summary)
+
+
+def test_a_rerun_measures_the_earlier_runs_best_first(tmp_path):
+    # A short rerun must not supersede an earlier run's tuned record with
+    # less: what the records kept is measured again before any search.
+    found, target = dlc.tune.tasks_of(dlc.jit(mlp), X)
+    twice = next(t for t in found if t.count == 2)
+    path = tmp_path / "r.jsonl"
+    _write(path, [_best_record(twice, target, TUNED)])
+    summary = dlc.tune(dlc.jit(mlp), X, records=str(path), trials=3, progress=False,
+                       repeats=3, min_repeat_seconds=0.002, end_to_end=False)
+    assert summary.trials == 3
+    trials = [r for r in R.read_lines(str(path)) if r["kind"] == "trial"]
+    assert [r["strategy"] for r in trials if r["workload"] == twice.workload] == \
+        [twice.heuristic, TUNED]
+    # The summary's strategy for the task is the better of the two.
+    result = next(r for r in summary.tasks if r.task.workload == twice.workload)
+    assert result.strategy in (TUNED, twice.heuristic)

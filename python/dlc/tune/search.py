@@ -287,20 +287,31 @@ class Search:
 
     def warm_start(self):
         """Trains the cost model on the records' earlier trials of these
-        tasks (same target and version); they count as measured."""
+        tasks (same target and version), and returns per task the earlier
+        runs' kept strategy and best trials: measured again first, so that
+        a short rerun starts where the last one ended instead of
+        superseding its records with less."""
+        seeds = {}
         if not os.path.isfile(self.records_path):
-            return 0
+            return seeds
         by_workload = {s.task.workload: s for s in self.states}
-        used = 0
+        trials = {}
         for record in _records.read_lines(self.records_path):
             state = by_workload.get(record["workload"])
-            if state is None or record.get("kind") != "trial" or not record.get("ok") or \
-                    record["target"] != state.task.target_key or not _records.compatible(record):
+            if state is None or record["target"] != state.task.target_key or \
+                    not _records.compatible(record):
+                continue
+            if record.get("kind") == "best" and record.get("improved"):
+                seeds.setdefault(state.task.workload, []).insert(0, record["strategy"])
+            if record.get("kind") != "trial" or not record.get("ok"):
                 continue
             candidate = parse_strategy(record["strategy"])
             self.model.add(state.space.features(candidate), record["seconds"], state.task.flops)
-            used += 1
-        return used
+            trials.setdefault(state.task.workload, []).append((record["seconds"],
+                                                               record["strategy"]))
+        for workload, measured in trials.items():
+            seeds.setdefault(workload, []).extend(s for _, s in sorted(measured)[:2])
+        return {w: list(dict.fromkeys(s))[:FINALISTS] for w, s in seeds.items()}
 
     # -- the run ---------------------------------------------------------------
 
@@ -318,7 +329,7 @@ class Search:
             progress.update(done, f"{self.trials} trials, {self.failures} failed; {label}")
 
         try:
-            self.warm_start()
+            seeds = self.warm_start()
             # The heuristic of every task first: the reference and the bar.
             pending = [(s, s.space.heuristic) for s in self.states]
             lines = []
@@ -335,6 +346,24 @@ class Search:
                 [s for s in self.states if s.heuristic_seconds is None]
             live = [s for s in self.states if s.heuristic_seconds is not None]
             tick("heuristics measured")
+            # Then what earlier runs kept and measured best, again.
+            # Each task's kept strategy first, then the best trials.
+            pending = [(s, parse_strategy(seeds[s.task.workload][i]))
+                       for i in range(FINALISTS) for s in live
+                       if i < len(seeds.get(s.task.workload, ()))
+                       and key(parse_strategy(seeds[s.task.workload][i])) !=
+                       key(s.space.heuristic)]
+            pending = pending[:max(0, budget - self.trials)]
+            if pending:
+                lines = []
+                for (state, candidate), result in zip(pending, self._run(pending, builds,
+                                                                         measures)):
+                    self.trials += 1
+                    lines.append(self._record(state, candidate, self._check(state, result)))
+                _records.append(self.records_path, lines)
+                for state in {id(s): s for s, _ in pending}.values():
+                    state.history.append(state.best[1])
+                tick("earlier runs' best measured again")
             while live and self.trials < budget and time.time() < deadline:
                 fresh = [s for s in live if s.rounds == 0]
                 state = max(fresh or live, key=TaskState.priority)
