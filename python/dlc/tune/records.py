@@ -196,6 +196,11 @@ def from_option(value):
         value = os.environ.get("DLC_TUNING_RECORDS")
         if value is None or value.strip() == "" or value.strip().lower() == "off":
             return None
+        if not os.path.isfile(value):
+            # Set for a shell, not for this call: every compile would fail.
+            _warn_once(("env", value), f"dlc: $DLC_TUNING_RECORDS names {value}, which is "
+                       f"not a file; compiling with the heuristics")
+            return None
     if isinstance(value, Records):
         return value
     if isinstance(value, (str, os.PathLike)):
