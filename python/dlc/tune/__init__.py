@@ -49,7 +49,8 @@ def target_of(text):
 
 
 def _lowered(f, example_args, target):
-    """`f` lowered for `example_args` without tuning records applied."""
+    """`f` lowered for `example_args` (`target` for a plain function or a
+    dlc.nn.Module; the others keep the target they were made for)."""
     from ..frontends.common import ImportedFunction
     from ..jit import JitFunction, jit
     from ..nn import Module
@@ -190,7 +191,9 @@ def tune(f, *example_args, records, trials=None, seconds=None, executor=None,
         (builds on any worker, measurements on workers holding the
         resource :func:`dlc.tune.distributed.measure_resource` names).
       build_executor: where builds run, when not on `executor`.
-      target: the target's code is tuned ("cpu": this machine); it is
+      target: the target whose code is tuned ("cpu": this machine), for a
+        plain function or a ``dlc.nn.Module`` (a ``dlc.jit`` function or an
+        imported model is tuned for the target it was made for); it is
         measured only on machines of that target.
       batch: candidates per round of one task.
       repeats, min_repeat_seconds: each measurement is the median of
