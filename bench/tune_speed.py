@@ -21,7 +21,6 @@ budget that shows the mechanics; the issue's target is 30 minutes.
 import argparse
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
@@ -31,17 +30,6 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import zoo_speed  # noqa: E402
-
-
-def _cpu():
-    try:
-        with open("/proc/cpuinfo") as info:
-            for line in info:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _matmul(n):
@@ -129,7 +117,9 @@ def main(argv=None):
     me = [sys.executable, os.path.abspath(__file__), "--threads", str(args.threads),
           "--seconds", str(args.seconds), "--batch", str(args.batch)]
     rows = []
-    print(f"dlc.tune speed on {_cpu()}, {args.threads} threads, tuning budget "
+    from dlc.target import describe_host
+    cpu = describe_host()
+    print(f"dlc.tune speed on {cpu}, {args.threads} threads, tuning budget "
           f"{args.seconds:g} s per model; each system alone in its own process",
           file=sys.stderr)
     for n in args.matmuls:
@@ -183,7 +173,7 @@ def main(argv=None):
               f"{t.get('trials', '-')} | {t.get('tuned_tasks', '-')} |")
     if args.json:
         with open(args.json, "w") as out:
-            json.dump({"cpu": _cpu(), "threads": args.threads, "seconds": args.seconds,
+            json.dump({"cpu": cpu, "threads": args.threads, "seconds": args.seconds,
                        "rows": rows}, out, indent=1)
     return 0
 

@@ -384,3 +384,20 @@ def test_a_rerun_measures_the_earlier_runs_best_first(tmp_path):
     # The summary's strategy for the task is the better of the two.
     result = next(r for r in summary.tasks if r.task.workload == twice.workload)
     assert result.strategy in (TUNED, twice.heuristic)
+
+
+def test_refusals_name_what_is_wrong(tmp_path):
+    with pytest.raises(ValueError, match="tunes CPU code"):
+        dlc.tune(dlc.jit(mlp, target="cuda"), X, records=str(tmp_path / "r.jsonl"), trials=3)
+    with pytest.raises(TypeError, match="expected a function"):
+        dlc.tune(42, X, records=str(tmp_path / "r.jsonl"), trials=3)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        dlc.tune(mlp, X, records=str(tmp_path / "no" / "r.jsonl"), trials=3)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    run = subprocess.run([sys.executable, "-m", "dlc.tune", "model.bin", "--records",
+                          str(tmp_path / "r.jsonl"), "--trials", "3"],
+                         capture_output=True, text=True, env=env)
+    assert run.returncode != 0 and "not a .onnx or .mlir file nor module:function" in run.stderr
+    run = subprocess.run([sys.executable, "-m", "dlc.tune", "x:f", "--input", "3xq"],
+                         capture_output=True, text=True, env=env)
+    assert run.returncode != 0 and "a shape like 1x3x224x224" in run.stderr

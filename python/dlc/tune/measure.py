@@ -77,18 +77,13 @@ def build(job):
     "target": the task's #dl.target text, "timeout": seconds}) into a
     library; {"ok": True, "library": bytes, "seconds": compile seconds} or
     {"ok": False, "error": why}."""
-    folder = tempfile.mkdtemp(prefix="dlc-tune-build-")
-    path = os.path.join(folder, "candidate.so")
-    try:
+    with tempfile.TemporaryDirectory(prefix="dlc-tune-build-") as folder:
+        path = os.path.join(folder, "candidate.so")
         result = _run_worker("build", dict(job, path=path), job.get("timeout", 120))
         if result.get("ok"):
             with open(path, "rb") as library:
                 result["library"] = library.read()
         return result
-    finally:
-        for name in os.listdir(folder):
-            os.remove(os.path.join(folder, name))
-        os.rmdir(folder)
 
 
 def measure(job, library):
@@ -108,32 +103,15 @@ def measure(job, library):
         return {"ok": False, "wrong_target": True,
                 "error": f"this machine ({socket.gethostname()}, target {here}) is not "
                          f"of the task's target {job['target_key']}"}
-    folder = tempfile.mkdtemp(prefix="dlc-tune-run-")
-    path = os.path.join(folder, "candidate.so")
-    try:
+    with tempfile.TemporaryDirectory(prefix="dlc-tune-run-") as folder:
+        path = os.path.join(folder, "candidate.so")
         with open(path, "wb") as out:
             out.write(library)
         start = time.time()
         result = _run_worker("measure", dict(job, path=path), job.get("timeout", 60))
         # The whole measurement, process start to end, for the overlap check.
         result["start"], result["end"] = start, time.time()
-    finally:
-        for name in os.listdir(folder):
-            os.remove(os.path.join(folder, name))
-        os.rmdir(folder)
     result["worker"] = _worker_name()
-    return result
-
-
-def build_and_measure(job):
-    """:func:`build` then :func:`measure` where the job runs (one
-    submission per candidate: for executors whose every worker is of the
-    task's target)."""
-    built = build(job)
-    if not built.get("ok"):
-        return built
-    result = measure(job, built.pop("library"))
-    result["compile_seconds"] = built.get("seconds")
     return result
 
 
