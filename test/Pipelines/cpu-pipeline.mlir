@@ -99,12 +99,13 @@ func.func @mlp(%x: tensor<?x784xf32>, %w1: tensor<784x128xf32>, %b1: tensor<128x
 // VECTOR: affine.for %{{.*}} = 0 to 128 step 16 {
 // VECTOR: affine.vector_load {{.*}} : memref<784x128xf32>, vector<16xf32>
 // VECTOR: arith.mulf {{.*}} : vector<16xf32>
-// On Haswell (16 ymm registers, 256 KiB of L2), 4 rows x 3 vectors of 8
-// lanes, in column blocks of B packed to stay in L2.
+// On Haswell (16 ymm registers, 256 KiB of L2), 6 rows x 2 vectors of 8
+// lanes (B read in its own rows: a tile of whole 64-byte lines), in column
+// blocks of B packed to stay in L2.
 // AVX2-LABEL: func.func @mlp
-// AVX2: affine.parallel (%{{.*}}) = (0) to (120) step (72) {
-// AVX2: affine.for %{{.*}} = 0 to #{{.*}}()[%{{.*}}] step 4 {
-// AVX2: affine.for %{{.*}} = #{{.*}}(%{{.*}}) to min #{{.*}}(%{{.*}}) step 24 {
+// AVX2: affine.parallel (%{{.*}}) = (0) to (128) step (80) {
+// AVX2: affine.for %{{.*}} = 0 to #{{.*}}()[%{{.*}}] step 6 {
+// AVX2: affine.for %{{.*}} = #{{.*}}(%{{.*}}) to min #{{.*}}(%{{.*}}) step 16 {
 // AVX2: vector.fma {{.*}} : vector<8xf32>
 
 // Every stage carries the target it is compiled for (here the host's).

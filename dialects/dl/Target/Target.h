@@ -98,8 +98,11 @@ struct RegisterTileShape {
 };
 
 /// The register tile of a micro-kernel on `target` (see the model in
-/// lib/Target/MicroKernel.cpp).
-RegisterTileShape chooseRegisterTile(const TargetInfo &target);
+/// lib/Target/MicroKernel.cpp). With `wholeLines`, for a B read in rows of
+/// its own layout (not in panels of the tile's width), only tiles whose
+/// row of vectors spans whole cache lines, where the target has one.
+RegisterTileShape chooseRegisterTile(const TargetInfo &target,
+                                     bool wholeLines = false);
 
 } // namespace mlir::dl
 

@@ -21,7 +21,8 @@
 //     an activation between them (an MLP) are not matched: tiling them by
 //     rows would repack the first weight for every block;
 //   - its batch dims are tiled by 1 and M by the block rows: a multiple of
-//     the target's register-tile rows (`chooseRegisterTile`), as many as
+//     the target's register-tile rows (`chooseRegisterTile`, of whole
+//     cache lines), as many as
 //     keep three [rows, K] blocks (scores, exponentials, probabilities)
 //     within `getL2ResidentBytes()`, halved while there would be under two
 //     blocks per hardware thread;
@@ -171,7 +172,10 @@ struct DLFuseAttentionPass
     if (rows > 0)
       return rows;
     dl::TargetInfo target = dl::TargetInfo::of(consumer);
-    int64_t tileRows = std::max<int64_t>(1, dl::chooseRegisterTile(target).rows);
+    // The products read K^T and V in rows of their own: the tile of whole
+    // cache lines (dl-select-strategies' choice for them).
+    int64_t tileRows = std::max<int64_t>(
+        1, dl::chooseRegisterTile(target, /*wholeLines=*/true).rows);
     SmallVector<int64_t> ranges = consumer.getStaticLoopRanges();
     unsigned k = 0;
     auto iterators = consumer.getIteratorTypesArray();

@@ -32,6 +32,13 @@ struct DLExplainPass : public dl::impl::DLExplainBase<DLExplainPass> {
     for (Operation *op = root; op && !given; op = op->getParentOp())
       given = op->hasAttr(kTargetAttrName);
     RegisterTileShape tile = chooseRegisterTile(target);
+    RegisterTileShape lined = chooseRegisterTile(target, /*wholeLines=*/true);
+    std::string linedText;
+    if (lined.rows != tile.rows || lined.vectors != tile.vectors)
+      linedText = " (" + std::to_string(lined.rows) + " x " +
+                  std::to_string(lined.vectors) + " where B is read in rows of " +
+                  "whole " + std::to_string(target.getCacheLineBytes()) +
+                  "-byte lines)";
     root->emitRemark() << "target " << target.getCPU() << " ("
                        << target.getTriple() << ", "
                        << (given ? "from the IR" : "the host") << "): "
@@ -42,7 +49,8 @@ struct DLExplainPass : public dl::impl::DLExplainBase<DLExplainPass> {
                        << target.getL1DataBytes() / 1024 << " KiB, L2 "
                        << target.getL2Bytes() / 1024 << " KiB, "
                        << target.getThreads() << " thread(s); micro-kernel "
-                       << tile.rows << " x " << tile.vectors << " vectors; "
+                       << tile.rows << " x " << tile.vectors << " vectors"
+                       << linedText << "; "
                        << target.getAttr();
     StrategyOptions options;
     options.maxDirectFilterBytes = maxDirectFilterBytes;

@@ -6,7 +6,13 @@
 //                                     micro-kernel vectorizes them): the
 //                                     packed, cache-blocked, register-tiled
 //                                     micro-kernel, rows x vectors from the
-//                                     target's registers (chooseRegisterTile)
+//                                     target's registers (chooseRegisterTile):
+//                                     any tile where the result is as wide
+//                                     as that tile (B in panels of its
+//                                     width: dl-pack-weights' products),
+//                                     else one whose rows of B span whole
+//                                     cache lines (6 x 2 on AVX2, not
+//                                     4 x 3: see MicroKernel.cpp)
 //               loops                 otherwise
 //   dl.conv2d   direct                NHWC, f32, groups = 1, static spatial
 //                                     sizes, a filter the target's L2 keeps
@@ -18,6 +24,8 @@
 //                                     matrix, one GEMM (f16 and bf16 too
 //                                     where max-direct-filter-bytes = -1, the
 //                                     GPU pipeline's setting)
+//                                     (convolutions read their filter in its
+//                                     own rows: tiles of whole cache lines)
 //               direct                depthwise / grouped / f16 / bf16 /
 //                                     dynamic sizes: linalg's convolution
 //                                     ops (register-tiled where the nest
@@ -42,10 +50,11 @@ using namespace mlir::dl;
 
 namespace {
 
-/// `kind` with the target's register tile.
+/// `kind` with the target's register tile (of whole cache lines where B
+/// is read in rows of its own layout: `wholeLines`).
 StrategyAttr tiled(MLIRContext *ctx, StrategyKind kind, const TargetInfo &target,
-                   StringRef layout = "") {
-  RegisterTileShape tile = chooseRegisterTile(target);
+                   StringRef layout = "", bool wholeLines = true) {
+  RegisterTileShape tile = chooseRegisterTile(target, wholeLines);
   return StrategyAttr::get(ctx, kind, tile.rows, tile.vectors,
                            /*columnBlock=*/0, /*reductionBlock=*/0, layout);
 }
@@ -69,16 +78,34 @@ mlir::dl::chooseStrategy(Operation *op, const TargetInfo &target,
       return StrategyChoice{
           StrategyAttr::get(ctx, StrategyKind::Loops, 0, 0, 0, 0, ""),
           "no static column count to vectorize: plain loops"};
-    StrategyAttr strategy =
-        tiled(ctx, StrategyKind::RegisterTiledGemm, target);
+    // B in panels as wide as the tile (dl-pack-weights' [J, K, p]): each
+    // reduction step reads one contiguous segment, any tile will do; B in
+    // rows of its own: a tile of whole cache lines.
+    RegisterTileShape free = chooseRegisterTile(target);
+    Type element = result.getElementType();
+    bool panels = element.isIntOrFloat() &&
+                  result.getDimSize(result.getRank() - 1) ==
+                      free.vectors * target.getLanes(element);
+    StrategyAttr strategy = tiled(ctx, StrategyKind::RegisterTiledGemm, target,
+                                  "", /*wholeLines=*/!panels);
+    RegisterTileShape lined = chooseRegisterTile(target, /*wholeLines=*/true);
+    std::string rows =
+        panels ? " (B in panels of the tile's width)"
+        : (lined.rows != free.rows || lined.vectors != free.vectors)
+            ? " (rows of B in whole " +
+                  std::to_string(target.getCacheLineBytes()) + "-byte lines)"
+            : "";
     return StrategyChoice{strategy, "cache-blocked, packed micro-kernel of " +
-                                        tileText(strategy, target)};
+                                        tileText(strategy, target) + rows};
   }
   if (auto conv = dyn_cast<Conv2dOp>(op)) {
     auto input = cast<ShapedType>(conv.getInput().getType());
     StringRef layout = conv.getLayout();
+    // Grouped, depthwise and 16-bit convolutions keep the tile of the
+    // plain model (not measured with tiles of whole lines).
     auto direct = [&](const std::string &why) {
-      StrategyAttr strategy = tiled(ctx, StrategyKind::Direct, target, layout);
+      StrategyAttr strategy = tiled(ctx, StrategyKind::Direct, target, layout,
+                                    /*wholeLines=*/false);
       return StrategyChoice{strategy, why};
     };
     if (conv.getGroups() != 1)

@@ -6,7 +6,9 @@
 
 // Each compute-heavy op gets the strategy its lowering follows, chosen for
 // the target: the micro-kernel's tile from its registers (Zen 4, 32 zmm: 6
-// x 4 vectors; Zen 3, 16 ymm: 4 x 3), the layout the convolution runs in.
+// x 4 vectors; Zen 3, 16 ymm: 6 x 2, whose rows of B are whole 64-byte
+// cache lines, where 4 x 3 would read 96 bytes of each; grouped and
+// depthwise convolutions keep 4 x 3), the layout the convolution runs in.
 // A strategy given in the IR is kept.
 // ZEN4-LABEL: func @strategies
 // ZEN4: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = im2col_gemm, rows = 6, vectors = 4, layout = "NCHW">}
@@ -19,15 +21,17 @@
 // ZEN4-NOT: dl.strategy
 // ZEN4: return
 // ZEN3-LABEL: func @strategies
-// ZEN3: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = im2col_gemm, rows = 4, vectors = 3, layout = "NCHW">}
-// ZEN3: dl.matmul {{.*}} {dl.strategy = #dl.strategy<kind = register_tiled_gemm, rows = 4, vectors = 3>}
+// ZEN3: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = im2col_gemm, rows = 6, vectors = 2, layout = "NCHW">}
+// ZEN3: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = direct, rows = 4, vectors = 3, layout = "NCHW">}
+// ZEN3: dl.matmul {{.*}} {dl.strategy = #dl.strategy<kind = register_tiled_gemm, rows = 6, vectors = 2>}
+// ZEN3: dl.matmul {{.*}} {dl.strategy = #dl.strategy<kind = register_tiled_gemm, rows = 6, vectors = 2>}
 
 // dl-explain names the target, then each op's strategy and why.
-// EXPLAIN: remark: target znver3 (x86_64-unknown-linux-gnu, from the IR): 16 x 256-bit vector registers, 2 FMA/cycle of latency 4, L1d 32 KiB, L2 512 KiB, 1 thread(s); micro-kernel 4 x 3 vectors; #dl.target<triple = "x86_64-unknown-linux-gnu", cpu = "znver3"
-// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = im2col_gemm, rows = 4, vectors = 3, layout = "NCHW"> (heuristic: groups = 1, f32: patches as a matrix, one GEMM with a micro-kernel of 4 x 3 vectors of 256 bits (16 vector registers))
+// EXPLAIN: remark: target znver3 (x86_64-unknown-linux-gnu, from the IR): 16 x 256-bit vector registers, 2 FMA/cycle of latency 4, L1d 32 KiB, L2 512 KiB, 1 thread(s); micro-kernel 4 x 3 vectors (6 x 2 where B is read in rows of whole 64-byte lines); #dl.target<triple = "x86_64-unknown-linux-gnu", cpu = "znver3"
+// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = im2col_gemm, rows = 6, vectors = 2, layout = "NCHW"> (heuristic: groups = 1, f32: patches as a matrix, one GEMM with a micro-kernel of 6 x 2 vectors of 256 bits (16 vector registers))
 // EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = direct, rows = 4, vectors = 3, layout = "NCHW"> (heuristic: grouped or depthwise: no GEMM to share)
 // EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = direct> (given in the IR)
-// EXPLAIN: remark: dl.matmul: #dl.strategy<kind = register_tiled_gemm, rows = 4, vectors = 3> (heuristic: cache-blocked, packed micro-kernel of 4 x 3 vectors of 256 bits (16 vector registers))
+// EXPLAIN: remark: dl.matmul: #dl.strategy<kind = register_tiled_gemm, rows = 6, vectors = 2> (heuristic: cache-blocked, packed micro-kernel of 6 x 2 vectors of 256 bits (16 vector registers) (rows of B in whole 64-byte lines))
 // EXPLAIN: remark: dl.softmax: #dl.strategy<kind = vectorized_reduction> (heuristic: reduced loops innermost, vectorized where contiguous)
 func.func @strategies(%x: tensor<1x8x6x6xf32>, %w: tensor<8x8x3x3xf32>, %d: tensor<8x1x3x3xf32>,
                       %a: tensor<4x8xi32>, %b: tensor<8x3xi32>, %f: tensor<?x8xf32>, %g: tensor<8x16xf32>)
@@ -53,10 +57,10 @@ func.func @strategies(%x: tensor<1x8x6x6xf32>, %w: tensor<8x8x3x3xf32>, %d: tens
 // ZEN4: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = direct, rows = 6, vectors = 4, layout = "NHWC">}
 // ZEN4: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = direct, rows = 6, vectors = 4, layout = "NHWC">}
 // ZEN3-LABEL: func @nhwc
-// ZEN3: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = direct, rows = 4, vectors = 3, layout = "NHWC">}
-// ZEN3: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = im2col_gemm, rows = 4, vectors = 3, layout = "NHWC">}
-// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = direct, rows = 4, vectors = 3, layout = "NHWC"> (heuristic: NHWC, f32, a filter of 2 KiB that stays in cache (at most 256 KiB, half of L2): micro-kernel of 4 x 3 vectors of 256 bits (16 vector registers) on the convolution's nest, no patch matrix)
-// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = im2col_gemm, rows = 4, vectors = 3, layout = "NHWC"> (heuristic: groups = 1, f32, a filter larger than the direct convolution's limit: patches as a matrix, one GEMM with a micro-kernel of 4 x 3 vectors of 256 bits (16 vector registers))
+// ZEN3: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = direct, rows = 6, vectors = 2, layout = "NHWC">}
+// ZEN3: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = im2col_gemm, rows = 6, vectors = 2, layout = "NHWC">}
+// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = direct, rows = 6, vectors = 2, layout = "NHWC"> (heuristic: NHWC, f32, a filter of 2 KiB that stays in cache (at most 256 KiB, half of L2): micro-kernel of 6 x 2 vectors of 256 bits (16 vector registers) on the convolution's nest, no patch matrix)
+// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = im2col_gemm, rows = 6, vectors = 2, layout = "NHWC"> (heuristic: groups = 1, f32, a filter larger than the direct convolution's limit: patches as a matrix, one GEMM with a micro-kernel of 6 x 2 vectors of 256 bits (16 vector registers))
 // LIMIT-LABEL: func @nhwc
 // LIMIT: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = direct,
 // LIMIT: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = im2col_gemm,
@@ -94,7 +98,7 @@ func.func @half(%x: tensor<1x8x6x6xf16>, %w: tensor<8x8x3x3xf16>, %y: tensor<1x6
 // An image of run-time size takes the same strategies: its im2col GEMM has
 // a run-time row count.
 // ZEN3-LABEL: func @dynamic_image
-// ZEN3: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = im2col_gemm, rows = 4, vectors = 3, layout = "NCHW">}
+// ZEN3: dl.conv2d {{.*}} {dl.strategy = #dl.strategy<kind = im2col_gemm, rows = 6, vectors = 2, layout = "NCHW">}
 func.func @dynamic_image(%x: tensor<?x64x?x?xf32>, %w: tensor<64x64x3x3xf32>) -> tensor<?x64x?x?xf32> {
   %0 = dl.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<?x64x?x?xf32>, tensor<64x64x3x3xf32>) -> tensor<?x64x?x?xf32>
   return %0 : tensor<?x64x?x?xf32>
@@ -111,4 +115,25 @@ func.func @dynamic_image(%x: tensor<?x64x?x?xf32>, %w: tensor<64x64x3x3xf32>) ->
 func.func @tuned(%a: tensor<64x256xf32>, %b: tensor<256x96xf32>) -> tensor<64x96xf32> {
   %0 = dl.matmul %a, %b {dl.strategy = #dl.strategy<kind = register_tiled_gemm, rows = 4, vectors = 2, reduction_block = 128>, dl.tuned = "0.100 ms, heuristic 0.150 ms, 40 trials"} : (tensor<64x256xf32>, tensor<256x96xf32>) -> tensor<64x96xf32>
   return %0 : tensor<64x96xf32>
+}
+
+// -----
+
+// A product whose B comes in panels as wide as the plain model's tile (what
+// dl-pack-weights makes: [J, K, p], p = 24 columns on AVX2) reads each panel
+// contiguously and keeps that tile (4 x 3 on Zen 3); the same product with
+// 32 columns reads B in rows of its own and takes the tile of whole lines.
+// AVX-512's tile is the same either way (every zmm is one line).
+// ZEN3-LABEL: func @panels
+// ZEN3: dl.matmul {{.*}} {dl.strategy = #dl.strategy<kind = register_tiled_gemm, rows = 4, vectors = 3>} : (tensor<1x8x64xf32>, tensor<3x64x24xf32>)
+// ZEN3: dl.matmul {{.*}} {dl.strategy = #dl.strategy<kind = register_tiled_gemm, rows = 6, vectors = 2>} : (tensor<1x8x64xf32>, tensor<3x64x32xf32>)
+// ZEN4-LABEL: func @panels
+// ZEN4: dl.matmul {{.*}} {dl.strategy = #dl.strategy<kind = register_tiled_gemm, rows = 6, vectors = 4>}
+// ZEN4: dl.matmul {{.*}} {dl.strategy = #dl.strategy<kind = register_tiled_gemm, rows = 6, vectors = 4>}
+// EXPLAIN: remark: dl.matmul: #dl.strategy<kind = register_tiled_gemm, rows = 4, vectors = 3> (heuristic: cache-blocked, packed micro-kernel of 4 x 3 vectors of 256 bits (16 vector registers) (B in panels of the tile's width))
+// EXPLAIN: remark: dl.matmul: #dl.strategy<kind = register_tiled_gemm, rows = 6, vectors = 2> (heuristic: cache-blocked, packed micro-kernel of 6 x 2 vectors of 256 bits (16 vector registers) (rows of B in whole 64-byte lines))
+func.func @panels(%x: tensor<1x8x64xf32>, %p: tensor<3x64x24xf32>, %q: tensor<3x64x32xf32>) -> (tensor<3x8x24xf32>, tensor<3x8x32xf32>) {
+  %0 = dl.matmul %x, %p : (tensor<1x8x64xf32>, tensor<3x64x24xf32>) -> tensor<3x8x24xf32>
+  %1 = dl.matmul %x, %q : (tensor<1x8x64xf32>, tensor<3x64x32xf32>) -> tensor<3x8x32xf32>
+  return %0, %1 : tensor<3x8x24xf32>, tensor<3x8x32xf32>
 }
