@@ -707,6 +707,10 @@ CONV_PACKED = re.compile(r"dl\.matmul .*: \(tensor<1x(\d+)x(\d+)xf32>, tensor<(\
     (2, 5, 8, 10, 144, 3, 2, (1, 2), (2, 0, 1, 1), (2, 1), True),    # uneven everything
     (4, 6, 8, 8, 128, 5, 5, (1, 1), (2, 2, 2, 2), (1, 1), False),    # 256 rows, 5x5
     (8, 16, 7, 7, 130, 3, 3, (1, 1), (1, 1, 1, 1), (1, 1), True),   # 392 rows
+    # windows that tile the image (stride = kernel): blocks, one transpose
+    (1, 3, 32, 32, 130, 8, 8, (8, 8), (0, 0, 0, 0), (1, 1), True),   # a patch embedding
+    (2, 4, 13, 11, 144, 4, 2, (4, 2), (0, 0, 0, 1), (1, 1), False),  # padded, a row left over
+    (1, 5, 9, 10, 130, 3, 1, (3, 1), (0, 0, 0, 0), (1, 1), True),    # 3x1
 ])
 def test_pack_weights_convolution_as_packed_im2col_product(case, layout):
     """dl-pack-weights: a convolution with a constant filter and at most 512
@@ -730,6 +734,8 @@ def test_pack_weights_convolution_as_packed_im2col_product(case, layout):
     rows, k, panels, width = map(int, CONV_PACKED.search(graph).groups())
     assert rows == expected.size // f and k == kh * kw * c and "dl.conv2d" not in graph
     assert panels * width >= f > (panels - 1) * width
+    if stride == (kh, kw) and kh * kw > 1 and dilation == (1, 1):
+        assert "dl.concat" not in graph and "dl.transpose" in graph
     close(lowered.compile()(x), np.maximum(expected, 0), rtol=1e-4)
     unpacked = dlc.jit(lambda a: dlc.relu(dlc.conv2d(a, filt, b, stride=stride, padding=padding,
                                                      dilation=dilation, layout=layout)),

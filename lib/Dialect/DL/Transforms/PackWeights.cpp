@@ -237,7 +237,8 @@ std::string convolutionRefusal(Conv2dOp conv, int64_t panel, int64_t maxRows) {
 /// product at ResNet-50's 7x7 and 14x14 stages). im2col is the padded
 /// input's KH*KW strided windows concatenated along the channels, in the
 /// filter's (kh, kw, c) order; a 1x1 convolution of stride 1 reads x as it
-/// lies.
+/// lies; windows that tile the image (stride = kernel) are its blocks,
+/// transposed.
 void packConvolution(Conv2dOp conv, int64_t panel) {
   OpBuilder b(conv);
   Location loc = conv.getLoc();
@@ -257,8 +258,27 @@ void packConvolution(Conv2dOp conv, int64_t panel) {
                       b.getDenseI64ArrayAttr({0, pad[1], pad[3], 0}),
                       b.getF64FloatAttr(0.0));
   auto padded = cast<RankedTensorType>(x.getType());
+  int64_t rows = n * oh * ow, k = kh * kw * c;
+  Value lhs;
+  // Windows that tile the image (a patch embedding: ViT's 16x16 of stride
+  // 16) are its blocks: [N, OH, KH, OW, KW, C] -> [N, OH, OW, KH, KW, C], one
+  // transpose instead of KH*KW slices and a concatenation of as many
+  // operands (256 for ViT, which cost one-shot bufferization 5 s).
+  bool tiles = kh * kw > 1 && stride[0] == kh && stride[1] == kw &&
+               (dilation[0] == 1 && dilation[1] == 1);
+  if (tiles) {
+    SmallVector<int64_t> covered{n, oh * kh, ow * kw, c};
+    if (ArrayRef<int64_t>(covered) != padded.getShape())
+      x = SliceOp::create(b, loc, x, SmallVector<int64_t>{0, 0, 0, 0}, covered,
+                          SmallVector<int64_t>{1, 1, 1, 1});
+    Value blocks =
+        ReshapeOp::create(b, loc, x, ArrayRef<int64_t>{n, oh, kh, ow, kw, c});
+    Value patches = TransposeOp::create(
+        b, loc, blocks, b.getDenseI64ArrayAttr({0, 1, 3, 2, 4, 5}));
+    lhs = ReshapeOp::create(b, loc, patches, ArrayRef<int64_t>{rows, k});
+  }
   SmallVector<Value> windows;
-  for (int64_t i = 0; i < kh; ++i)
+  for (int64_t i = 0; i < kh && !tiles; ++i)
     for (int64_t j = 0; j < kw; ++j) {
       SmallVector<int64_t> starts{0, i * dilation[0], j * dilation[1], 0};
       SmallVector<int64_t> sizes{n, oh, ow, c};
@@ -271,12 +291,14 @@ void packConvolution(Conv2dOp conv, int64_t panel) {
       }
       windows.push_back(SliceOp::create(b, loc, x, starts, sizes, steps));
     }
-  Value columns = windows.size() == 1
-                      ? windows.front()
-                      : ConcatOp::create(b, loc, windows, b.getI64IntegerAttr(3))
-                            .getResult();
-  int64_t rows = n * oh * ow, k = kh * kw * c;
-  Value lhs = ReshapeOp::create(b, loc, columns, ArrayRef<int64_t>{rows, k});
+  if (!tiles) {
+    Value columns =
+        windows.size() == 1
+            ? windows.front()
+            : ConcatOp::create(b, loc, windows, b.getI64IntegerAttr(3))
+                  .getResult();
+    lhs = ReshapeOp::create(b, loc, columns, ArrayRef<int64_t>{rows, k});
+  }
   auto filterConstant = conv.getFilter().getDefiningOp<ConstantOp>();
   auto matrixType = RankedTensorType::get({k, f}, b.getF32Type());
   Value weight = ConstantOp::create(

@@ -206,6 +206,26 @@ func.func @dilated_conv(%x: tensor<1x5x5x1xf32>) -> tensor<1x1x1x4xf32> {
   return %y : tensor<1x1x1x4xf32>
 }
 
+// Windows that tile the image (stride = kernel: a patch embedding) are its
+// blocks: the rows a whole window does not reach cut off (5 -> 4), reshaped
+// to [N, OH, KH, OW, KW, C], one transpose to (kh, kw, c) order -- no slices
+// and no concatenation of KH*KW operands (ViT's 256 cost one-shot
+// bufferization 5 s).
+// CHECK-LABEL: func.func @patch_embedding
+// CHECK-NOT: dl.concat
+// CHECK: %[[S:.*]] = dl.slice %arg0 starts = [0, 0, 0, 0] sizes = [1, 4, 4, 1] strides = [1, 1, 1, 1] : tensor<1x5x4x1xf32> -> tensor<1x4x4x1xf32>
+// CHECK: %[[B:.*]] = dl.reshape %[[S]] shape = [1, 2, 2, 2, 2, 1] : tensor<1x4x4x1xf32> -> tensor<1x2x2x2x2x1xf32>
+// CHECK: %[[T:.*]] = dl.transpose %[[B]] perm = [0, 1, 3, 2, 4, 5] : tensor<1x2x2x2x2x1xf32> -> tensor<1x2x2x2x2x1xf32>
+// CHECK: %[[X:.*]] = dl.reshape %[[T]] shape = [4, 4] : tensor<1x2x2x2x2x1xf32> -> tensor<4x4xf32>
+// CHECK: dl.matmul %{{.*}}, %{{.*}} : (tensor<1x4x4xf32>, tensor<2x4x2xf32>) -> tensor<2x4x2xf32>
+// CHECK-NOT: dl.conv2d
+// CHECK: return
+func.func @patch_embedding(%x: tensor<1x5x4x1xf32>) -> tensor<1x2x2x4xf32> {
+  %w = dl.constant dense<[[[[0.70, -0.21, -0.04, -0.71]], [[0.40, -0.42, 0.74, -0.45]]], [[[-0.64, 0.49, 0.50, 0.13]], [[0.84, -0.59, 0.70, -0.66]]]]> : tensor<2x2x1x4xf32>
+  %y = dl.conv2d %x, %w strides = [2, 2] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 layout = "NHWC" : (tensor<1x5x4x1xf32>, tensor<2x2x1x4xf32>) -> tensor<1x2x2x4xf32>
+  return %y : tensor<1x2x2x4xf32>
+}
+
 // -----
 
 // Convolutions left alone, each for its reason (and all of them with
