@@ -8,12 +8,16 @@
 // upstream's.
 //
 // Afterwards, scalar affine loads and stores through a memref.subview with
-// static offsets and strides (of the same rank as its source, whose layout
-// is the identity) access the source instead, at offset + stride * index:
-// the copies that dl.concat, dl.slice and dl.pad lower to then vectorize
-// (dl-affine-vectorize, like upstream's vectorizer, takes identity layouts
-// only; an im2col of 9 windows into a [49, 4608] matrix ran as scalar copies,
-// 150 us of a 620 us convolution). Upstream's fold-memref-alias-ops does
+// static strides (of the same rank as its source, whose layout is the
+// identity) access the source instead, at offset + stride * index, where
+// each offset is a constant (or, for a subview only read, a valid affine
+// dim at the access: a tile loop's induction variable): the copies that dl.concat, dl.slice and
+// dl.pad lower to then vectorize (dl-affine-vectorize, like upstream's
+// vectorizer, takes identity layouts only; an im2col of 9 windows into a
+// [49, 4608] matrix ran as scalar copies, 150 us of a 620 us convolution),
+// and so do the packing copies of dl-fuse-attention's blocks, whose K^T and
+// V are subviews at the tile's head (Whisper-base's attention on a Zen 3:
+// the V block copied by scalar moves was 13% of its time). Upstream's fold-memref-alias-ops does
 // this and more: it also folds collapse_shape into the micro-kernels'
 // accesses, as floordiv/mod indices.
 //
@@ -97,30 +101,66 @@ LogicalResult composeMinBound(affine::AffineForOp loop) {
   return success();
 }
 
-/// The subview `memref` is, when an access through it can go to its source:
-/// static offsets and strides, the same rank, a source of identity layout.
-memref::SubViewOp foldableSubview(Value memref) {
+/// The subview `memref` is, when an access through it from `access` can go
+/// to its source: static strides, the same rank, a source of identity
+/// layout, and static offsets -- or, for a subview only read (by affine
+/// loads), offsets that are valid affine dims where `access` is (a tile
+/// loop's induction variable: dl-fuse-attention's K^T and V are subviews at
+/// the tile's head). A subview also written keeps its accesses: an
+/// accumulation's output, read and written at the same address indexed by
+/// its loops alone, is what dl-affine-register-tile matches.
+memref::SubViewOp foldableSubview(Value memref, Operation *access) {
   auto subview = memref.getDefiningOp<memref::SubViewOp>();
   if (!subview)
     return {};
   MemRefType source = subview.getSourceType();
   if (!source.getLayout().isIdentity() ||
       source.getRank() != subview.getType().getRank() ||
-      ShapedType::isDynamicShape(subview.getStaticOffsets()) ||
       ShapedType::isDynamicShape(subview.getStaticStrides()))
     return {};
+  if (!subview.getOffsets().empty() &&
+      !llvm::all_of(subview->getUsers(), [](Operation *user) {
+        return isa<affine::AffineLoadOp>(user);
+      }))
+    return {};
+  Region *scope = affine::getAffineScope(access);
+  for (Value offset : subview.getOffsets())
+    if (!scope || !affine::isValidDim(offset, scope))
+      return {};
   return subview;
 }
 
-/// `map`'s results r_i as offset_i + stride_i * r_i.
-AffineMap throughSubview(AffineMap map, memref::SubViewOp subview) {
+/// `map`'s results r_i as offset_i + stride_i * r_i, and its operands
+/// `operands` followed by the subview's dynamic offsets (new dims).
+AffineMap throughSubview(AffineMap map, memref::SubViewOp subview,
+                         SmallVectorImpl<Value> &operands) {
+  unsigned dims = map.getNumDims();
+  SmallVector<Value> mapOperands(operands.begin(), operands.end());
+  // Operands are dims then symbols; the offsets become dims after the
+  // map's own.
+  SmallVector<Value> newOperands(mapOperands.begin(),
+                                 mapOperands.begin() + dims);
   SmallVector<AffineExpr> results;
+  unsigned extra = 0;
+  ValueRange dynamicOffsets = subview.getOffsets();
+  MLIRContext *context = map.getContext();
+  SmallVector<AffineExpr> offsets;
+  for (int64_t offset : subview.getStaticOffsets()) {
+    if (ShapedType::isDynamic(offset)) {
+      newOperands.push_back(dynamicOffsets[extra]);
+      offsets.push_back(getAffineDimExpr(dims + extra, context));
+      ++extra;
+    } else {
+      offsets.push_back(getAffineConstantExpr(offset, context));
+    }
+  }
+  // Symbols keep their positions (after every dim, the new ones included).
+  newOperands.append(mapOperands.begin() + dims, mapOperands.end());
   for (auto [result, offset, stride] :
-       llvm::zip(map.getResults(), subview.getStaticOffsets(),
-                 subview.getStaticStrides()))
+       llvm::zip(map.getResults(), offsets, subview.getStaticStrides()))
     results.push_back(result * stride + offset);
-  return AffineMap::get(map.getNumDims(), map.getNumSymbols(), results,
-                        map.getContext());
+  operands.assign(newOperands.begin(), newOperands.end());
+  return AffineMap::get(dims + extra, map.getNumSymbols(), results, context);
 }
 
 /// Scalar affine loads and stores through foldable subviews moved to the
@@ -129,28 +169,32 @@ void foldSubviewAccesses(func::FuncOp func) {
   SmallVector<Operation *> accesses;
   func.walk([&](Operation *op) {
     if (auto load = dyn_cast<affine::AffineLoadOp>(op);
-        load && foldableSubview(load.getMemRef()))
+        load && foldableSubview(load.getMemRef(), op))
       accesses.push_back(op);
     if (auto store = dyn_cast<affine::AffineStoreOp>(op);
-        store && foldableSubview(store.getMemRef()))
+        store && foldableSubview(store.getMemRef(), op))
       accesses.push_back(op);
   });
   SetVector<Operation *> subviews;
   for (Operation *op : accesses) {
     OpBuilder b(op);
     if (auto load = dyn_cast<affine::AffineLoadOp>(op)) {
-      memref::SubViewOp subview = foldableSubview(load.getMemRef());
-      auto moved = affine::AffineLoadOp::create(
-          b, load.getLoc(), subview.getSource(),
-          throughSubview(load.getAffineMap(), subview), load.getMapOperands());
+      memref::SubViewOp subview = foldableSubview(load.getMemRef(), op);
+      SmallVector<Value> operands(load.getMapOperands());
+      AffineMap map = throughSubview(load.getAffineMap(), subview, operands);
+      affine::canonicalizeMapAndOperands(&map, &operands);
+      auto moved = affine::AffineLoadOp::create(b, load.getLoc(),
+                                                subview.getSource(), map, operands);
       load.replaceAllUsesWith(moved.getResult());
       subviews.insert(subview);
     } else {
       auto store = cast<affine::AffineStoreOp>(op);
-      memref::SubViewOp subview = foldableSubview(store.getMemRef());
-      affine::AffineStoreOp::create(
-          b, store.getLoc(), store.getValueToStore(), subview.getSource(),
-          throughSubview(store.getAffineMap(), subview), store.getMapOperands());
+      memref::SubViewOp subview = foldableSubview(store.getMemRef(), op);
+      SmallVector<Value> operands(store.getMapOperands());
+      AffineMap map = throughSubview(store.getAffineMap(), subview, operands);
+      affine::canonicalizeMapAndOperands(&map, &operands);
+      affine::AffineStoreOp::create(b, store.getLoc(), store.getValueToStore(),
+                                    subview.getSource(), map, operands);
       subviews.insert(subview);
     }
     op->erase();

@@ -34,11 +34,12 @@ func.func @window_into_columns(%padded: memref<1x5x5x16xf32>, %columns: memref<1
 
 // -----
 
-// Left as they are: a subview at an offset known at run time, a
-// rank-reducing one, and one of a memref that has a layout itself.
+// Left as they are: a rank-reducing subview and one of a memref that has a
+// layout itself. A subview only read at an offset known at run time (an
+// argument: a valid affine symbol) goes to its source at that offset.
 // CHECK-LABEL: func.func @kept
 // CHECK-COUNT-3: memref.subview
-// CHECK: affine.load %{{.*}} : memref<4xf32, strided<[1], offset: ?>>
+// CHECK: affine.load %arg2[%{{.*}} + symbol(%arg1)] : memref<8xf32>
 // CHECK: affine.load %{{.*}} : memref<4xf32, strided<[1], offset: 4>>
 // CHECK: affine.load %{{.*}} : memref<2xf32, strided<[2], offset: 1>>
 func.func @kept(%x: memref<2x4xf32>, %i: index, %y: memref<8xf32>, %out: memref<3x4xf32>) {
@@ -52,5 +53,46 @@ func.func @kept(%x: memref<2x4xf32>, %i: index, %y: memref<8xf32>, %out: memref<
   linalg.copy ins(%dynamic : memref<4xf32, strided<[1], offset: ?>>) outs(%row0 : memref<4xf32, strided<[1]>>)
   linalg.copy ins(%reduced : memref<4xf32, strided<[1], offset: 4>>) outs(%row1 : memref<4xf32, strided<[1], offset: 4>>)
   linalg.copy ins(%nested : memref<2xf32, strided<[2], offset: 1>>) outs(%row2 : memref<2xf32, strided<[1], offset: 8>>)
+  return
+}
+
+// -----
+
+// dl-fuse-attention's tiles read K^T and V through subviews at the tile
+// loop's induction variable: a valid affine dim there, so the reads go to
+// the source (and the packing copies of the micro-kernels vectorize). The
+// output block, also written, keeps its subview (an accumulation's output
+// indexed by its loops alone is what dl-affine-register-tile matches), and
+// an offset that is no affine expression of the loops (i * i) keeps its.
+// CHECK-LABEL: func.func @tile_reads
+// CHECK: affine.parallel (%[[T:.*]]) = (0) to (8) step (4) {
+// CHECK: %[[OUT:.*]] = memref.subview %arg1[%[[T]], 0] [4, 16] [1, 1]
+// CHECK: affine.for %[[I:.*]] = 0 to 4 {
+// CHECK: affine.for %[[J:.*]] = 0 to 16 {
+// CHECK: %[[V:.*]] = affine.load %arg0[%[[I]] + %[[T]], %[[J]]] : memref<8x16xf32>
+// CHECK: affine.store %[[V]], %[[PACKED:.*]][%[[I]], %[[J]]] : memref<4x16xf32>
+// CHECK: affine.load %[[OUT]][%{{.*}}, %{{.*}}]
+// CHECK: affine.store %{{.*}}, %[[OUT]][%{{.*}}, %{{.*}}]
+// CHECK: %[[SQUARE:.*]] = arith.muli
+// CHECK: memref.subview %arg0[%[[SQUARE]], 0] [1, 16] [1, 1]
+// KEEP-LABEL: func.func @tile_reads
+// KEEP-COUNT-3: memref.subview
+// VEC-LABEL: func.func @tile_reads
+// VEC: %[[BLOCK:.*]] = affine.vector_load %arg0{{.*}} : memref<8x16xf32>, vector<16xf32>
+// VEC: affine.vector_store %[[BLOCK]], %{{.*}} : memref<4x16xf32>, vector<16xf32>
+func.func @tile_reads(%v: memref<8x16xf32>, %out: memref<8x16xf32>, %row: memref<1x16xf32>) {
+  affine.parallel (%t) = (0) to (8) step (4) {
+    %block = memref.subview %v[%t, 0] [4, 16] [1, 1] : memref<8x16xf32> to memref<4x16xf32, strided<[16, 1], offset: ?>>
+    %dest = memref.subview %out[%t, 0] [4, 16] [1, 1] : memref<8x16xf32> to memref<4x16xf32, strided<[16, 1], offset: ?>>
+    %packed = memref.alloc() : memref<4x16xf32>
+    linalg.copy ins(%block : memref<4x16xf32, strided<[16, 1], offset: ?>>) outs(%packed : memref<4x16xf32>)
+    linalg.add ins(%packed, %dest : memref<4x16xf32>, memref<4x16xf32, strided<[16, 1], offset: ?>>) outs(%dest : memref<4x16xf32, strided<[16, 1], offset: ?>>)
+    memref.dealloc %packed : memref<4x16xf32>
+  }
+  affine.for %i = 0 to 2 {
+    %square = arith.muli %i, %i : index
+    %picked = memref.subview %v[%square, 0] [1, 16] [1, 1] : memref<8x16xf32> to memref<1x16xf32, strided<[16, 1], offset: ?>>
+    linalg.copy ins(%picked : memref<1x16xf32, strided<[16, 1], offset: ?>>) outs(%row : memref<1x16xf32>)
+  }
   return
 }

@@ -59,13 +59,15 @@ def DLLinalgToAffineLoops : Pass<"dl-linalg-to-affine-loops", "::mlir::func::Fun
     `dl-affine-interchange` keeps it and `dl-affine-register-tile` reads it.
     Upstream's drops every attribute of the ops it lowers. Then (unless
     `fold-subviews=false`) scalar affine loads and stores through a
-    `memref.subview` of static offsets and strides, same rank, of an
-    identity-layout source, access that source at `offset + stride * i`: the
-    copies of concatenations, slices and pads vectorize.
+    `memref.subview` of static strides, same rank, of an identity-layout
+    source, whose offsets are constants (or, for loads, valid affine dims at
+    the access: a tile loop's induction variable), access that source at `offset +
+    stride * i`: the copies of concatenations, slices and pads, and the
+    packing copies inside dl-fuse-attention's tiles, vectorize.
   }];
   let options = [
     Option<"foldSubviews", "fold-subviews", "bool", /*default=*/"true",
-           "Move accesses through static subviews to the subviews' sources">,
+           "Move accesses through subviews of static strides to the subviews' sources">,
   ];
   let dependentDialects = ["::mlir::affine::AffineDialect",
                            "::mlir::memref::MemRefDialect"];
