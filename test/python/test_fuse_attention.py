@@ -49,6 +49,23 @@ def test_attention_matches_torch(batch, heads, queries, keys, width):
     np.testing.assert_allclose(fn(q, k, v), expected, rtol=RTOL, atol=ATOL)
 
 
+def test_the_scale_is_the_scores_epilogue():
+    # Inside a tile, batch and head are loops of one iteration: the scaling
+    # nest keeps the scores product's loop order (dl-affine-interchange
+    # leaves such loops where they are) and runs in its register tiles,
+    # one pass over the block fewer. Whisper's 1500 frames: the whole blocks
+    # and the remainder block each have one.
+    q, k, v = _inputs(1, 2, 1500, 1500, 64, seed=5)
+    fn = dlc.jit(lambda q, k, v: _attention(q, k, v, scale=0.125))
+    lowered = fn.lower(q, k, v)
+    assert _fused(fn, q, k, v)
+    assert lowered.fused_epilogues() >= 1
+    assert "fused_epilogue = [\"arith.mulf\"]" in lowered.as_text("affine")
+    expected = F.scaled_dot_product_attention(
+        torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v)).numpy()
+    np.testing.assert_allclose(fn(q, k, v), expected, rtol=RTOL, atol=ATOL)
+
+
 def test_additive_and_causal_masks_match_torch():
     # BERT's padding mask and GPT-2's causal one, added to the scores
     # (-inf-like minimum where masked), as the libraries' eager paths do.

@@ -15,7 +15,8 @@
 //    otherwise (a new cache line per iteration). Permutations compare by the cost of
 //    their innermost loop, then of the next one out, and so on; ties go to
 //    the permutation with more parallel loops outermost, then to the
-//    original order.
+//    original order. Loops of one iteration have no say (they stay where
+//    they are).
 // The legal permutation of least cost is applied. When the cheapest
 // permutation of all is illegal, a remark says which dependence kept it out.
 // Nests with non-affine memory effects (calls, memref.store, ...) or loop
@@ -206,15 +207,29 @@ struct DLAffineInterchangePass
     SmallVector<int64_t> costs = innermostCosts(nest, lineBytes);
     SmallVector<bool> parallel = parallelLoops(depth, deps);
 
+    // A loop of one iteration runs the same wherever it is: it has no say
+    // in the score, so that orders differing only in where such loops are
+    // tie and the original order stays (a batch or head of 1 moved inwards
+    // made an elementwise nest's loops differ from the accumulation's
+    // before it, whose epilogue it then could not be).
+    SmallVector<bool> single(depth);
+    for (unsigned i = 0; i < depth; ++i)
+      single[i] = affine::getConstantTripCount(nest[i]) == std::optional<uint64_t>(1);
     // Score of a permutation: costs from the innermost position outwards,
     // then minus the number of leading parallel loops (lexicographic).
     auto score = [&](ArrayRef<unsigned> loopAt) {
       SmallVector<int64_t> key;
       for (unsigned position = depth; position-- > 0;)
-        key.push_back(costs[loopAt[position]]);
+        if (!single[loopAt[position]])
+          key.push_back(costs[loopAt[position]]);
       int64_t leadingParallel = 0;
-      while (leadingParallel < depth && parallel[loopAt[leadingParallel]])
+      for (unsigned position = 0; position < depth; ++position) {
+        if (single[loopAt[position]])
+          continue;
+        if (!parallel[loopAt[position]])
+          break;
         ++leadingParallel;
+      }
       key.push_back(-leadingParallel);
       return key;
     };

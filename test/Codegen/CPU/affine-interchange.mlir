@@ -123,3 +123,31 @@ func.func @non_affine(%in: memref<32x16xf32>, %out: memref<32x16xf32>) {
   }
   return
 }
+
+// -----
+
+// Loops of one iteration (a batch and a head of 1, as inside an attention
+// tile) have no say: they stay where they are rather than move inwards,
+// so that this elementwise nest keeps the loop order of the accumulation
+// before it (whose epilogue it can then be). The 12 x 1500 part is already
+// in its best order.
+// CHECK-LABEL: func @single_iteration_loops
+// CHECK: affine.for %{{.*}} = 0 to 1 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 1 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 12 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 1500 {
+func.func @single_iteration_loops(%x: memref<1x1x12x1500xf32>, %y: memref<1x1x12x1500xf32>) {
+  %scale = arith.constant 0.125 : f32
+  affine.for %b = 0 to 1 {
+    affine.for %h = 0 to 1 {
+      affine.for %i = 0 to 12 {
+        affine.for %j = 0 to 1500 {
+          %0 = affine.load %x[%b, %h, %i, %j] : memref<1x1x12x1500xf32>
+          %1 = arith.mulf %0, %scale : f32
+          affine.store %1, %y[%b, %h, %i, %j] : memref<1x1x12x1500xf32>
+        }
+      }
+    }
+  }
+  return
+}
