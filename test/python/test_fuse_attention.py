@@ -53,14 +53,19 @@ def test_the_scale_is_the_scores_epilogue():
     # Inside a tile, batch and head are loops of one iteration: the scaling
     # nest keeps the scores product's loop order (dl-affine-interchange
     # leaves such loops where they are) and runs in its register tiles,
-    # one pass over the block fewer. Whisper's 1500 frames: the whole blocks
-    # and the remainder block each have one.
+    # one pass over the block fewer.
     q, k, v = _inputs(1, 2, 1500, 1500, 64, seed=5)
     fn = dlc.jit(lambda q, k, v: _attention(q, k, v, scale=0.125))
     lowered = fn.lower(q, k, v)
     assert _fused(fn, q, k, v)
     assert lowered.fused_epilogues() >= 1
     assert "fused_epilogue = [\"arith.mulf\"]" in lowered.as_text("affine")
+    # The softmax multiplies by the reciprocal of each row's sum: no vector
+    # division over the 1500 keys.
+    vector = lowered.as_text("vector")
+    assert "arith.divf" in vector
+    assert not any("arith.divf" in line and "vector<" in line
+                   for line in vector.splitlines())
     expected = F.scaled_dot_product_attention(
         torch.from_numpy(q), torch.from_numpy(k), torch.from_numpy(v)).numpy()
     np.testing.assert_allclose(fn(q, k, v), expected, rtol=RTOL, atol=ATOL)

@@ -172,7 +172,9 @@ func.func @reshape(%a: tensor<?x3x4xf32>, %s: tensor<f32>, %t: tensor<1x1xf32>) 
 
 // -----
 
-// Softmax: max-reduce, exp(x - max), sum-reduce, divide.
+// Softmax: max-reduce, exp(x - max), sum-reduce, times the reciprocal of
+// the row's sum (1 / sum depends on the row only: one division per row once
+// the loop-invariant code moves out of the loop over it).
 // CHECK-DAG: #[[FULL:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[ROWS:.*]] = affine_map<(d0, d1) -> (d0)>
 // CHECK-LABEL: func @softmax
@@ -182,7 +184,9 @@ func.func @reshape(%a: tensor<?x3x4xf32>, %s: tensor<f32>, %t: tensor<1x1xf32>) 
 // CHECK: math.exp
 // CHECK: %[[SUM:.*]] = linalg.reduce { arith.addf } ins(%[[EXP]] : tensor<?x10xf32>) outs(%{{.*}} : tensor<?xf32>) dimensions = [1]
 // CHECK: linalg.generic {indexing_maps = [#[[FULL]], #[[ROWS]], #[[FULL]]]{{.*}} ins(%[[EXP]], %[[SUM]] : tensor<?x10xf32>, tensor<?xf32>)
-// CHECK: arith.divf
+// CHECK: ^bb0(%[[E:.*]]: f32, %[[S:.*]]: f32, %{{.*}}: f32):
+// CHECK: %[[INVERSE:.*]] = arith.divf %{{.*}}, %[[S]] : f32
+// CHECK: arith.mulf %[[E]], %[[INVERSE]] : f32
 func.func @softmax(%a: tensor<?x10xf32>) -> tensor<?x10xf32> {
   %0 = dl.softmax %a axis = 1 : tensor<?x10xf32> -> tensor<?x10xf32>
   return %0 : tensor<?x10xf32>
