@@ -11,15 +11,15 @@
 // static strides (of the same rank as its source, whose layout is the
 // identity) access the source instead, at offset + stride * index, where
 // each offset is a constant (or, for a subview only read, a valid affine
-// dim at the access: a tile loop's induction variable): the copies that dl.concat, dl.slice and
-// dl.pad lower to then vectorize (dl-affine-vectorize, like upstream's
-// vectorizer, takes identity layouts only; an im2col of 9 windows into a
-// [49, 4608] matrix ran as scalar copies, 150 us of a 620 us convolution),
-// and so do the packing copies of dl-fuse-attention's blocks, whose K^T and
-// V are subviews at the tile's head (Whisper-base's attention on a Zen 3:
-// the V block copied by scalar moves was 13% of its time). Upstream's fold-memref-alias-ops does
-// this and more: it also folds collapse_shape into the micro-kernels'
-// accesses, as floordiv/mod indices.
+// dim at the access: a tile loop's induction variable). The copies that
+// dl.concat, dl.slice and dl.pad lower to then vectorize (dl-affine-vectorize,
+// like upstream's vectorizer, takes identity layouts only; an im2col of 9
+// windows into a [49, 4608] matrix ran as scalar copies, 150 us of a 620 us
+// convolution), and so do the packing copies of dl-fuse-attention's blocks,
+// whose K^T and V are subviews at the tile's head (Whisper-base's attention
+// on a Zen 3: the V block copied by scalar moves was 13% of its time).
+// Upstream's fold-memref-alias-ops does this and more: it also folds
+// collapse_shape into the micro-kernels' accesses, as floordiv/mod indices.
 //
 //===----------------------------------------------------------------------===//
 
