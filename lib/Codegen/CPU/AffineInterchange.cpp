@@ -214,7 +214,8 @@ struct DLAffineInterchangePass
     // before it, whose epilogue it then could not be).
     SmallVector<bool> single(depth);
     for (unsigned i = 0; i < depth; ++i)
-      single[i] = affine::getConstantTripCount(nest[i]) == std::optional<uint64_t>(1);
+      single[i] = affine::getConstantTripCount(nest[i]) ==
+                  std::optional<uint64_t>(1);
     // Score of a permutation: costs from the innermost position outwards,
     // then minus the number of leading parallel loops (lexicographic).
     auto score = [&](ArrayRef<unsigned> loopAt) {
