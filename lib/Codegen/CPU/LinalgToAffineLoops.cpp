@@ -130,37 +130,30 @@ memref::SubViewOp foldableSubview(Value memref, Operation *access) {
   return subview;
 }
 
-/// `map`'s results r_i as offset_i + stride_i * r_i, and its operands
-/// `operands` followed by the subview's dynamic offsets (new dims).
+/// `map` (over `operands`) through `subview`: results r_i as offset_i +
+/// stride_i * r_i, each dynamic offset a new dim after the map's own (its
+/// symbols keep their positions, after every dim). `operands` is updated.
 AffineMap throughSubview(AffineMap map, memref::SubViewOp subview,
                          SmallVectorImpl<Value> &operands) {
   unsigned dims = map.getNumDims();
-  SmallVector<Value> mapOperands(operands.begin(), operands.end());
-  // Operands are dims then symbols; the offsets become dims after the
-  // map's own.
-  SmallVector<Value> newOperands(mapOperands.begin(),
-                                 mapOperands.begin() + dims);
-  SmallVector<AffineExpr> results;
-  unsigned extra = 0;
-  ValueRange dynamicOffsets = subview.getOffsets();
   MLIRContext *context = map.getContext();
-  SmallVector<AffineExpr> offsets;
-  for (int64_t offset : subview.getStaticOffsets()) {
-    if (ShapedType::isDynamic(offset)) {
-      newOperands.push_back(dynamicOffsets[extra]);
-      offsets.push_back(getAffineDimExpr(dims + extra, context));
-      ++extra;
-    } else {
-      offsets.push_back(getAffineConstantExpr(offset, context));
-    }
-  }
-  // Symbols keep their positions (after every dim, the new ones included).
-  newOperands.append(mapOperands.begin() + dims, mapOperands.end());
+  SmallVector<Value> newOperands(operands.begin(), operands.begin() + dims);
+  ValueRange dynamicOffsets = subview.getOffsets();
+  SmallVector<AffineExpr> results;
   for (auto [result, offset, stride] :
-       llvm::zip(map.getResults(), offsets, subview.getStaticStrides()))
-    results.push_back(result * stride + offset);
+       llvm::zip(map.getResults(), subview.getStaticOffsets(),
+                 subview.getStaticStrides())) {
+    AffineExpr at = getAffineConstantExpr(offset, context);
+    if (ShapedType::isDynamic(offset)) {
+      at = getAffineDimExpr(newOperands.size(), context);
+      newOperands.push_back(dynamicOffsets[newOperands.size() - dims]);
+    }
+    results.push_back(result * stride + at);
+  }
+  unsigned newDims = newOperands.size();
+  newOperands.append(operands.begin() + dims, operands.end());
   operands.assign(newOperands.begin(), newOperands.end());
-  return AffineMap::get(dims + extra, map.getNumSymbols(), results, context);
+  return AffineMap::get(newDims, map.getNumSymbols(), results, context);
 }
 
 /// Scalar affine loads and stores through foldable subviews moved to the
@@ -177,26 +170,25 @@ void foldSubviewAccesses(func::FuncOp func) {
   });
   SetVector<Operation *> subviews;
   for (Operation *op : accesses) {
+    auto load = dyn_cast<affine::AffineLoadOp>(op);
+    auto store = dyn_cast<affine::AffineStoreOp>(op);
+    memref::SubViewOp subview = foldableSubview(
+        load ? load.getMemRef() : store.getMemRef(), op);
+    SmallVector<Value> operands(load ? load.getMapOperands()
+                                     : store.getMapOperands());
+    AffineMap map = throughSubview(
+        load ? load.getAffineMap() : store.getAffineMap(), subview, operands);
+    affine::canonicalizeMapAndOperands(&map, &operands);
     OpBuilder b(op);
-    if (auto load = dyn_cast<affine::AffineLoadOp>(op)) {
-      memref::SubViewOp subview = foldableSubview(load.getMemRef(), op);
-      SmallVector<Value> operands(load.getMapOperands());
-      AffineMap map = throughSubview(load.getAffineMap(), subview, operands);
-      affine::canonicalizeMapAndOperands(&map, &operands);
+    if (load) {
       auto moved = affine::AffineLoadOp::create(b, load.getLoc(),
                                                 subview.getSource(), map, operands);
       load.replaceAllUsesWith(moved.getResult());
-      subviews.insert(subview);
     } else {
-      auto store = cast<affine::AffineStoreOp>(op);
-      memref::SubViewOp subview = foldableSubview(store.getMemRef(), op);
-      SmallVector<Value> operands(store.getMapOperands());
-      AffineMap map = throughSubview(store.getAffineMap(), subview, operands);
-      affine::canonicalizeMapAndOperands(&map, &operands);
       affine::AffineStoreOp::create(b, store.getLoc(), store.getValueToStore(),
                                     subview.getSource(), map, operands);
-      subviews.insert(subview);
     }
+    subviews.insert(subview);
     op->erase();
   }
   for (Operation *subview : subviews)
