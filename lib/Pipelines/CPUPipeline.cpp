@@ -46,9 +46,9 @@ void addCleanups(OpPassManager &pm) {
 
 /// dl -> dl: graph-level simplification (folding, dead code, CSE), batch
 /// norms folded into their convolutions, convolutions and poolings in NHWC
-/// (dl-layout), constant weights of matrix-vector-like products packed
-/// (dl-pack-weights), then the code-generation strategy of each op
-/// (dl-select-strategies).
+/// (dl-layout), 3x3 convolutions by Winograd (dl-winograd), constant
+/// weights of matrix-vector-like products packed (dl-pack-weights), then
+/// the code-generation strategy of each op (dl-select-strategies).
 void addGraphStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   addCleanups(pm);
   if (options.foldBatchNorm) {
@@ -60,6 +60,12 @@ void addGraphStage(OpPassManager &pm, const CPUPipelineOptions &options) {
     layout.nchwMinFilterBytes = options.nchwMinFilterBytes;
     pm.addNestedPass<func::FuncOp>(createDLLayout(layout));
     addCleanups(pm);
+  }
+  if (options.winograd) {
+    DLWinogradOptions winograd;
+    winograd.minTiles = options.winogradMinTiles;
+    winograd.minChannels = options.winogradMinChannels;
+    pm.addPass(createDLWinograd(winograd));
   }
   if (options.packWeights)
     pm.addPass(createDLPackWeights());

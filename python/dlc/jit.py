@@ -572,6 +572,8 @@ def jit(fn=None, *, target="cpu", options=None, dynamic_batch=False,
         (decomposed layer norms, GELUs, SiLUs and hard-swishes back to one
         op each, a Python pass), ``"dl-fold-batchnorm"``,
         ``"dl-layout"`` (NCHW convolutions and poolings run in NHWC),
+        ``"dl-winograd"`` (3x3 convolutions of stride 1 by Winograd's
+        F(2x2, 3x3); CPU only),
         ``"dl-pack-weights"`` (constant weights of products with few rows
         packed into column panels at compile time; CPU only),
         ``"dl-linalg-fuse"`` (elementwise fusion), ``"dl-fuse-epilogue"``
@@ -595,7 +597,10 @@ def jit(fn=None, *, target="cpu", options=None, dynamic_batch=False,
         ``dlc.set_num_threads`` threads; ``parallel_min_work``: the least
         estimated operations of a nest on threads, default 2**13;
         ``max_function_ops``: operations above which a function is cut into
-        calls of parts of about that size before LLVM, 0 never) and of
+        calls of parts of about that size before LLVM, 0 never;
+        ``winograd_min_tiles``, ``winograd_min_channels``: the fewest 2x2
+        output tiles and channels of a 3x3 convolution run as Winograd's
+        F(2x2, 3x3), default 32 and 64) and of
         :class:`dlc.GPUOptions` (``chip``, ``block_size``, ``matmul_tile``,
         ``tensor_cores``, ``emulate``: run the GPU kernels on the CPU).
     """

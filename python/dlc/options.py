@@ -24,7 +24,8 @@ KERNEL_FORMATS = (None, "ptx", "cubin", "fatbin")
 _PIPELINE_FORMATS = {"cubin": "bin", "fatbin": "fatbin"}
 
 #: Optimization passes that ``dlc.jit(disable=...)`` can turn off.
-GRAPH_PASSES = ("dl-simplify", "dl-raise-ops", "dl-fold-batchnorm", "dl-layout", "dl-pack-weights",
+GRAPH_PASSES = ("dl-simplify", "dl-raise-ops", "dl-fold-batchnorm", "dl-layout", "dl-winograd",
+                "dl-pack-weights",
                 "dl-linalg-fuse", "dl-fuse-epilogue", "dl-fuse-attention", "dl-plan-memory",
                 "dl-affine-transpose-squares", "dl-affine-promote-accumulators",
                 "dl-outline-loops")
@@ -66,6 +67,11 @@ class CPUOptions:
     #: this size before LLVM, whose loop passes take time quadratic in a
     #: function's size (None: the pipeline's; 0: never cut)
     max_function_ops: object = None
+    #: dl-winograd's thresholds: a 3x3 convolution of stride 1 runs as
+    #: Winograd's F(2x2, 3x3) from this many 2x2 output tiles and input and
+    #: output channels on (None: the pipeline's, 32 tiles and 64 channels)
+    winograd_min_tiles: object = None
+    winograd_min_channels: object = None
 
     def __post_init__(self):
         _check_int("vector_width", self.vector_width, 0, allow_none=True)
@@ -73,6 +79,8 @@ class CPUOptions:
         _check_int("tile_size", self.tile_size, 0)
         _check_int("parallel_min_work", self.parallel_min_work, 0, allow_none=True)
         _check_int("max_function_ops", self.max_function_ops, 0, allow_none=True)
+        _check_int("winograd_min_tiles", self.winograd_min_tiles, 1, allow_none=True)
+        _check_int("winograd_min_channels", self.winograd_min_channels, 1, allow_none=True)
         if not isinstance(self.parallel, bool):
             raise ValueError(f"parallel must be True or False, but got {self.parallel!r}")
 
@@ -200,6 +208,10 @@ class CompileOptions:
                     else f"parallel-min-work={cpu.parallel_min_work} ")
         split = ("" if cpu.max_function_ops is None
                  else f"max-function-ops={cpu.max_function_ops} ")
+        winograd_limits = "".join(
+            f"{name}={value} " for name, value in (
+                ("winograd-min-tiles", cpu.winograd_min_tiles),
+                ("winograd-min-channels", cpu.winograd_min_channels)) if value is not None)
         vector = ("vectorize=false " if cpu.vector_width == 0 else
                   "" if cpu.vector_width is None else
                   f"vector-width={cpu.vector_width} ")
@@ -213,11 +225,14 @@ class CompileOptions:
         direct = -1 if self.is_cuda else 0
         # Weight panels are the CPU micro-kernel's layout.
         pack = "false" if "dl-pack-weights" in self.disable or self.is_cuda else "true"
+        # Winograd's batched product is measured on the CPU micro-kernel only.
+        winograd = "false" if "dl-winograd" in self.disable or self.is_cuda else "true"
         return (f"{vector}tile-size={cpu.tile_size} "
                 f"parallel={'true' if cpu.parallel else 'false'} {min_work}{split}"
                 f"epilogue={epilogue} max-direct-filter-bytes={direct} "
                 f"promote-accumulators={promote} transpose-squares={squares} "
-                f"nchw-min-filter-bytes={direct} pack-weights={pack} "
+                f"nchw-min-filter-bytes={direct} pack-weights={pack} winograd={winograd} "
+                f"{winograd_limits}"
                 f"outline-loops={outline} fuse-attention={attention} "
                 f"{self._common_pipeline_options()}")
 

@@ -755,3 +755,108 @@ def test_pack_weights_leaves_large_and_grouped_convolutions_alone():
         assert "dl.conv2d" in graph and not CONV_PACKED.search(graph)
         close(fn(x), reference_conv2d(x, filt, padding=(1, 1, 1, 1), groups=groups),
               rtol=1e-4)
+
+
+# -- dl-winograd ------------------------------------------------------------------
+
+WINOGRAD_PRODUCT = re.compile(r"dl\.matmul [^\n]*: \(tensor<16x(\d+)x(\d+)xf32>, "
+                              r"tensor<16x(\d+)x(\d+)xf32>\)")
+
+
+@pytest.mark.parametrize("case", [
+    # (N, C, H, W, F, padding, bias, layout)
+    (1, 64, 28, 28, 64, (1, 1, 1, 1), True, "NCHW"),     # 14 x 14 tiles
+    (2, 64, 13, 9, 96, (1, 1, 1, 1), False, "NHWC"),     # odd: 7 x 5 tiles, sliced back
+    (1, 72, 16, 15, 64, (0, 2, 1, 0), True, "NHWC"),     # uneven padding: 16 x 13 out
+    (3, 64, 11, 12, 80, (0, 0, 0, 0), True, "NCHW"),     # no padding: 9 x 10 out
+])
+def test_winograd_convolutions_match_the_direct_sum(case):
+    """dl-winograd: a 3x3 convolution of stride 1 with 64 or more channels
+    and 32 or more 2x2 output tiles becomes F(2x2, 3x3): one product of the
+    16 transformed views [16, tiles, C] @ [16, C, F], no dl.conv2d left;
+    the same values as the direct float64 sum (odd sizes, uneven padding,
+    batches, with and without bias), as close as the untransformed
+    convolution is."""
+    n, c, h, w, f, padding, bias, layout = case
+    rng = np.random.default_rng(sum(case[:5]))
+    filt = (rng.standard_normal((f, c, 3, 3)) / np.sqrt(c * 9)).astype(F32)
+    b = rng.standard_normal(f).astype(F32) if bias else None
+    x = rng.standard_normal((n, c, h, w)).astype(F32)
+    expected = reference_conv2d(x, filt, b, padding=padding)
+    if layout == "NHWC":
+        x, filt = x.transpose(0, 2, 3, 1).copy(), filt.transpose(2, 3, 1, 0).copy()
+        expected = expected.transpose(0, 2, 3, 1)
+    oh, ow = h + padding[0] + padding[1] - 2, w + padding[2] + padding[3] - 2
+
+    def conv(a):
+        return dlc.relu(dlc.conv2d(a, filt, b, padding=padding, layout=layout))
+
+    lowered = dlc.jit(conv).lower(x)
+    graph = lowered.as_text("graph")
+    assert "dl.conv2d" not in graph
+    tiles, channels, channels_again, features = map(int, WINOGRAD_PRODUCT.search(graph).groups())
+    assert (tiles, channels, channels_again, features) == (
+        n * -(-oh // 2) * -(-ow // 2), c, c, f)
+    close(lowered.compile()(x), np.maximum(expected, 0), rtol=1e-5)
+    untransformed = dlc.jit(conv, disable="dl-winograd")
+    assert not WINOGRAD_PRODUCT.search(untransformed.lower(x).as_text("graph"))
+    close(untransformed(x), np.maximum(expected, 0), rtol=1e-5)
+
+
+def test_winograd_in_a_torch_residual_block():
+    """A residual block from PyTorch (conv, batch norm with trained-looking
+    statistics, ReLU, conv, batch norm, + x, ReLU) at ResNet-50's 14x14
+    stage: both 3x3 convolutions transformed, the block as close to
+    PyTorch's as without the transform."""
+    torch = pytest.importorskip("torch")
+
+    class Block(torch.nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.conv1 = torch.nn.Conv2d(c, c, 3, padding=1, bias=False)
+            self.bn1 = torch.nn.BatchNorm2d(c)
+            self.conv2 = torch.nn.Conv2d(c, c, 3, padding=1, bias=False)
+            self.bn2 = torch.nn.BatchNorm2d(c)
+
+        def forward(self, x):
+            y = torch.relu(self.bn1(self.conv1(x)))
+            return torch.relu(self.bn2(self.conv2(y)) + x)
+
+    torch.manual_seed(3)
+    block = Block(128).eval()
+    with torch.no_grad():
+        for bn in (block.bn1, block.bn2):
+            bn.weight.uniform_(0.5, 1.5)
+            bn.bias.uniform_(-0.2, 0.2)
+            bn.running_mean.uniform_(-0.1, 0.1)
+            bn.running_var.uniform_(0.5, 2.0)
+    x = torch.randn(1, 128, 14, 14)
+    with torch.no_grad():
+        expected = block(x).double().numpy()
+    model = dlc.from_torch(block, x)
+    graph = model.lower(x.numpy()).as_text("graph")
+    assert "dl.conv2d" not in graph and len(WINOGRAD_PRODUCT.findall(graph)) == 2
+    close(model(x.numpy()), expected, rtol=1e-5)
+
+
+def test_winograd_thresholds_are_options():
+    """winograd_min_tiles / winograd_min_channels (dlc.CPUOptions, or
+    dlc.jit shortcuts): a 16-channel convolution of 4 tiles stays a
+    convolution by default and is transformed with both at 1, with the same
+    values; 0 is refused before compiling."""
+    rng = np.random.default_rng(11)
+    filt = rng.standard_normal((16, 16, 3, 3)).astype(F32)
+    x = rng.standard_normal((1, 16, 4, 3)).astype(F32)
+    expected = reference_conv2d(x, filt, padding=(1, 1, 1, 1))
+
+    def conv(a):
+        return dlc.conv2d(a, filt, padding=1)
+
+    assert not WINOGRAD_PRODUCT.search(dlc.jit(conv).lower(x).as_text("graph"))
+    small = dlc.jit(conv, winograd_min_tiles=1, winograd_min_channels=1)
+    assert WINOGRAD_PRODUCT.search(small.lower(x).as_text("graph")).groups() == (
+        "4", "16", "16", "16")
+    close(small(x), expected, rtol=1e-5)
+    for name in ("winograd_min_tiles", "winograd_min_channels"):
+        with pytest.raises(ValueError, match=name):
+            dlc.jit(conv, **{name: 0})

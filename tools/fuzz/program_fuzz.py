@@ -36,11 +36,14 @@ import dlc  # noqa: E402
 import references as ref  # noqa: E402
 
 # What each program is also compiled with, round robin: each optimization
-# turned off, and functions cut into parts of a few ops (dl-split-function,
-# which only cuts large programs by default).
+# turned off, functions cut into parts of a few ops (dl-split-function,
+# which only cuts large programs by default), and dl-winograd on every
+# convolution it can transform (64 channels and 32 tiles by default).
 VARIANTS = [None] + [{"disable": [name]} for name in (
     "dl-simplify", "dl-fold-batchnorm", "dl-layout", "dl-linalg-fuse",
-    "dl-fuse-epilogue", "dl-plan-memory")] + [{"max_function_ops": 12}]
+    "dl-fuse-epilogue", "dl-plan-memory")] + [{"max_function_ops": 12}] + [
+    # every 3x3 convolution of stride 1 by Winograd, however small
+    {"winograd_min_tiles": 1, "winograd_min_channels": 1}]
 
 
 def _unary_table():
@@ -405,6 +408,28 @@ def _wrap(fn):
     return lambda pool, **p: fn(pool, **p), lambda pool, **p: fn(pool, numpy=True, **p)
 
 
+def _gen_conv3x3(rng, shapes):
+    """A 3x3 convolution of stride 1 (dl-winograd's, in the variant that
+    transforms every one), padded unevenly, with or without a bias."""
+    a = _pick(rng, shapes, 4)
+    if a is None:
+        return None
+    n, c, h, w = shapes[a]
+    pad = tuple(int(p) for p in rng.integers(0, 3, size=4))
+    if h + pad[0] + pad[1] < 3 or w + pad[2] + pad[3] < 3:
+        return None
+    f = int(rng.integers(1, 6))
+    return {"src": a, "w": rng.uniform(-1, 1, size=(f, c, 3, 3)),
+            "b": rng.uniform(-1, 1, size=f) if rng.random() < 0.5 else None, "pad": pad}
+
+
+def _conv3x3(pool, src, w, b, pad, numpy=False):
+    if numpy:
+        return ref.conv2d(pool[src], w, b, (1, 1), pad)
+    return dlc.conv2d(pool[src], w.astype(np.float32),
+                      None if b is None else b.astype(np.float32), padding=pad)
+
+
 STEPS = {}
 for _name, _gen, _fn in [
         ("unary", _gen_unary, _unary), ("binary", _gen_binary, _binary),
@@ -412,7 +437,8 @@ for _name, _gen, _fn in [
         ("reshape", _gen_reshape, _reshape), ("slice", _gen_slice, _slice),
         ("concat", _gen_concat, _concat), ("matmul", _gen_matmul, _matmul),
         ("softmax", _gen_softmax, _softmax), ("layer_norm", _gen_layer_norm, _layer_norm),
-        ("conv", _gen_conv, _conv), ("pool", _gen_pool, _pool), ("se", _gen_se, _se),
+        ("conv", _gen_conv, _conv), ("conv3x3", _gen_conv3x3, _conv3x3),
+        ("pool", _gen_pool, _pool), ("se", _gen_se, _se),
         ("batch_norm", _gen_batch_norm, _batch_norm),
         ("nn_conv_block", _gen_nn_conv_block, _nn_conv_block),
         ("nn_linear", _gen_nn_linear, _nn_linear), ("cast", _gen_cast, _cast)]:

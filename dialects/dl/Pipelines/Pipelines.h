@@ -103,6 +103,21 @@ struct CPUPipelineOptions : public CommonPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Pack the constant weights of matrix-vector-like "
                      "products into column panels (dl-pack-weights)"),
       llvm::cl::init(true)};
+  Option<bool> winograd{
+      *this, "winograd",
+      llvm::cl::desc("3x3 convolutions of stride 1 with enough tiles and "
+                     "channels by Winograd's F(2x2, 3x3) (dl-winograd)"),
+      llvm::cl::init(true)};
+  Option<int64_t> winogradMinTiles{
+      *this, "winograd-min-tiles",
+      llvm::cl::desc("dl-winograd's min-tiles: fewest 2x2 output tiles of a "
+                     "convolution it transforms"),
+      llvm::cl::init(32)};
+  Option<int64_t> winogradMinChannels{
+      *this, "winograd-min-channels",
+      llvm::cl::desc("dl-winograd's min-channels: fewest input and output "
+                     "channels of a convolution it transforms"),
+      llvm::cl::init(64)};
   Option<int64_t> maxDirectFilterBytes{
       *this, "max-direct-filter-bytes",
       llvm::cl::desc("Largest filter (bytes) of an NHWC f32 convolution run "
