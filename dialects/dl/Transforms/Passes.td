@@ -78,11 +78,12 @@ def DLWinograd : Pass<"dl-winograd"> {
     An NHWC `dl.conv2d` with a constant f32 3x3 filter, stride 1, no
     dilation, no groups, at least `min-tiles` 2x2 output tiles (N * ceil(OH /
     2) * ceil(OW / 2)) and `min-channels` input and output channels becomes
-    Winograd's minimal filtering F(2x2, 3x3) in dl ops: the padded input's 16
-    strided views combined into `V` (`[16, tiles, C]`, additions only), one
-    batched product `V @ U` with `U = G g G^T` (`[16, C, K]`, a constant
-    computed at compile time), and the nine-term output transform plus the
-    bias, interleaved back to `[N, OH, OW, K]`: 16 multiply-adds per tile
+    Winograd's minimal filtering F(2x2, 3x3) in dl ops: the padded input's
+    strided views combined by additions, rows then columns, into `V`
+    (`[16, tiles, C]`), one batched product `V @ U` with `U = G g G^T`
+    (`[16, C, K]`, a constant computed at compile time), and the output
+    transform (over the product's blocks, then with the bias), interleaved
+    back to `[N, OH, OW, K]` by one transpose: 16 multiply-adds per tile
     and channel pair where the convolution does 36. A convolution with a
     recorded strategy is left alone (`report` says why in remarks).
   }];
@@ -95,7 +96,7 @@ def DLWinograd : Pass<"dl-winograd"> {
            "Fewest input and output channels (the transforms pass over 4x "
            "the input and the output, as much as the product saves with few "
            "channels: 56x56 32 -> 32 ties, 112x112 loses 15%; 64 -> 64 "
-           "ties or gains 10% against the direct convolution, 96 and more "
+           "gains 10-25% against the direct convolution, 96 and more "
            "gain 1.7-2.4x against im2col)">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Emit a remark for each 3x3 convolution: transformed, or why not">,

@@ -7,46 +7,51 @@
 // ops, on an NHWC `dl.conv2d` with a constant HWIO filter g [3, 3, C, K]:
 //
 //   xp  = x padded to [N, 2T+2, 2S+2, C]   (T x S tiles: T = ceil(OH / 2))
-//   d_ab = xp[:, a::2, b::2, :] (T x S)     the tiles' element (a, b), a strided
-//                                         dl.slice, for a, b in 0..3
-//   V_ij = sum_ab BT[i,a] BT[j,b] d_ab    each a sum of four d's, the 16 V's
-//                                         concatenated: [16, N*T*S, C]
-//   U    = G g G^T                       [16, C, K], a constant computed here
-//   M    = V @ U                         [16, N*T*S, K], one batched product
-//   Y_uv = sum_ij AT[u,i] AT[v,j] M_ij + bias    (nine M's each)
-//   y    = the Y's interleaved (concat, reshape, transpose [2,3,0,4,1,5]),
-//          sliced to [N, OH, OW, K]
+//   R_i = sum_a BT[i,a] xp[:, a::2, :, :]  rows first: four strided views of
+//                                         T rows each, two terms per R_i,
+//                                         concatenated: [4N, T, 2S+2, C]
+//   V_j = sum_b BT[j,b] R[:, :, b::2, :]   then columns: [16N, T, S, C] at
+//                                         index (j * 4 + i) * N + n, viewed
+//                                         as [16, N*T*S, C]
+//   U   = G g G^T                        [16, C, K], computed here (double),
+//                                         at the same index j * 4 + i
+//   M   = V @ U                          [16, N*T*S, K], one batched product
+//   Z_v = sum_j AT[v,j] M[j]              over j: whole blocks [4N, T, S, K]
+//   Y_u = sum_i AT[u,i] Z[:, i] + bias    over i: [2 (v), 1, N, T, S, K]
+//   y   = Y [v, u, n, t, s, k] transposed to [n, t, u, s, v, k], reshaped,
+//         sliced to [N, OH, OW, K]
 //
 // with BT = [[1,0,-1,0], [0,1,1,0], [0,-1,1,0], [0,1,0,-1]],
 // G = [[1,0,0], [1/2,1/2,1/2], [1/2,-1/2,1/2], [0,0,1]] and
-// AT = [[1,1,1,0], [0,1,-1,-1]]: the transforms are additions (no rounding
-// beyond float32 sums of four and nine terms; U is computed in double).
-// The product does 16/36 of the direct convolution's multiply-adds; the
-// transforms are passes over the input (16 reads of 4 elements per tile)
-// and the product (nine reads per output), cheap next to the product while
-// C and K are a few dozen or more.
+// AT = [[1,1,1,0], [0,1,-1,-1]]: the transforms are additions (float32
+// sums of two to three terms per step). The product does 16/36 of the
+// direct convolution's multiply-adds; the transforms are passes over the
+// input and the product, cheap next to it while C and K are a few dozen or
+// more. Separable transforms take 8 + 4 loop nests (V's 16 sums of four
+// views each, and the output's 4 of nine, took 16 + 4: the same speed in
+// ResNet-50, a slower compile: 1.33 -> 0.81 s for one 28x28x128 layer).
 //
 // Measured on a Zen 3 (AVX2, 2 threads), medians, 3x3 C -> C with bias and
 // ReLU against what dlc ran before (im2col GEMM, or the direct convolution
-// where the filter fits L2): batch 1 28x28x128 2.76 -> 1.21 ms, 14x14x256
-// 1.80 -> 1.04, 56x56x128 7.1 -> 4.0, 56x56x64 1.28 -> 1.21-1.29 (direct,
-// 180 GFLOP/s); batch 8 14x14x256 12.3 -> 6.5, 7x7x512 11.2 -> 7.8; timm
-// ResNet-50 batch 1 57.3 -> 50.0 ms, batch 8 487 -> 394 ms. The transforms
-// pass over 4x the input and the output: few channels lose (112x112x32
-// 1.36 -> 1.63 ms), hence min-channels. Few tiles lose too: the product's
-// weights (16 C K floats, 1.8x the filter) stream from memory for N*T*S
-// rows only (ResNet-50's 7x7 stage at batch 1: 16 tiles of 512 x 512, 1.85
-// -> 2.2 ms), hence min-tiles.
+// where the filter fits L2): batch 1 28x28x128 1.60 -> 0.87 ms, 14x14x256
+// 1.51 -> 0.80, 56x56x128 6.8 -> 3.8, 56x56x64 1.43 -> 1.13 (direct);
+// batch 8 14x14x256 13.2 -> 6.9, 7x7x512 13.1 -> 8.9; timm ResNet-50 batch
+// 1 52.2 -> 46.2 ms, batch 8 492 -> 408 ms. The transforms pass over 4x
+// the input and the output: few channels lose (112x112x32 1.36 -> 1.63
+// ms), hence min-channels. Few tiles lose too: the product's weights (16 C
+// K floats, 1.8x the filter) stream from memory for N*T*S rows only
+// (ResNet-50's 7x7 stage at batch 1: 16 tiles of 512 x 512, 1.85 -> 2.2
+// ms), hence min-tiles.
 //
 // Non-finite inputs: an infinity in a tile reaches its outputs through
 // sums of opposite signs, so they read NaN where the direct sum gives
 // +-inf (as in every Winograd convolution: cuDNN's, oneDNN's, NNPACK's);
 // finite inputs keep float32 accuracy.
 //
-// Cost: each distinct transformed shape adds about 1 s of code generation
-// on a Zen 3 (16 + 4 transform nests and a batched micro-kernel: ResNet-50
-// at batch 1, three distinct shapes, 6.2 -> 10.7 s from dl to machine
-// code); `dlc.jit(..., disable="dl-winograd")` trades it back.
+// Cost: each distinct transformed shape adds about 0.5 s of code
+// generation on a Zen 3 (12 transform nests and a batched micro-kernel:
+// ResNet-50 at batch 1, three distinct shapes, 6.2 -> 8.2 s from dl to
+// machine code); `dlc.jit(..., disable="dl-winograd")` trades it back.
 //
 // Left alone: another kernel size, stride or dilation, groups, NCHW (dl-layout
 // runs first), dynamic shapes, element types other than f32, a filter that
@@ -172,28 +177,33 @@ void rewrite(Conv2dOp conv) {
     x = PadOp::create(b, loc, x, b.getDenseI64ArrayAttr({0, pad[0], pad[2], 0}),
                       b.getDenseI64ArrayAttr({0, bottom, right, 0}),
                       b.getF64FloatAttr(0.0));
-  Value d[4][4];
-  for (int a = 0; a < 4; ++a)
-    for (int e = 0; e < 4; ++e)
-      d[a][e] = SliceOp::create(b, loc, x, ArrayRef<int64_t>{0, a, e, 0},
-                                ArrayRef<int64_t>{n, th, tw, c},
-                                ArrayRef<int64_t>{1, 2, 2, 1});
-  SmallVector<Value> v;
-  for (int i = 0; i < 4; ++i)
-    for (int j = 0; j < 4; ++j) {
-      SmallVector<int> coefficients;
-      SmallVector<Value> terms;
-      for (int a = 0; a < 4; ++a)
-        for (int e = 0; e < 4; ++e) {
-          coefficients.push_back(BT[i][a] * BT[j][e]);
-          terms.push_back(d[a][e]);
-        }
-      v.push_back(signedSum(b, loc, coefficients, terms));
+  // V = BT d BT^T, separably: rows first (R_i over whole rows of tiles),
+  // then columns; V's product index is j * 4 + i.
+  auto views = [&](Value from, int axis, ArrayRef<int64_t> sizes) {
+    SmallVector<Value> out;
+    for (int64_t a = 0; a < 4; ++a) {
+      SmallVector<int64_t> starts(4, 0), steps(4, 1);
+      starts[axis] = a;
+      steps[axis] = 2;
+      out.push_back(SliceOp::create(b, loc, from, starts, sizes, steps));
     }
-  Value vs = ConcatOp::create(b, loc, v, b.getI64IntegerAttr(0));
+    return out;
+  };
+  auto combine = [&](const int (*matrix)[4], int count, ArrayRef<Value> terms,
+                     int64_t axis, Value bias) {
+    SmallVector<Value> sums;
+    for (int i = 0; i < count; ++i) {
+      Value sum = signedSum(b, loc, ArrayRef<int>(matrix[i], 4), terms);
+      sums.push_back(bias ? Value(AddOp::create(b, loc, sum, bias)) : sum);
+    }
+    return ConcatOp::create(b, loc, sums, b.getI64IntegerAttr(axis)).getResult();
+  };
+  Value rowsDone = combine(BT, 4, views(x, 1, {n, th, 2 * tw + 2, c}), 0, {});
+  Value vs = combine(BT, 4, views(rowsDone, 2, {4 * n, th, tw, c}), 0, {});
   vs = ReshapeOp::create(b, loc, vs, ArrayRef<int64_t>{16, rows, c});
 
-  // U = G g G^T for every (c, k), from the HWIO filter, in double.
+  // U = G g G^T for every (c, k), from the HWIO filter, in double, at
+  // product index j * 4 + i.
   SmallVector<float> g(constantFilter(conv.getFilter()).getValues<float>());
   std::vector<float> u(static_cast<size_t>(16 * c * k));
   std::vector<double> gg(9), left(12);
@@ -208,7 +218,7 @@ void rewrite(Conv2dOp conv) {
                             G[i][2] * gg[6 + s];
       for (int i = 0; i < 4; ++i)
         for (int j = 0; j < 4; ++j)
-          u[((i * 4 + j) * c + ci) * k + ki] = static_cast<float>(
+          u[((j * 4 + i) * c + ci) * k + ki] = static_cast<float>(
               left[i * 3] * G[j][0] + left[i * 3 + 1] * G[j][1] +
               left[i * 3 + 2] * G[j][2]);
     }
@@ -216,31 +226,25 @@ void rewrite(Conv2dOp conv) {
   Value us = ConstantOp::create(b, loc,
                                 DenseElementsAttr::get(uType, ArrayRef<float>(u)));
   Value m = MatmulOp::create(b, loc, vs, us);
+
+  // Y = AT M AT^T, separably: over j (whole blocks of M), then over i (the
+  // bias added there), each tile's outputs then at [v, u, n, t, s, k].
   m = ReshapeOp::create(b, loc, m, ArrayRef<int64_t>{16 * n, th, tw, k});
-  Value ms[16];
-  for (int q = 0; q < 16; ++q)
-    ms[q] = SliceOp::create(b, loc, m, ArrayRef<int64_t>{q * n, 0, 0, 0},
-                            ArrayRef<int64_t>{n, th, tw, k},
-                            ArrayRef<int64_t>{1, 1, 1, 1});
-  SmallVector<Value> ys;
-  for (int p = 0; p < 2; ++p)
-    for (int q = 0; q < 2; ++q) {
-      SmallVector<int> coefficients;
-      SmallVector<Value> terms;
-      for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j) {
-          coefficients.push_back(AT[p][i] * AT[q][j]);
-          terms.push_back(ms[i * 4 + j]);
-        }
-      Value y = signedSum(b, loc, coefficients, terms);
-      if (Value bias = conv.getBias())
-        y = AddOp::create(b, loc, y, bias);
-      ys.push_back(y);
-    }
-  Value y = ConcatOp::create(b, loc, ys, b.getI64IntegerAttr(0));
-  y = ReshapeOp::create(b, loc, y, ArrayRef<int64_t>{2, 2, n, th, tw, k});
+  SmallVector<Value> blocks;
+  for (int64_t j = 0; j < 4; ++j)
+    blocks.push_back(SliceOp::create(b, loc, m, ArrayRef<int64_t>{j * 4 * n, 0, 0, 0},
+                                     ArrayRef<int64_t>{4 * n, th, tw, k},
+                                     ArrayRef<int64_t>{1, 1, 1, 1}));
+  Value z = combine(AT, 2, blocks, 0, {});
+  z = ReshapeOp::create(b, loc, z, ArrayRef<int64_t>{2, 4, n, th, tw, k});
+  SmallVector<Value> parts;
+  for (int64_t i = 0; i < 4; ++i)
+    parts.push_back(SliceOp::create(b, loc, z, ArrayRef<int64_t>{0, i, 0, 0, 0, 0},
+                                    ArrayRef<int64_t>{2, 1, n, th, tw, k},
+                                    ArrayRef<int64_t>{1, 1, 1, 1, 1, 1}));
+  Value y = combine(AT, 2, parts, 1, conv.getBias());
   y = TransposeOp::create(b, loc, y,
-                          b.getDenseI64ArrayAttr({2, 3, 0, 4, 1, 5}));
+                          b.getDenseI64ArrayAttr({2, 3, 1, 4, 0, 5}));
   y = ReshapeOp::create(b, loc, y, ArrayRef<int64_t>{n, 2 * th, 2 * tw, k});
   if (2 * th != oh || 2 * tw != ow)
     y = SliceOp::create(b, loc, y, ArrayRef<int64_t>{0, 0, 0, 0},

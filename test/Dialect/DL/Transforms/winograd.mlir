@@ -4,29 +4,40 @@
 // RUN: not dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-winograd{min-tiles=0})' 2>&1 | FileCheck %s --check-prefix=BADTILES
 
 // A 3x3 convolution of stride 1 as F(2x2, 3x3): the input padded to whole
-// 4x4 tiles (2 x 2 tiles of 2x2 outputs: 6 x 6), its 16 strided views,
-// each V a sum of four of them, the 16 V's in one batched product with
-// U = G g G^T (for a filter of ones: the outer product of G's row sums
-// [1, 1.5, 0.5, 1] with itself), the four outputs of each tile (nine M's
-// each, plus the bias) interleaved back by a transpose.
+// 4x4 tiles (2 x 2 tiles of 2x2 outputs: 6 x 6); V = BT d BT^T separably,
+// the rows' four views (stride 2 along H) combined into R [4, 2, 6, 1],
+// R's four column views (stride 2 along W) into V [16, 2, 2, 1] (index
+// j * 4 + i); one batched product with U = G g G^T at the same index (a
+// filter whose first row is ones: U[i][j] = [1, .5, .5, 0][i] * [1, 1.5,
+// .5, 1][j]); the output transform over j (whole blocks of M), then over
+// i with the bias, and one transpose interleaving each tile's 2x2 outputs.
 // CHECK-LABEL: func.func @transformed
 // CHECK-NOT: dl.conv2d
 // CHECK: %[[P:.*]] = dl.pad %arg0 low = [0, 1, 1, 0] high = [0, 1, 1, 0]
 // CHECK-SAME: -> tensor<1x6x6x1xf32>
-// CHECK: %[[D00:.*]] = dl.slice %[[P]] starts = [0, 0, 0, 0] sizes = [1, 2, 2, 1] strides = [1, 2, 2, 1]
-// CHECK-COUNT-15: dl.slice %[[P]] starts = [0, {{[0-3]}}, {{[0-3]}}, 0] sizes = [1, 2, 2, 1] strides = [1, 2, 2, 1]
-// V_00 = d00 - d02 - d20 + d22
-// CHECK: %[[A:.*]] = dl.sub %[[D00]],
+// CHECK: %[[D0:.*]] = dl.slice %[[P]] starts = [0, 0, 0, 0] sizes = [1, 2, 6, 1] strides = [1, 2, 1, 1]
+// CHECK: %[[D1:.*]] = dl.slice %[[P]] starts = [0, 1, 0, 0] sizes = [1, 2, 6, 1] strides = [1, 2, 1, 1]
+// CHECK: %[[D2:.*]] = dl.slice %[[P]] starts = [0, 2, 0, 0] sizes = [1, 2, 6, 1] strides = [1, 2, 1, 1]
+// CHECK: %[[D3:.*]] = dl.slice %[[P]] starts = [0, 3, 0, 0] sizes = [1, 2, 6, 1] strides = [1, 2, 1, 1]
+// CHECK: %[[R0:.*]] = dl.sub %[[D0]], %[[D2]]
+// CHECK: %[[R1:.*]] = dl.add %[[D1]], %[[D2]]
+// CHECK: %[[R2:.*]] = dl.sub %[[D2]], %[[D1]]
+// CHECK: %[[R3:.*]] = dl.sub %[[D1]], %[[D3]]
+// CHECK: %[[R:.*]] = dl.concat %[[R0]], %[[R1]], %[[R2]], %[[R3]] axis = 0 : {{.*}} -> tensor<4x2x6x1xf32>
+// CHECK-COUNT-4: dl.slice %[[R]] starts = [0, 0, {{[0-3]}}, 0] sizes = [4, 2, 2, 1] strides = [1, 1, 2, 1]
 // CHECK: %[[V:.*]] = dl.concat {{.*}} axis = 0 : {{.*}} -> tensor<16x2x2x1xf32>
-// CHECK: %[[R:.*]] = dl.reshape %[[V]] shape = [16, 4, 1]
-// CHECK: %[[U:.*]] = dl.constant dense<{{\[\[\[}}1.000000e+00]], {{\[\[}}1.500000e+00]], {{\[\[}}5.000000e-01]], {{\[\[}}1.000000e+00]], {{\[\[}}1.500000e+00]], {{\[\[}}2.250000e+00]], {{\[\[}}7.500000e-01]], {{\[\[}}1.500000e+00]], {{\[\[}}5.000000e-01]], {{\[\[}}7.500000e-01]], {{\[\[}}2.500000e-01]], {{\[\[}}5.000000e-01]], {{\[\[}}1.000000e+00]], {{\[\[}}1.500000e+00]], {{\[\[}}5.000000e-01]], {{\[\[}}1.000000e+00]]]> : tensor<16x1x1xf32>
-// CHECK: %[[M:.*]] = dl.matmul %[[R]], %[[U]] : (tensor<16x4x1xf32>, tensor<16x1x1xf32>) -> tensor<16x4x1xf32>
-// CHECK: dl.reshape %[[M]] shape = [16, 2, 2, 1]
-// CHECK-COUNT-16: dl.slice
-// CHECK: dl.add {{.*}}, %arg1 : (tensor<1x2x2x1xf32>, tensor<1xf32>)
-// CHECK: %[[Y:.*]] = dl.concat {{.*}} axis = 0 : {{.*}} -> tensor<4x2x2x1xf32>
-// CHECK: %[[Y6:.*]] = dl.reshape %[[Y]] shape = [2, 2, 1, 2, 2, 1]
-// CHECK: %[[T:.*]] = dl.transpose %[[Y6]] perm = [2, 3, 0, 4, 1, 5] : tensor<2x2x1x2x2x1xf32> -> tensor<1x2x2x2x2x1xf32>
+// CHECK: %[[VR:.*]] = dl.reshape %[[V]] shape = [16, 4, 1]
+// CHECK: %[[U:.*]] = dl.constant dense<{{\[\[\[}}1.000000e+00]], {{\[\[}}5.000000e-01]], {{\[\[}}5.000000e-01]], {{\[\[}}0.000000e+00]], {{\[\[}}1.500000e+00]], {{\[\[}}7.500000e-01]], {{\[\[}}7.500000e-01]], {{\[\[}}0.000000e+00]], {{\[\[}}5.000000e-01]], {{\[\[}}2.500000e-01]], {{\[\[}}2.500000e-01]], {{\[\[}}0.000000e+00]], {{\[\[}}1.000000e+00]], {{\[\[}}5.000000e-01]], {{\[\[}}5.000000e-01]], {{\[\[}}0.000000e+00]]]> : tensor<16x1x1xf32>
+// CHECK: %[[M:.*]] = dl.matmul %[[VR]], %[[U]] : (tensor<16x4x1xf32>, tensor<16x1x1xf32>) -> tensor<16x4x1xf32>
+// CHECK: %[[M4:.*]] = dl.reshape %[[M]] shape = [16, 2, 2, 1]
+// CHECK-COUNT-4: dl.slice %[[M4]] starts = [{{0|4|8|12}}, 0, 0, 0] sizes = [4, 2, 2, 1]
+// CHECK: %[[Z:.*]] = dl.concat {{.*}} axis = 0 : {{.*}} -> tensor<8x2x2x1xf32>
+// CHECK: %[[Z6:.*]] = dl.reshape %[[Z]] shape = [2, 4, 1, 2, 2, 1]
+// CHECK-COUNT-4: dl.slice %[[Z6]] starts = [0, {{[0-3]}}, 0, 0, 0, 0] sizes = [2, 1, 1, 2, 2, 1]
+// CHECK: dl.add {{.*}}, %arg1 : (tensor<2x1x1x2x2x1xf32>, tensor<1xf32>)
+// CHECK: dl.add {{.*}}, %arg1 : (tensor<2x1x1x2x2x1xf32>, tensor<1xf32>)
+// CHECK: %[[Y:.*]] = dl.concat {{.*}} axis = 1 : {{.*}} -> tensor<2x2x1x2x2x1xf32>
+// CHECK: %[[T:.*]] = dl.transpose %[[Y]] perm = [2, 3, 1, 4, 0, 5] : tensor<2x2x1x2x2x1xf32> -> tensor<1x2x2x2x2x1xf32>
 // CHECK: %[[O:.*]] = dl.reshape %[[T]] shape = [1, 4, 4, 1]
 // CHECK-NOT: dl.slice
 // CHECK: return %[[O]]
@@ -34,7 +45,7 @@
 // DEFAULT-LABEL: func.func @transformed
 // DEFAULT: dl.conv2d
 func.func @transformed(%x: tensor<1x4x4x1xf32>, %b: tensor<1xf32>) -> tensor<1x4x4x1xf32> {
-  %w = dl.constant dense<1.0> : tensor<3x3x1x1xf32>
+  %w = dl.constant dense<[[[[1.0]], [[1.0]], [[1.0]]], [[[0.0]], [[0.0]], [[0.0]]], [[[0.0]], [[0.0]], [[0.0]]]]> : tensor<3x3x1x1xf32>
   %y = dl.conv2d %x, %w, %b strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NHWC" : (tensor<1x4x4x1xf32>, tensor<3x3x1x1xf32>, tensor<1xf32>) -> tensor<1x4x4x1xf32>
   return %y : tensor<1x4x4x1xf32>
 }
