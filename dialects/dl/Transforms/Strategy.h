@@ -42,6 +42,14 @@ std::optional<StrategyChoice> chooseStrategy(Operation *op,
 std::optional<StrategyChoice> strategyOf(Operation *op, const TargetInfo &target,
                                          const StrategyOptions &options);
 
+class Conv2dOp;
+
+/// Why the convolution `conv` cannot be rewritten into dense f32 products
+/// over its filter (dl-winograd, dl-pack-weights' im2col), or "": a
+/// recorded strategy, a layout other than NHWC, groups, dynamic shapes,
+/// element types other than f32.
+std::string denseConvolutionRefusal(Conv2dOp conv);
+
 } // namespace mlir::dl
 
 #endif // DL_TRANSFORMS_STRATEGY_H

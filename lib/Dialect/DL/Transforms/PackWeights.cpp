@@ -203,21 +203,11 @@ void pack(MatmulOp matmul, int64_t panel) {
 /// Why the NHWC convolution `conv` is left alone, or "" when it becomes an
 /// im2col product with a packed filter (packConvolution).
 std::string convolutionRefusal(Conv2dOp conv, int64_t panel, int64_t maxRows) {
-  if (conv->hasAttr(kStrategyAttrName))
-    return "its strategy is recorded";
-  if (conv.getLayout() != "NHWC")
-    return "not NHWC";
-  if (conv.getGroups() != 1)
-    return "grouped";
+  if (std::string why = denseConvolutionRefusal(conv); !why.empty())
+    return why;
   auto input = cast<RankedTensorType>(conv.getInput().getType());
   auto filter = cast<RankedTensorType>(conv.getFilter().getType());
   auto result = cast<RankedTensorType>(conv.getResult().getType());
-  if (!input.hasStaticShape() || !filter.hasStaticShape() ||
-      !result.hasStaticShape())
-    return "dynamic shape";
-  if (!input.getElementType().isF32() || !filter.getElementType().isF32() ||
-      !result.getElementType().isF32())
-    return "not f32";
   if (input.getNumElements() == 0 || result.getNumElements() == 0 ||
       filter.getNumElements() == 0)
     return "no elements";

@@ -168,3 +168,22 @@ mlir::dl::strategyOf(Operation *op, const TargetInfo &target,
     choice->reason = "heuristic: " + choice->reason;
   return choice;
 }
+
+std::string mlir::dl::denseConvolutionRefusal(Conv2dOp conv) {
+  if (conv->hasAttr(kStrategyAttrName))
+    return "its strategy is recorded";
+  if (conv.getLayout() != "NHWC")
+    return "not NHWC";
+  if (conv.getGroups() != 1)
+    return "grouped";
+  auto input = cast<RankedTensorType>(conv.getInput().getType());
+  auto filter = cast<RankedTensorType>(conv.getFilter().getType());
+  auto result = cast<RankedTensorType>(conv.getResult().getType());
+  if (!input.hasStaticShape() || !filter.hasStaticShape() ||
+      !result.hasStaticShape())
+    return "dynamic shape";
+  if (!input.getElementType().isF32() || !filter.getElementType().isF32() ||
+      !result.getElementType().isF32())
+    return "not f32";
+  return "";
+}

@@ -103,21 +103,11 @@ int64_t ceilHalf(int64_t v) { return (v + 1) / 2; }
 
 /// Why `conv` is left alone, or "".
 std::string refusal(Conv2dOp conv, int64_t minTiles, int64_t minChannels) {
-  if (conv->hasAttr(kStrategyAttrName))
-    return "its strategy is recorded";
-  if (conv.getLayout() != "NHWC")
-    return "not NHWC";
-  if (conv.getGroups() != 1)
-    return "grouped";
+  if (std::string why = denseConvolutionRefusal(conv); !why.empty())
+    return why;
   auto input = cast<RankedTensorType>(conv.getInput().getType());
   auto filter = cast<RankedTensorType>(conv.getFilter().getType());
   auto result = cast<RankedTensorType>(conv.getResult().getType());
-  if (!input.hasStaticShape() || !filter.hasStaticShape() ||
-      !result.hasStaticShape())
-    return "dynamic shape";
-  if (!input.getElementType().isF32() || !filter.getElementType().isF32() ||
-      !result.getElementType().isF32())
-    return "not f32";
   if (filter.getDimSize(0) != 3 || filter.getDimSize(1) != 3)
     return "not a 3x3 filter";
   if (llvm::any_of(conv.getStrides(), [](int64_t s) { return s != 1; }))
