@@ -614,8 +614,14 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
     Value groupedFilter = split(filter, filterType, filterOutDim, groups);
     Value groupedInit = split(init, initType, layout.channel(), groups);
 
-    // Loops: n, g, f, oh, ow, c, kh, kw.
-    enum { N, G, F, OH, OW, C, KH, KW, NumLoops };
+    // Loops: n, g, f, oh, ow, then the window and the channels of the
+    // group: c innermost in NHWC (contiguous in the input and the filter;
+    // with kw innermost LLVM unrolled the 3x3 window around a 4 x 3 tile and
+    // spilled accumulators: 0.76 against 0.33 ms for 28x28x120 in 5 groups
+    // on Zen 3), c, kh, kw in NCHW (kw walks the input's contiguous w).
+    const bool nchw = layout.nchw;
+    const unsigned N = 0, G = 1, F = 2, OH = 3, OW = 4, C = nchw ? 5 : 7,
+                   KH = nchw ? 6 : 5, KW = nchw ? 7 : 6, NumLoops = 8;
     auto d = [&](int64_t i) { return getAffineDimExpr(i, ctx); };
     AffineExpr h = d(OH) * strides[0] + d(KH) * dilations[0];
     AffineExpr w = d(OW) * strides[1] + d(KW) * dilations[1];
@@ -634,7 +640,7 @@ struct Conv2dLowering : OpConversionPattern<Conv2dOp> {
                                    AffineMap::get(NumLoops, 0, outputExprs, ctx)};
     SmallVector<utils::IteratorType> iterators(NumLoops,
                                                utils::IteratorType::parallel);
-    for (int loop : {C, KH, KW})
+    for (unsigned loop : {C, KH, KW})
       iterators[loop] = utils::IteratorType::reduction;
     Type accType = initType.getElementType();
     Value grouped =

@@ -169,6 +169,96 @@ func.func @expanded(%a: memref<12x32xf32>, %b: memref<32x16xf32>) -> memref<1x3x
 
 // -----
 
+// A grouped product (a grouped convolution's shape): C [4, 32] written as
+// [rows, group, column] = [4, 2, 16] through an expand_shape, and an
+// epilogue whose loops run (g, i, j) while it indexes [i, g, j]
+// (dl-affine-interchange puts the group loop outside): each loop is matched
+// to the index it walks, so the bias is read at [g, j] on the tile.
+// CHECK-LABEL: func @grouped_view
+// CHECK-SAME: attributes {dl.fused_epilogues = 1 : i64}
+// CHECK: affine.for %[[G:.*]] = 0 to 2 {
+// CHECK: affine.for %[[I:.*]] = 0 to 4 step 4 {
+// CHECK-NEXT: affine.for %[[J:.*]] = 0 to 16 step 16 {
+// CHECK: vector.fma
+// CHECK: %[[B:.*]] = affine.vector_load %arg2[%[[G]], %[[J]]] : memref<2x16xf32>, vector<8xf32>
+// CHECK: arith.addf %{{.*}}, %[[B]] : vector<8xf32>
+// CHECK: affine.vector_store %{{.*}}, %{{.*}}[%[[I]], %[[G]], %[[J]]] : memref<4x2x16xf32>, vector<8xf32>
+// CHECK: dl.fused_epilogue = ["arith.addf"]
+// CHECK-NOT: affine.for
+// CHECK: return
+func.func @grouped_view(%a: memref<2x4x8xf32>, %b: memref<2x8x16xf32>, %bias: memref<2x16xf32>) -> memref<4x2x16xf32> {
+  %c = memref.alloc() : memref<4x32xf32>
+  %cv = memref.expand_shape %c [[0], [1, 2]] output_shape [4, 2, 16] : memref<4x32xf32> into memref<4x2x16xf32>
+  affine.for %g = 0 to 2 {
+    affine.for %i = 0 to 4 {
+      affine.for %k = 0 to 8 {
+        affine.for %j = 0 to 16 {
+          %0 = affine.load %a[%g, %i, %k] : memref<2x4x8xf32>
+          %1 = affine.load %b[%g, %k, %j] : memref<2x8x16xf32>
+          %2 = affine.load %cv[%i, %g, %j] : memref<4x2x16xf32>
+          %3 = arith.mulf %0, %1 : f32
+          %4 = arith.addf %2, %3 : f32
+          affine.store %4, %cv[%i, %g, %j] : memref<4x2x16xf32>
+        }
+      }
+    }
+  }
+  %d = memref.alloc() : memref<4x2x16xf32>
+  affine.for %g = 0 to 2 {
+    affine.for %i = 0 to 4 {
+      affine.for %j = 0 to 16 {
+        %0 = affine.load %cv[%i, %g, %j] : memref<4x2x16xf32>
+        %1 = affine.load %bias[%g, %j] : memref<2x16xf32>
+        %2 = arith.addf %0, %1 : f32
+        affine.store %2, %d[%i, %g, %j] : memref<4x2x16xf32>
+      }
+    }
+  }
+  memref.dealloc %c : memref<4x32xf32>
+  return %d : memref<4x2x16xf32>
+}
+
+// -----
+
+// Refused: the epilogue's innermost loop walks the group, not the columns
+// (its vectors would not be the tile's).
+// REMARK: remark: dl-affine-register-tile: the elementwise nest after this accumulation is not fused: its innermost loop does not walk the output's last dimension
+// CHECK-LABEL: func @grouped_view_columns_outside
+// CHECK-NOT: dl.fused_epilogue
+// CHECK: arith.negf
+func.func @grouped_view_columns_outside(%a: memref<2x4x8xf32>, %b: memref<2x8x16xf32>) -> memref<4x2x16xf32> {
+  %c = memref.alloc() : memref<4x32xf32>
+  %cv = memref.expand_shape %c [[0], [1, 2]] output_shape [4, 2, 16] : memref<4x32xf32> into memref<4x2x16xf32>
+  affine.for %g = 0 to 2 {
+    affine.for %i = 0 to 4 {
+      affine.for %k = 0 to 8 {
+        affine.for %j = 0 to 16 {
+          %0 = affine.load %a[%g, %i, %k] : memref<2x4x8xf32>
+          %1 = affine.load %b[%g, %k, %j] : memref<2x8x16xf32>
+          %2 = affine.load %cv[%i, %g, %j] : memref<4x2x16xf32>
+          %3 = arith.mulf %0, %1 : f32
+          %4 = arith.addf %2, %3 : f32
+          affine.store %4, %cv[%i, %g, %j] : memref<4x2x16xf32>
+        }
+      }
+    }
+  }
+  %d = memref.alloc() : memref<4x2x16xf32>
+  affine.for %i = 0 to 4 {
+    affine.for %j = 0 to 16 {
+      affine.for %g = 0 to 2 {
+        %0 = affine.load %cv[%i, %g, %j] : memref<4x2x16xf32>
+        %1 = arith.negf %0 : f32
+        affine.store %1, %d[%i, %g, %j] : memref<4x2x16xf32>
+      }
+    }
+  }
+  memref.dealloc %c : memref<4x32xf32>
+  return %d : memref<4x2x16xf32>
+}
+
+// -----
+
 // Refused: the epilogue reads C transposed (an element another tile holds).
 // REMARK: remark: dl-affine-register-tile: the elementwise nest after this accumulation is not fused: it reads the output at another index than its loops' (an element the tile does not hold)
 // CHECK-LABEL: func @transposed_read

@@ -36,9 +36,10 @@ func.func @depthwise(%x: tensor<?x8x5x5xf32>, %w: tensor<8x1x3x3xf32>) -> tensor
 // -----
 
 // Other groups: a generic on views that split the channels into (group,
-// channel-in-group); loops (n, g, f, oh, ow, c, kh, kw).
-// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d3 + d6, d4 + d7, d1, d5)>
-// CHECK-DAG: #[[FILT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d6, d7, d5, d1, d2)>
+// channel-in-group); loops (n, g, f, oh, ow, kh, kw, c): in NHWC the
+// group's channels innermost, contiguous in the input and the filter.
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d3 + d5, d4 + d6, d1, d7)>
+// CHECK-DAG: #[[FILT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d5, d6, d7, d1, d2)>
 // CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d3, d4, d1, d2)>
 // CHECK-LABEL: func @grouped
 // CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0], [1], [2], [3, 4]] output_shape [1, 5, 5, 2, 2]
@@ -47,6 +48,19 @@ func.func @depthwise(%x: tensor<?x8x5x5xf32>, %w: tensor<8x1x3x3xf32>) -> tensor
 func.func @grouped(%x: tensor<1x5x5x4xf32>, %w: tensor<3x3x2x6xf32>) -> tensor<1x3x3x6xf32> {
   %0 = dl.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 2 layout = "NHWC" : (tensor<1x5x5x4xf32>, tensor<3x3x2x6xf32>) -> tensor<1x3x3x6xf32>
   return %0 : tensor<1x3x3x6xf32>
+}
+
+// -----
+
+// NCHW groups keep (c, kh, kw) innermost: kw walks the input's contiguous w.
+// CHECK-DAG: #[[IN:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d5, d3 + d6, d4 + d7)>
+// CHECK-DAG: #[[FILT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d1, d2, d5, d6, d7)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4, d5, d6, d7) -> (d0, d1, d2, d3, d4)>
+// CHECK-LABEL: func @grouped_nchw
+// CHECK: linalg.generic {indexing_maps = [#[[IN]], #[[FILT]], #[[OUT]]]
+func.func @grouped_nchw(%x: tensor<1x4x5x5xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x3x3xf32> {
+  %0 = dl.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 2 layout = "NCHW" : (tensor<1x4x5x5xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x3x3xf32>
+  return %0 : tensor<1x6x3x3xf32>
 }
 
 // -----

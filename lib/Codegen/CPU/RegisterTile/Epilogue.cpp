@@ -138,11 +138,51 @@ mlir::dl::register_tile::matchEpilogue(Accumulation &acc, std::string &why) {
     why = reason.str();
     return std::nullopt;
   };
-  if (!output.getDefiningOp<memref::AllocOp>() &&
-      !output.getDefiningOp<memref::ViewOp>())
+  // C is a buffer of its own (an alloc, an arena view), or an expand_shape
+  // of one (a grouped convolution's [N, OH, OW, G, F/G] of [N, OH, OW, F]).
+  Value buffer = output;
+  if (auto expand = output.getDefiningOp<memref::ExpandShapeOp>())
+    buffer = expand.getSrc();
+  if (!buffer.getDefiningOp<memref::AllocOp>() &&
+      !buffer.getDefiningOp<memref::ViewOp>())
     return refuse("the output is not a buffer of its own (a memref.alloc, "
-                  "or an arena view)");
-  affine::getPerfectlyNestedLoops(epi.loops, epi.root);
+                  "an arena view, or an expand_shape of one)");
+  // The loops by the index they walk, from the store: any order of the
+  // nest (dl-affine-interchange may have put a grouped convolution's group
+  // loop outside its rows), the columns' loop innermost.
+  SmallVector<AffineForOp> nest;
+  affine::getPerfectlyNestedLoops(nest, epi.root);
+  epi.loops = nest;
+  affine::AffineStoreOp firstStore;
+  for (Operation &op : nest.back().getBody()->without_terminator())
+    if ((firstStore = dyn_cast<affine::AffineStoreOp>(op)))
+      break;
+  if (firstStore) {
+    affine::MemRefAccess access(firstStore);
+    affine::AffineValueMap map;
+    access.getAccessMap(&map);
+    SmallVector<AffineForOp> byIndex;
+    for (unsigned r = 0; r < map.getNumResults(); ++r) {
+      auto dim = dyn_cast<AffineDimExpr>(map.getResult(r));
+      auto *loop = dim ? llvm::find_if(nest,
+                                       [&](AffineForOp l) {
+                                         return l.getInductionVar() ==
+                                                map.getOperand(dim.getPosition());
+                                       })
+                       : nest.end();
+      if (loop == nest.end() || llvm::is_contained(byIndex, *loop))
+        break;
+      byIndex.push_back(*loop);
+    }
+    if (byIndex.size() == nest.size()) {
+      if (byIndex.back() != nest.back())
+        return refuse("its innermost loop does not walk the output's last "
+                      "dimension");
+      epi.loops = byIndex;
+    }
+  }
+  for (AffineForOp loop : epi.loops)
+    epi.depths.push_back(llvm::find(nest, loop) - nest.begin());
   // C itself, or C expanded (an im2col GEMM's [N*OH*OW, F] as [N,OH,OW,F])
   // with the columns left whole and static sizes (its remainder rows, a
   // dynamic count, would not be a box of the view).
@@ -251,9 +291,10 @@ mlir::dl::register_tile::matchEpilogue(Accumulation &acc, std::string &why) {
   // In place (D is C), C ends up holding D everywhere: later users are fine.
   if (!inPlace) {
     Block *block = root->getBlock();
-    for (Value value : {output, epi.view})
+    for (Value value : {buffer, output, epi.view})
       for (Operation *user : value.getUsers()) {
-        if (isa<memref::DeallocOp>(user) || user == epi.view.getDefiningOp())
+        if (isa<memref::DeallocOp>(user) || user == epi.view.getDefiningOp() ||
+            user == output.getDefiningOp())
           continue;
         Operation *top = block->findAncestorOpInBlock(*user);
         if (!top ||

@@ -611,7 +611,7 @@ mlir::dl::registerTile(affine::AffineForOp root, const TargetInfo &target,
       unsigned epiRow = llvm::find(acc.outputLoops, acc.rowLoop) -
                         acc.outputLoops.begin();
       auto rest = cast<AffineForOp>(after.clone(*epi->root));
-      nestedLoop(rest, epiRow)
+      nestedLoop(rest, epi->depths[epiRow])
           .setLowerBound(acc.rowLoop.getUpperBoundOperands(), fullRowsMap);
       nestedLoop(rest, epiColumn)
           .setUpperBound({}, after.getConstantAffineMap(coveredColumns));

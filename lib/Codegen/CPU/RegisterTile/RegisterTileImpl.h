@@ -67,6 +67,7 @@ bool mayAlias(Value a, Value b);
 struct Epilogue {
   AffineForOp root;
   SmallVector<AffineForOp> loops;          // loop d walks index d of C and D
+  SmallVector<unsigned> depths;            // the depth of loops[d] in its nest
   affine::AffineStoreOp store;             // of D, at [loops...]
   DenseMap<Operation *, Along> loads;      // other inputs (not C)
   DenseSet<Operation *> outputLoads;       // of C, at [loops...]
