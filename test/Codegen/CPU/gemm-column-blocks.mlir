@@ -1,5 +1,5 @@
-// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-resolve-target{cpu=haswell threads=2},func.func(dl-affine-register-tile{rows=4 vectors=2},dl-affine-parallelize{min-work=1000}))' | FileCheck %s --check-prefix=TWO
-// RUN: dl-opt %s --pass-pipeline='builtin.module(dl-resolve-target{cpu=haswell threads=1},func.func(dl-affine-register-tile{rows=4 vectors=2},dl-affine-parallelize{min-work=1000}))' | FileCheck %s --check-prefix=ONE
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=haswell threads=2},func.func(dl-affine-register-tile{rows=4 vectors=2},dl-affine-parallelize{min-work=1000}))' | FileCheck %s --check-prefix=TWO
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=haswell threads=1},func.func(dl-affine-register-tile{rows=4 vectors=2},dl-affine-parallelize{min-work=1000}))' | FileCheck %s --check-prefix=ONE
 
 // Sized for two threads, the 64 columns form two blocks of 32, each with its
 // own packed copy of B; dependence analysis (on normalized loops) proves the
@@ -28,4 +28,33 @@ func.func @matmul(%a: memref<16x64xf32>, %b: memref<64x64xf32>) -> memref<16x64x
     }
   }
   return %c : memref<16x64xf32>
+}
+
+// -----
+
+// 336 columns are 21 tiles of 16. Haswell's L2 (256 KiB) asks for blocks of
+// about 5 tiles (80 columns): 5 blocks, run by 2 threads in contiguous
+// chunks of 3 blocks, 15 tiles on the busiest thread. Blocks of 4 tiles (64
+// columns; 6 blocks, chunks of 3) leave it 12: the width whose busiest
+// thread has the fewest tiles.
+// TWO-LABEL: func @balanced
+// TWO: affine.parallel (%{{.*}}) = (0) to (336) step (64) {
+// With one thread the cache alone decides: blocks of 80.
+// ONE-LABEL: func @balanced
+// ONE: affine.parallel (%{{.*}}) = (0) to (336) step (80) {
+func.func @balanced(%a: memref<8x64xf32>, %b: memref<64x336xf32>) -> memref<8x336xf32> {
+  %c = memref.alloc() : memref<8x336xf32>
+  affine.for %i = 0 to 8 {
+    affine.for %k = 0 to 64 {
+      affine.for %j = 0 to 336 {
+        %0 = affine.load %a[%i, %k] : memref<8x64xf32>
+        %1 = affine.load %b[%k, %j] : memref<64x336xf32>
+        %2 = affine.load %c[%i, %j] : memref<8x336xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j] : memref<8x336xf32>
+      }
+    }
+  }
+  return %c : memref<8x336xf32>
 }
