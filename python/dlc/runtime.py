@@ -116,7 +116,9 @@ def _guarded_call_address():
 def release_memory():
     """Frees the large blocks dlc's runtime keeps for reuse across calls
     (blocks of 1 MiB or more that compiled code freed; at most 8 of them and
-    ``DLC_ALLOC_CACHE_MB``, default 1024, MiB in all)."""
+    ``DLC_ALLOC_CACHE_MB``, default 1024, MiB in all), and the calling
+    thread's medium blocks (32 KiB to 1 MiB, at most 8 MiB per thread; the
+    thread pool's workers keep theirs until they exit)."""
     _load_parallel_runtime().dlc_runtime_release_memory()
 
 

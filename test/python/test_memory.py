@@ -136,6 +136,41 @@ def test_a_freed_large_block_serves_the_next_allocation_of_its_size():
     free(small)
 
 
+def test_a_freed_medium_block_serves_the_same_thread_again_and_at_most_eight_are_kept():
+    lib = runtime._load_parallel_runtime()
+    alloc, free = lib._mlir_memref_to_llvm_alloc, lib._mlir_memref_to_llvm_free
+    alloc.argtypes, alloc.restype = [ctypes.c_size_t], ctypes.c_void_p
+    free.argtypes, free.restype = [ctypes.c_void_p], None
+    runtime.release_memory()
+    size = 192 << 10  # over glibc's first mmap threshold (128 KiB)
+    first = alloc(size)
+    ctypes.memset(first, 1, size)
+    free(first)                    # kept by this thread, not freed
+    # Plain malloc of the same size: had `first` gone back to malloc, this
+    # one would most likely take its address.
+    libc = ctypes.CDLL(None)
+    libc.malloc.argtypes, libc.malloc.restype = [ctypes.c_size_t], ctypes.c_void_p
+    libc.free.argtypes, libc.free.restype = [ctypes.c_void_p], None
+    blocker = libc.malloc(size)
+    again = alloc(size - 1024)     # fits within 25%: the same block
+    assert again == first and blocker != first
+    libc.free(blocker)
+    smaller = alloc(size // 2)     # too small for it: not that block
+    assert smaller != first
+    free(smaller)
+    free(again)
+    # Nine blocks freed in a row: the oldest goes back to malloc, the
+    # other eight come back in any order.
+    blocks = [alloc(size) for _ in range(9)]
+    for block in blocks:
+        free(block)
+    taken = {alloc(size) for _ in range(8)}
+    assert taken <= set(blocks) and len(taken) == 8
+    for block in taken:
+        free(block)
+    runtime.release_memory()
+
+
 def _resident_bytes():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")

@@ -58,3 +58,40 @@ func.func @balanced(%a: memref<8x64xf32>, %b: memref<64x336xf32>) -> memref<8x33
   }
   return %c : memref<8x336xf32>
 }
+
+// -----
+
+// Inside a parallel loop (dl-fuse-attention's blocks of query rows) the
+// nest runs on one thread already: the same 64 columns are one block, not
+// two, even sized for two threads.
+// TWO-LABEL: func @inside_parallel
+// TWO: affine.parallel (%[[H:.*]]) = (0) to (4) {
+// TWO-NOT: step 32
+// TWO: affine.for %{{.*}} = 0 to 16 step 4 {
+// TWO-NEXT: affine.for %{{.*}} = 0 to 64 step 16 {
+// TWO: vector.fma
+func.func @inside_parallel(%a: memref<4x16x64xf32>, %b: memref<4x64x64xf32>, %out: memref<4x16x64xf32>) {
+  affine.parallel (%h) = (0) to (4) {
+    %c = memref.alloc() : memref<16x64xf32>
+    affine.for %i = 0 to 16 {
+      affine.for %k = 0 to 64 {
+        affine.for %j = 0 to 64 {
+          %0 = affine.load %a[%h, %i, %k] : memref<4x16x64xf32>
+          %1 = affine.load %b[%h, %k, %j] : memref<4x64x64xf32>
+          %2 = affine.load %c[%i, %j] : memref<16x64xf32>
+          %3 = arith.mulf %0, %1 : f32
+          %4 = arith.addf %2, %3 : f32
+          affine.store %4, %c[%i, %j] : memref<16x64xf32>
+        }
+      }
+    }
+    affine.for %i = 0 to 16 {
+      affine.for %j = 0 to 64 {
+        %0 = affine.load %c[%i, %j] : memref<16x64xf32>
+        affine.store %0, %out[%h, %i, %j] : memref<4x16x64xf32>
+      }
+    }
+    memref.dealloc %c : memref<16x64xf32>
+  }
+  return
+}

@@ -64,7 +64,14 @@ TilePlan mlir::dl::register_tile::planTile(Accumulation &acc,
     // (336 columns, RegNetY's 1x1 convolutions) in blocks of 8 made three
     // blocks, two on one thread: 16 tiles against 11 in two blocks of 11
     // (8 x 14 x 14 x 336 -> 336: 3.4 -> 2.4 ms on Zen 3, 2 threads).
-    int64_t cores = target.getThreads();
+    // A nest inside a parallel loop (dl-fuse-attention's blocks of query
+    // rows) already runs on one thread: its columns are not split further
+    // (Whisper's P V in 12-row blocks had V repacked in two 32-column blocks
+    // for every block).
+    int64_t cores =
+        acc.nest.front()->getParentOfType<affine::AffineParallelOp>()
+            ? 1
+            : target.getThreads();
     int64_t tiles = plan.fullColumns / tileColumns;
     if (tiles >= 2 && cores >= 2) {
       int64_t squareTiles = std::max<int64_t>(1, plan.columnBlock / tileColumns);
