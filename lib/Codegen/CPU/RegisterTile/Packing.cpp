@@ -1,7 +1,7 @@
 //===- Packing.cpp - copying blocks of B into contiguous buffers ----------===//
 //
 // As in GotoBLAS/BLIS: where a cache block of B is strided (its columns are
-// blocked) and read by more than one row tile, or where B is read
+// blocked) and read by three row tiles or more, or where B is read
 // transposed (x @ w.T, an OIHW filter), the block is first copied into a
 // contiguous, 64-byte aligned buffer the micro-kernel reads with vector
 // loads.
