@@ -110,11 +110,20 @@ def test_large_blocks_are_reused_across_calls_with_the_same_results():
     np.testing.assert_allclose(f(x), first, rtol=0, atol=0)
 
 
-def test_a_freed_large_block_serves_the_next_allocation_of_its_size():
+def _allocators():
+    """dlc's runtime allocation functions and plain libc malloc/free, typed."""
     lib = runtime._load_parallel_runtime()
     alloc, free = lib._mlir_memref_to_llvm_alloc, lib._mlir_memref_to_llvm_free
     alloc.argtypes, alloc.restype = [ctypes.c_size_t], ctypes.c_void_p
     free.argtypes, free.restype = [ctypes.c_void_p], None
+    libc = ctypes.CDLL(None)
+    libc.malloc.argtypes, libc.malloc.restype = [ctypes.c_size_t], ctypes.c_void_p
+    libc.free.argtypes, libc.free.restype = [ctypes.c_void_p], None
+    return alloc, free, libc
+
+
+def test_a_freed_large_block_serves_the_next_allocation_of_its_size():
+    alloc, free, libc = _allocators()
     runtime.release_memory()
     size = 6 << 20
     first = alloc(size)
@@ -122,9 +131,6 @@ def test_a_freed_large_block_serves_the_next_allocation_of_its_size():
     free(first)                    # kept (>= 1 MiB), not unmapped
     # A block of the same size from plain malloc: had `first` been returned
     # to the system, this one would most likely take its address.
-    libc = ctypes.CDLL(None)
-    libc.malloc.argtypes, libc.malloc.restype = [ctypes.c_size_t], ctypes.c_void_p
-    libc.free.argtypes, libc.free.restype = [ctypes.c_void_p], None
     blocker = libc.malloc(size)
     again = alloc(size - 4096)     # fits within 25%: the same block
     assert again == first and blocker != first
@@ -137,10 +143,7 @@ def test_a_freed_large_block_serves_the_next_allocation_of_its_size():
 
 
 def test_a_freed_medium_block_serves_the_same_thread_again_and_at_most_eight_are_kept():
-    lib = runtime._load_parallel_runtime()
-    alloc, free = lib._mlir_memref_to_llvm_alloc, lib._mlir_memref_to_llvm_free
-    alloc.argtypes, alloc.restype = [ctypes.c_size_t], ctypes.c_void_p
-    free.argtypes, free.restype = [ctypes.c_void_p], None
+    alloc, free, libc = _allocators()
     runtime.release_memory()
     size = 192 << 10  # over glibc's first mmap threshold (128 KiB)
     first = alloc(size)
@@ -148,9 +151,6 @@ def test_a_freed_medium_block_serves_the_same_thread_again_and_at_most_eight_are
     free(first)                    # kept by this thread, not freed
     # Plain malloc of the same size: had `first` gone back to malloc, this
     # one would most likely take its address.
-    libc = ctypes.CDLL(None)
-    libc.malloc.argtypes, libc.malloc.restype = [ctypes.c_size_t], ctypes.c_void_p
-    libc.free.argtypes, libc.free.restype = [ctypes.c_void_p], None
     blocker = libc.malloc(size)
     again = alloc(size - 1024)     # fits within 25%: the same block
     assert again == first and blocker != first
