@@ -21,15 +21,6 @@
 // depend on each other. With `explain`, a remark names each loop chosen or
 // refused and why.
 //
-// The threads take contiguous chunks of ceil(trips / threads) iterations
-// (lib/Runtime/ParallelRuntime.cpp): a loop of few iterations that the
-// target's threads do not divide (5 groups of a grouped convolution on 2
-// threads: 3 against 2) is first coalesced with the parallel loop right
-// inside it, alone in its body (5 x 28 rows: 70 each), where that evens the
-// chunks out. Measured on Zen 3 (2 threads, exported libraries alternated):
-// timm RegNetY-1.6GF, EfficientNet-B0, MobileNetV3 and ResNet-50 at batch 1
-// 0-3% faster, within the machine's noise; nothing slower.
-//
 // Assumes: no type whose size overflows 64 bits, every loop's step positive,
 // and no loop with constant bounds that runs no iteration --
 // dl::normalizeAffineLoops (AffineUtils.h) establishes this first (IR with
@@ -41,13 +32,11 @@
 
 #include "dl/Codegen/CPU/AffineUtils.h"
 #include "dl/Codegen/CPU/Passes.h"
-#include "dl/Target/Target.h"
 
 #include "mlir/Dialect/Affine/Analysis/AffineAnalysis.h"
 #include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
 #include "mlir/Dialect/Affine/Analysis/Utils.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
-#include "mlir/Dialect/Affine/LoopUtils.h"
 #include "mlir/Dialect/Affine/Utils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -238,53 +227,6 @@ struct DLAffineParallelizePass
         choose(root);
   }
 
-  /// `loop` (parallel) coalesced with the loop alone in its body, where
-  /// that one is parallel too and the threads' chunks of the product are
-  /// more even than of `loop` alone (see the header).
-  void balance(AffineForOp loop) {
-    int64_t threads = dl::TargetInfo::of(loop).getThreads();
-    std::optional<uint64_t> outer = affine::getConstantTripCount(loop);
-    if (threads < 2 || !outer || *outer < 2 ||
-        *outer % static_cast<uint64_t>(threads) == 0 ||
-        *outer >= 8 * static_cast<uint64_t>(threads))
-      return;
-    Block *body = loop.getBody();
-    if (!llvm::hasSingleElement(body->without_terminator()))
-      return;
-    auto inner = dyn_cast<AffineForOp>(body->front());
-    if (!inner)
-      return;
-    std::optional<uint64_t> innerTrips = affine::getConstantTripCount(inner);
-    if (!innerTrips || *innerTrips < 2 || inner.getNumIterOperands() != 0)
-      return;
-    auto evenness = [&](uint64_t trips) {
-      uint64_t t = static_cast<uint64_t>(threads);
-      return static_cast<double>(trips) / static_cast<double>((trips + t - 1) / t * t);
-    };
-    if (evenness(*outer * *innerTrips) < evenness(*outer) + 0.05)
-      return;
-    std::string why;
-    if (!isParallel(inner, why))
-      return;
-    if (failed(affine::normalizeAffineFor(loop)) ||
-        failed(affine::normalizeAffineFor(inner)))
-      return;
-    SmallVector<AffineForOp, 2> band = {loop, inner};
-    if (failed(affine::coalesceLoops(band)))
-      return;
-    // The product of the constant trip counts as a constant bound (the
-    // coalescing multiplies the bounds' values).
-    OpBuilder builder(loop);
-    loop.setUpperBound({}, builder.getConstantAffineMap(
-                               static_cast<int64_t>(*outer * *innerTrips)));
-    if (explain)
-      loop.emitRemark() << "dl-affine-parallelize: coalesced with the loop "
-                           "inside it, "
-                        << *outer << " x " << *innerTrips
-                        << " iterations, for even chunks over " << threads
-                        << " threads";
-  }
-
   /// Parallelizes `loop` if it qualifies, else looks inside it.
   void choose(AffineForOp loop) {
     double work = estimateWork(loop);
@@ -301,7 +243,6 @@ struct DLAffineParallelizePass
     if (estimateTrips(loop) < 2) {
       why = "it runs once";
     } else if (isParallel(loop, why)) {
-      balance(loop);
       affine::AffineParallelOp parallel;
       if (succeeded(affine::affineParallelize(loop, {}, &parallel))) {
         if (explain)

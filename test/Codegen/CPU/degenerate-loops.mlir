@@ -7,7 +7,7 @@
 // invalid ones, a step of 0 or less, are in degenerate-loops-invalid.mlir.)
 //
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=znver4},func.func(dl-affine-tile))' | FileCheck %s
-// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=haswell threads=1},func.func(dl-affine-parallelize{min-work=1000}))' | FileCheck %s
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-parallelize{min-work=1000}))' | FileCheck %s
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-interchange))' | FileCheck %s
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=haswell},func.func(dl-affine-register-tile))' | FileCheck %s
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-transpose-squares))' | FileCheck %s

@@ -303,10 +303,7 @@ def DLAffineParallelize : Pass<"dl-affine-parallelize", "::mlir::func::FuncOp"> 
     loop does not write, and any other memory effect (a call, a non-affine
     write to shared memory) keeps the loop sequential, as does a dependence
     the analysis cannot rule out. `dl-outline-parallel` then runs the
-    `scf.parallel` this lowers to on dlc's thread pool. A chosen loop of few
-    iterations that the target's threads do not divide is first coalesced
-    with the parallel loop alone in its body where the product divides more
-    evenly (5 groups x 28 rows on 2 threads: one loop of 140).
+    `scf.parallel` this lowers to on dlc's thread pool.
   }];
   let options = [
     Option<"minWork", "min-work", "int64_t", /*default=*/"8192",
@@ -317,8 +314,7 @@ def DLAffineParallelize : Pass<"dl-affine-parallelize", "::mlir::func::FuncOp"> 
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Emit a remark for each nest: the loop chosen, or why none was">,
   ];
-  let dependentDialects = ["::mlir::affine::AffineDialect",
-                           "::mlir::dl::DLDialect"];
+  let dependentDialects = ["::mlir::affine::AffineDialect"];
 }
 
 def DLOutlineParallel : Pass<"dl-outline-parallel", "::mlir::ModuleOp"> {
