@@ -234,10 +234,16 @@ def test_compile_options(vector_width, tile_size):
     args = mlp_args(batch=3)
     f = dlc.jit(mlp, vector_width=vector_width, tile_size=tile_size)
     np.testing.assert_allclose(f(*args), dlc.jit(mlp)(*args), rtol=1e-5)
-    vector_text = f.lower(*args).as_text("vector")
     # The matmuls become register-tiled micro-kernels of the target's vector
-    # width; the elementwise loops are vectorized by `vector_width` (None:
-    # the target's too) unless tiled (intra-tile loops do not start at 0).
+    # width (their bias and relu computed on the tiles); the elementwise
+    # loops are vectorized by `vector_width` (None: the target's too) unless
+    # tiled (intra-tile loops do not start at 0). An elementwise tail of its
+    # own, wider than any vector, shows the latter.
+    y = np.linspace(-1, 1, 3 * 128, dtype=np.float32).reshape(3, 128)
+    g = dlc.jit(lambda y: dlc.tanh(dlc.exp(y) * 2.0 + y), vector_width=vector_width,
+                tile_size=tile_size)
+    np.testing.assert_allclose(g(y), np.tanh(np.exp(y) * 2 + y), rtol=1e-5, atol=1e-6)
+    vector_text = f.lower(*args).as_text("vector") + g.lower(y).as_text("vector")
     lanes = dlc.Target.host().lanes(np.float32)
     assert ("vector<" in vector_text) == (vector_width != 0)
     if vector_width != 0:
