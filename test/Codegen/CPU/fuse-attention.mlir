@@ -72,8 +72,9 @@ func.func @attention(%q: tensor<1x2x100x16xf32>, %k: tensor<1x2x100x16xf32>, %v:
 // CHECK:         return
 
 // Block rows from the target: a multiple of the register tile's rows (of
-// whole cache lines: 6 on Zen 4 and on Haswell), three [rows, 100] float
-// blocks within half of L2, at most the 100 rows rounded up (102); halved
+// whole cache lines: 6 on Zen 4 and on Haswell), one [rows, 100] float
+// block of scores within half of L2 (fuse-attention-rows.mlir), at most the
+// 100 rows rounded up (102); halved
 // while there would be under two blocks per thread: 2 heads x 3 blocks of
 // 48 for 2 threads, 2 x 17 blocks of 6 for 16.
 // ROWS: remark: dl-fuse-attention: 48 rows per block
