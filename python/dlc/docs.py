@@ -66,7 +66,14 @@ function it compiles on the first call per input signature, and
 
 - `dlc.from_torch(module, *example_args, dynamic_batch=False, dynamic_shapes=None,
   params="constants")`:
-  the module is captured with `torch.export` and decomposed to core ATen. Parameters
+  the module is captured with `torch.export`. Its graph (the training IR: `conv2d`,
+  `batch_norm`, `layer_norm`, `linear`, `scaled_dot_product_attention`, dropout,
+  in-place `relu_`/`add_`) is imported as it is when every op in it has a converter and
+  every in-place op writes a new tensor that no view shares before the write (the
+  op's value then replaces the tensor's); otherwise it is first decomposed to core ATen
+  (`run_decompositions`, a re-trace of the whole program: 3-4 s of a cold compile of a
+  timm CNN on a Zen 3). Both forms reach one `dl` graph: each composite's converter
+  writes torch's own decomposition of it (`test_torch_direct.py`). Parameters
   and buffers are constants (batch norms fold into convolutions) or, with
   `params="arguments"`, read from the module at every call. `dynamic_batch=True`
   exports the leading dimension of every input as one `torch.export.Dim`;

@@ -1,7 +1,10 @@
 """PyTorch importer: an ``nn.Module`` into `dl` through ``torch.export``.
 
-``torch.export`` captures the module's forward as a graph of ATen operators;
-``run_decompositions()`` lowers it to the core ATen set. The graph is then
+``torch.export`` captures the module's forward as a graph of ATen operators
+(its training IR: composites such as conv2d, batch_norm, layer_norm, and
+in-place ops). Where every op of that graph has a converter it is imported
+as it is (``_direct``); otherwise ``run_decompositions()`` first lowers it to
+the core ATen set (a re-trace of the whole program, seconds). The graph is then
 interpreted node by node inside a :func:`dlc.jit` trace with the converters
 of :mod:`dlc.frontends.torch_ops`; each op is located at the line of the
 module's source (the FX node's stack trace) that produced it. Parameters and
@@ -144,8 +147,10 @@ def from_torch(module, *example_args, dynamic_batch=False, dynamic_shapes=None,
         raise ModelImportError(f"dlc.from_torch: torch.export could not capture "
                                f"{type(module).__name__}: {type(error).__name__}: "
                                f"{error}") from None
-    program = _decompose(program, type(module).__name__)
-    return _import_program(program, module, args, params, dynamic_batch, jit_kwargs)
+    writes = _direct(program)
+    if writes is None:
+        program, writes = _decompose(program, type(module).__name__), {}
+    return _import_program(program, module, args, params, dynamic_batch, jit_kwargs, writes)
 
 
 def _batch_shapes(module, args, batch):
@@ -187,6 +192,102 @@ def _decompositions():
     for name in KEPT_OPS:
         table.pop(getattr(torch.ops.aten, name).default, None)
     return table
+
+
+#: composite ops of torch.export's graph whose result is always a new tensor
+#: (their schemas cannot say so: composites may return their input, as
+#: dropout in eval mode does)
+_FRESH_COMPOSITES = {
+    "aten.conv1d.default", "aten.conv2d.default", "aten.conv3d.default",
+    "aten.linear.default", "aten.matmul.default", "aten.batch_norm.default",
+    "aten.layer_norm.default", "aten.group_norm.default", "aten.softmax.int",
+    "aten.log_softmax.int", "aten.scaled_dot_product_attention.default",
+    "aten.adaptive_avg_pool2d.default"}
+
+
+def _op_of(node):
+    return node.target if node.op == "call_function" and hasattr(node.target, "_schema") \
+        else None
+
+
+def _fresh(node):
+    """Whether `node`'s value is a new tensor, never a view of an input."""
+    op = _op_of(node)
+    if op is None:
+        return False
+    if _key(node) in _FRESH_COMPOSITES:
+        return True
+    import torch
+    if torch._C._dispatch_has_kernel_for_dispatch_key(op.name(),
+                                                      "CompositeImplicitAutograd"):
+        return False
+    return all(r.alias_info is None for r in op._schema.returns)
+
+
+def _in_place(node):
+    """The functional op's converter key of an in-place ATen op writing its
+    first argument (``relu_``, ``add_.Tensor``), or None."""
+    op = _op_of(node)
+    if op is None:
+        return None
+    schema = op._schema
+    writes = [a for a in schema.arguments if a.alias_info is not None and a.alias_info.is_write]
+    if len(writes) != 1 or writes[0] is not schema.arguments[0] or \
+            not schema.name.split("::")[-1].endswith("_"):
+        return None
+    name, overload = _key(node).rsplit(".", 1)
+    return f"{name[:-1]}.{overload}"
+
+
+def _direct(program):
+    """Whether torch.export's graph can be imported as it is, without
+    ``run_decompositions`` (which re-traces the program: seconds of a cold
+    compile): every op has a converter (torch_ops' table covers the
+    composites of the training IR: conv2d, batch_norm, layer_norm, dropout,
+    ...) and every in-place op (``relu_``, ``add_``) writes a tensor no view
+    shares. Returns {in-place node name: names of the values it overwrites},
+    or None where the program takes the decomposition path.
+
+    An in-place op's value replaces every alias of the tensor it writes from
+    that node on (the tensor itself and earlier in-place results on it); the
+    tensor must be a new one (not an input, a parameter or a view), and any
+    view of it (any user that is not a new tensor) must come after its last
+    write, so that no view can see a value other than the one dlc gives it."""
+    graph = program.graph_module.graph
+    order = {node: position for position, node in enumerate(graph.nodes)}
+    base, groups = {}, {}
+    for node in graph.nodes:
+        if node.op != "call_function":
+            continue
+        key = _key(node)
+        if key in torch_ops.CONVERTERS:
+            when = torch_ops.TRAINING_IR_WHEN.get(key)
+            if when is not None and not when(node):
+                return None
+            continue
+        functional = _in_place(node)
+        if functional is None or functional not in torch_ops.CONVERTERS:
+            return None
+        target = node.args[0] if node.args else None
+        if not hasattr(target, "op"):
+            return None
+        root = base.get(target, target)
+        if root is target and not _fresh(target):
+            return None
+        base[node] = root
+        groups.setdefault(root, [root]).append(node)
+    writes = {}
+    for root, members in groups.items():
+        last = order[members[-1]]
+        for member in members:
+            for user in member.users:
+                if user in members or user.op == "output":
+                    continue
+                if not _fresh(user) and order[user] < last:
+                    return None
+        for position, member in enumerate(members[1:], 1):
+            writes[member.name] = [m.name for m in members[:position + 1]]
+    return writes
 
 
 def _decompose(program, name):
@@ -310,7 +411,7 @@ def _dimension_check(program, user_nodes):
     return check
 
 
-def _import_program(program, module, args, params, dynamic_batch, jit_kwargs):
+def _import_program(program, module, args, params, dynamic_batch, jit_kwargs, writes):
     from torch.export.graph_signature import InputKind
     graph = program.graph_module.graph
     signature = program.graph_signature
@@ -330,7 +431,8 @@ def _import_program(program, module, args, params, dynamic_batch, jit_kwargs):
     _refuse_data_dependent_shapes(graph)
     pairs = []
     for node in graph.nodes:
-        if node.op == "call_function" and _key(node) not in torch_ops.CONVERTERS:
+        if node.op == "call_function" and _key(node) not in torch_ops.CONVERTERS and \
+                node.name not in writes:
             pairs.append((_key(node), _describe(source_location(node))))
     raise_unsupported("dlc.from_torch", count_uses(pairs),
                       "Supported ATen operators: dlc.frontends.torch_ops.CONVERTERS "
@@ -372,7 +474,7 @@ def _import_program(program, module, args, params, dynamic_batch, jit_kwargs):
                 env[node.name] = value
         else:
             env.update(constants)
-        return _run(graph, env)
+        return _run(graph, env, writes)
 
     function = ImportedFunction(type(module).__name__, names + param_names,
                                 specs + [None] * len(param_names), (), build,
@@ -427,7 +529,11 @@ def _touches_dynamic(args, kwargs):
     return False
 
 
-def _run(graph, env):
+def _run(graph, env, writes=None):
+    """Interprets `graph` with the converters; `writes` ({in-place node:
+    names of the values it overwrites}, from _direct) runs an in-place op as
+    its functional form whose value every alias of its tensor then has."""
+    writes = writes or {}
     def value(arg):
         if hasattr(arg, "op") and hasattr(arg, "name") and hasattr(arg, "meta"):
             return env[arg.name]
@@ -447,12 +553,15 @@ def _run(graph, env):
             raise ModelImportError(f"dlc.from_torch: unsupported FX node {node.op} "
                                    f"({node.name})")
         location = source_location(node)
-        converter = torch_ops.CONVERTERS[_key(node)]
+        overwritten = writes.get(node.name)
+        converter = torch_ops.CONVERTERS[_in_place(node) if overwritten else _key(node)]
         args = value(node.args)
         kwargs = {k: value(v) for k, v in node.kwargs.items()}
         with located(location):
             try:
                 env[node.name] = converter(node, *args, **kwargs)
+                for name in overwritten or ():
+                    env[name] = env[node.name]
             except (DynamicDimensionError, DataDependentShapeError, UnsupportedOpError):
                 raise
             except (DLCError, ValueError, TypeError, IndexError,

@@ -584,7 +584,40 @@ def _sdpa_flash(node, q, k, v, dropout_p=0.0, is_causal=False, attn_mask=None, s
 @converter("aten.scaled_dot_product_attention.default")
 def _sdpa(node, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
           enable_gqa=False):
-    return _attention(q, k, v, attn_mask, is_causal, scale)
+    """torch's own decomposition of it (``_scaled_dot_product_attention_math``,
+    what ``run_decompositions`` gives): q and k^T each scaled by the square
+    root of the scale, a boolean or causal mask as an added 0 / -inf, a safe
+    softmax (a row of only -inf gives zeros)."""
+    if dropout_p:
+        raise ModelImportError(f"scaled_dot_product_attention with dropout_p={dropout_p}: "
+                               f"dlc compiles inference (call .eval() on the module)")
+    heads, kv_heads = _shape(q)[-3] if _ndim(q) >= 3 else 1, \
+        _shape(k)[-3] if _ndim(k) >= 3 else 1
+    if enable_gqa and heads != kv_heads:
+        if heads is None or kv_heads is None or heads % kv_heads:
+            raise ModelImportError(f"grouped-query attention of {heads} query heads over "
+                                   f"{kv_heads} key/value heads")
+        index = np.repeat(np.arange(kv_heads, dtype=np.int64), heads // kv_heads)
+        k, v = D.take(k, index, axis=_ndim(k) - 3), D.take(v, index, axis=_ndim(v) - 3)
+    size = _shape(q)[-1]
+    scale = 1.0 / np.sqrt(size) if scale is None else scale
+    factor = float(np.sqrt(abs(scale)))
+    multiply = CONVERTERS["aten.mul.Scalar"]
+    q = multiply(node, q, -factor if scale < 0 else factor)
+    kt = D.transpose(k, list(range(_ndim(k) - 2)) + [_ndim(k) - 1, _ndim(k) - 2])
+    scores = D.matmul(q, multiply(node, kt, factor))
+    lq, lk = _shape(q)[-2], _shape(k)[-2]
+    if is_causal:
+        if lq is None or lk is None:
+            raise ModelImportError("a causal scaled_dot_product_attention over dynamic "
+                                   "sequence lengths")
+        attn_mask = np.tril(np.ones((lq, lk), bool))
+    if attn_mask is not None:
+        if attn_mask.dtype == np.bool_:
+            attn_mask = D.where(attn_mask, np.zeros((), scores.dtype),
+                                np.array(-np.inf, scores.dtype))
+        scores = D.add(scores, _cast(attn_mask, scores.dtype))
+    return D.matmul(_safe_softmax(node, scores, -1), v)
 
 
 def _attention(q, k, v, mask, causal, scale):
@@ -1552,6 +1585,196 @@ def _assertion(node, *args, **kwargs):
     """Assertions torch.export records about shapes and dtypes: checked when
     the program was captured; nothing to compute."""
     return None
+
+
+# -- torch.export's training IR -----------------------------------------------------------
+# The graph torch.export captures, before ``run_decompositions`` (which
+# re-traces the whole program and costs seconds: 3.6 s of RegNetY's cold
+# compile on a Zen 3), holds composite ops that the core ATen set spells out:
+# each converter here is the dl form of its decomposition, so both paths reach
+# one graph (test_canonical_graph.py, test_torch_direct.py). The importer uses
+# this graph only when every op in it has a converter (torch_importer._direct).
+
+def _spatial(value, rank):
+    """A convolution's stride/padding/dilation as `rank` ints (torch accepts
+    an int or one entry for every spatial dimension)."""
+    if isinstance(value, numbers.Integral):
+        return [int(value)] * rank
+    value = [int(v) for v in value]
+    return value * rank if len(value) == 1 else value
+
+
+def _conv_nd(rank):
+    def convert(node, x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+        return _convolution(node, x, w, b, _spatial(stride, rank), _spatial(padding, rank),
+                            _spatial(dilation, rank), False, [0] * rank, groups)
+    return convert
+
+
+for _rank in (1, 2, 3):
+    CONVERTERS[f"aten.conv{_rank}d.default"] = _conv_nd(_rank)
+
+
+@converter("aten.batch_norm.default")
+def _batch_norm_composite(node, x, weight, bias, mean, var, training, momentum, eps,
+                          cudnn_enabled=True):
+    if training or mean is None or var is None:  # the input's own statistics
+        return _batch_norm_batch_stats(node, x, weight, bias, None, None, True, momentum,
+                                       eps)[0]
+    return _batch_norm(node, x, weight, bias, mean, var, momentum, eps)[0]
+
+
+@converter("aten.layer_norm.default")
+def _layer_norm_composite(node, x, shape, weight=None, bias=None, eps=1e-5,
+                          cudnn_enable=True):
+    return _layer_norm(node, x, shape, weight, bias, eps)[0]
+
+
+@converter("aten.group_norm.default")
+def _group_norm_composite(node, x, groups, weight=None, bias=None, eps=1e-5,
+                          cudnn_enabled=True):
+    return C.group_norm(x, groups, weight, bias, eps=eps)
+
+
+@converter("aten.dropout.default", "aten.feature_dropout.default",
+           "aten.alpha_dropout.default", "aten.feature_alpha_dropout.default")
+def _dropout(node, x, p, train):
+    if train and p:
+        raise ModelImportError(f"dropout with p={p} in training mode: dlc compiles "
+                               f"inference (call .eval() on the module)")
+    return x
+
+
+@converter("aten.flatten.using_ints")
+def _flatten(node, x, start_dim=0, end_dim=-1):
+    rank = builtins.max(_ndim(x), 1)
+    start, end = start_dim % rank, end_dim % rank
+    if _ndim(x) == 0:
+        return D.reshape(x, (1,))
+    known = _known_sizes(node, [-1] * (_ndim(x) - (end - start)))
+    if builtins.sum(1 for d in known if d == -1) > 1:
+        raise ModelImportError(f"flatten of {x!r} with more than one dynamic dimension")
+    return D.reshape(x, known)
+
+
+@converter("aten.unflatten.int")
+def _unflatten(node, x, dim, sizes):
+    dim = dim % _ndim(x)
+    shape = [-1 if d is None else d for d in _shape(x)]
+    return _view(node, x, shape[:dim] + list(sizes) + shape[dim + 1:])
+
+
+@converter("aten.softmax.int")
+def _softmax_int(node, x, dim, dtype=None):
+    return D.softmax(_float_of(x) if dtype is None else _cast(x, _np_dtype(dtype)), dim)
+
+
+@converter("aten.log_softmax.int")
+def _log_softmax_int(node, x, dim, dtype=None):
+    return D.log_softmax(_float_of(x) if dtype is None else _cast(x, _np_dtype(dtype)), dim)
+
+
+@converter("aten.pad.default")
+def _pad(node, x, pad, mode="constant", value=None):
+    if mode != "constant":
+        raise ModelImportError(f"torch.nn.functional.pad(mode={mode!r}) is not supported "
+                               f"(mode 'constant' is)")
+    return _constant_pad(node, x, pad, 0 if value is None else value)
+
+
+@converter("aten.unbind.int")
+def _unbind(node, x, dim=0):
+    dim = dim % _ndim(x)
+    if _shape(x)[dim] is None:
+        raise ModelImportError(f"unbind over the dynamic dimension {dim} of {x!r}")
+    return tuple(_select(node, x, dim, i) for i in range(_shape(x)[dim]))
+
+
+@converter("aten.to.dtype", "aten.to.device", "aten.to.dtype_layout", "aten.to.other",
+           "aten.type_as.default")
+def _to(node, x, *args, **kwargs):
+    """Tensor.to(...): only its dtype matters to dlc (one device)."""
+    import torch
+    dtype = kwargs.get("dtype")
+    target = str(node.target)
+    if target == "aten.to.other" or target == "aten.type_as.default":
+        dtype = _torch_dtype(args[0].dtype) if _is_value(args[0]) else None
+    elif target == "aten.to.dtype" and args:
+        dtype = args[0]
+    elif target == "aten.to.device" and len(args) > 1:
+        dtype = args[1]
+    if dtype is None or not isinstance(dtype, torch.dtype):
+        return x
+    return _cast(x, _np_dtype(dtype))
+
+
+@converter("aten.new_ones.default", "aten.new_zeros.default", "aten.new_full.default",
+           "aten.new_empty.default")
+def _new_filled(node, x, size, *rest, dtype=None, **kwargs):
+    name = str(node.target).split(".")[1]
+    value = rest[0] if name == "new_full" else 1 if name == "new_ones" else 0
+    dtype = _np_dtype(dtype) if dtype is not None else x.dtype
+    return _filled(_known_sizes(node, size), value, dtype)
+
+
+@converter("aten.__and__.Tensor", "aten.__or__.Tensor", "aten.__xor__.Tensor")
+def _bitwise_operator(node, a, b):
+    name = str(node.target).split(".")[1].strip("_")
+    return CONVERTERS[f"aten.bitwise_{name}.Tensor"](node, a, b)
+
+
+@converter("aten.diff.default")
+def _diff(node, x, n=1, dim=-1, prepend=None, append=None):
+    dim = dim % _ndim(x)
+    parts = [p for p in (prepend, x, append) if p is not None]
+    if len(parts) > 1:
+        x = _cat(node, parts, dim)
+    for _ in range(n):
+        size = _shape(x)[dim]
+        if size is None:
+            raise ModelImportError(f"diff over the dynamic dimension {dim} of {x!r}")
+        head = [slice(None)] * _ndim(x)
+        tail = [slice(None)] * _ndim(x)
+        head[dim], tail[dim] = slice(1, size), slice(0, size - 1)
+        x = D.logical_xor(x[tuple(head)], x[tuple(tail)]) if x.dtype == np.bool_ \
+            else D.subtract(x[tuple(head)], x[tuple(tail)])
+    return x
+
+
+def _argument(node, position, name, default=None):
+    if len(node.args) > position:
+        return node.args[position]
+    return node.kwargs.get(name, default)
+
+
+def _static_dims(node, position, dims):
+    """Whether torch.export knows dimensions `dims` of the node's argument
+    `position` as ints."""
+    value = getattr(_argument(node, position, None), "meta", {}).get("val")
+    shape = getattr(value, "shape", None)
+    return shape is not None and builtins.all(
+        isinstance(shape[d], int) for d in dims if -len(shape) <= d < len(shape))
+
+
+def _static_result(node, at_most=0):
+    shape = getattr(node.meta.get("val"), "shape", None)
+    return shape is not None and builtins.sum(not isinstance(d, int) for d in shape) <= at_most
+
+
+#: {training-IR op: whether this node of it converts} where a converter
+#: above takes only some of what the op allows; the rest goes through
+#: ``run_decompositions`` (torch_importer._direct)
+TRAINING_IR_WHEN = {
+    "aten.pad.default": lambda node: _argument(node, 2, "mode", "constant") == "constant",
+    "aten.scaled_dot_product_attention.default": lambda node: not _argument(
+        node, 4, "dropout_p", 0.0) and (not _argument(node, 5, "is_causal", False) or (
+            _static_dims(node, 0, [-2]) and _static_dims(node, 1, [-2]))),
+    "aten.unbind.int": lambda node: _static_dims(node, 0, [_argument(node, 1, "dim", 0)]),
+    "aten.diff.default": lambda node: _static_result(node),
+    "aten.flatten.using_ints": lambda node: _static_result(node, at_most=1),
+    "aten.dropout.default": lambda node: not (_argument(node, 2, "train") and
+                                              _argument(node, 1, "p")),
+}
 
 
 # -- PyTorch 2 quantization (PT2E: torchao's prepare_pt2e / convert_pt2e) -----------------

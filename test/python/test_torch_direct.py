@@ -1,0 +1,187 @@
+"""torch.export's graph imported as it is (torch_importer._direct), without
+``run_decompositions``: which programs take that path, what the in-place
+ops mean there, and where the importer falls back to the decomposition.
+
+Each case checks the numerics against eager PyTorch (rtol 1e-4 of the
+output's scale, float32) and which path ran: ``run_decompositions`` is
+patched to count its calls.
+"""
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import dlc  # noqa: E402
+from dlc.frontends import torch_importer  # noqa: E402
+
+
+@pytest.fixture
+def decompositions(monkeypatch):
+    """The number of run_decompositions calls, as a one-element list."""
+    calls = [0]
+    original = torch.export.ExportedProgram.run_decompositions
+
+    def counted(self, *args, **kwargs):
+        calls[0] += 1
+        return original(self, *args, **kwargs)
+    monkeypatch.setattr(torch.export.ExportedProgram, "run_decompositions", counted)
+    return calls
+
+
+def _check(module, *args):
+    module = module.eval()
+    with torch.no_grad():
+        expected = module(*args)
+        got = dlc.from_torch(module, *args)(*[a.numpy() for a in args])
+    expected = expected.numpy()
+    scale = max(float(np.abs(expected).max()), 1.0)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-4 * scale)
+
+
+def _exported(module, *args):
+    with torch.no_grad():
+        return torch.export.export(module.eval(), args)
+
+
+class _ReadBeforeWrite(torch.nn.Module):
+    """b reads a before relu_ overwrites it; the sum reads a after."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x):
+        a = self.conv(x)
+        b = a * 2.0
+        a.relu_()
+        a.add_(b)
+        return a + b
+
+
+def test_in_place_ops_read_in_program_order(decompositions):
+    x = torch.randn(2, 3, 8, 8)
+    writes = torch_importer._direct(_exported(_ReadBeforeWrite(), x))
+    assert writes is not None and len(writes) == 2
+    _check(_ReadBeforeWrite(), x)
+    assert decompositions[0] == 0
+
+
+def test_a_use_by_the_old_name_after_the_write_sees_it():
+    """torch.export chains the uses after an in-place op to its result; a
+    graph that names the tensor itself after the write (rewired here) still
+    reads the written value."""
+    module = _ReadBeforeWrite().eval()
+    x = torch.randn(2, 3, 8, 8)
+    program = _exported(module, x)
+    nodes = {n.name: n for n in program.graph.nodes}
+    nodes["add"].args = (nodes["conv2d"], nodes["mul"])  # conv2d: the tensor add_ wrote
+    program.graph_module.recompile()
+    writes = torch_importer._direct(program)
+    assert writes["add_"] == ["conv2d", "relu_", "add_"]
+    imported = torch_importer._import_program(program, module, (x,), "constants", False, {},
+                                              writes)
+    with torch.no_grad():
+        expected = module(x).numpy()
+    np.testing.assert_allclose(imported(x.numpy()), expected, rtol=0, atol=1e-4)
+
+
+class _WriteThroughView(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x):
+        a = self.conv(x)
+        a[:, :2].relu_()  # writes a through a view of it
+        return a
+
+
+class _ViewBeforeWrite(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, x):
+        a = self.conv(x)
+        v = a.view(a.shape[0], -1)  # sees the add_ below
+        a.add_(1.0)
+        return v * 2.0
+
+
+class _WriteAfterDropout(torch.nn.Module):
+    """dropout in eval mode returns its input itself: relu_ of its result
+    writes the input too."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.drop = torch.nn.Dropout(0.1)
+
+    def forward(self, x):
+        a = self.conv(x)
+        d = self.drop(a)
+        d.relu_()
+        return a - 1.0
+
+
+class _ReflectPad(torch.nn.Module):
+    def forward(self, x):
+        return torch.nn.functional.pad(x, (1, 2, 2, 1), mode="reflect") * 3.0
+
+
+@pytest.mark.parametrize("module", [_WriteThroughView, _ViewBeforeWrite, _WriteAfterDropout,
+                                    _ReflectPad], ids=lambda m: m.__name__)
+def test_what_direct_import_refuses_goes_through_the_decomposition(module, decompositions):
+    x = torch.randn(2, 3, 8, 8)
+    assert torch_importer._direct(_exported(module(), x)) is None
+    _check(module(), x)
+    assert decompositions[0] == 1
+
+
+class _Attention(torch.nn.Module):
+    def __init__(self, causal, masked):
+        super().__init__()
+        self.causal, self.masked = causal, masked
+        self.qkv = torch.nn.Linear(32, 96)
+
+    def forward(self, x, mask):
+        b, s, _ = x.shape
+        q, k, v = self.qkv(x).view(b, s, 3, 4, 8).permute(2, 0, 3, 1, 4).unbind(0)
+        y = torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask if self.masked else None, is_causal=self.causal)
+        return y.transpose(1, 2).flatten(2)
+
+
+@pytest.mark.parametrize("causal,masked", [(False, False), (True, False), (False, True)])
+def test_attention_as_torch_decomposes_it(causal, masked, decompositions):
+    x = torch.randn(2, 10, 32)
+    mask = torch.rand(2, 1, 10, 10) > 0.3
+    mask[..., 0] = True  # no row without a key
+    _check(_Attention(causal, masked), x, mask)
+    assert decompositions[0] == 0
+
+
+@pytest.mark.parametrize("block", ["resnet", "silu", "hardswish", "layer_norm"])
+def test_blocks_of_the_zoo_import_directly(block, decompositions):
+    layers = {
+        "resnet": lambda: torch.nn.Sequential(
+            torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8),
+            torch.nn.ReLU(inplace=True), torch.nn.MaxPool2d(2), torch.nn.Flatten(),
+            torch.nn.Dropout(0.2), torch.nn.Linear(8 * 16, 5)),
+        "silu": lambda: torch.nn.Sequential(
+            torch.nn.Conv2d(3, 8, 1), torch.nn.BatchNorm2d(8), torch.nn.SiLU(inplace=True),
+            torch.nn.AdaptiveAvgPool2d(1)),
+        "hardswish": lambda: torch.nn.Sequential(
+            torch.nn.Conv2d(3, 8, 3, groups=1, stride=2), torch.nn.Hardswish(inplace=True),
+            torch.nn.Conv2d(8, 8, 3, groups=8)),
+        "layer_norm": lambda: torch.nn.Sequential(
+            torch.nn.Conv2d(3, 8, 4, stride=4), torch.nn.Flatten(2),
+            torch.nn.LayerNorm(4), torch.nn.GELU(), torch.nn.Softmax(-1)),
+    }
+    module = layers[block]()
+    for p in module.parameters():  # batch norms with statistics of their own
+        p.data = torch.randn_like(p) * 0.5
+    x = torch.randn(2, 3, 8, 8)
+    _check(module, x)
+    assert decompositions[0] == 0
