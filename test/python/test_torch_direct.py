@@ -185,3 +185,47 @@ def test_blocks_of_the_zoo_import_directly(block, decompositions):
     x = torch.randn(2, 3, 8, 8)
     _check(module, x)
     assert decompositions[0] == 0
+
+
+class _Composites(torch.nn.Module):
+    """Composite ops of transformers' and timm's code that the training IR
+    keeps whole."""
+
+    def __init__(self, norm_ord):
+        super().__init__()
+        self.norm_ord = norm_ord
+
+    def forward(self, x, y):
+        a, b = x.chunk(2, dim=-1)
+        c = a.masked_fill(b > 0.5, -1.5) + b.narrow(1, 2, 1).expand_as(b)
+        d = torch.logsumexp(c, dim=-1, keepdim=True) + torch.floor_divide(c, 0.75)
+        n = torch.linalg.vector_norm(d, ord=self.norm_ord, dim=-1, keepdim=True)
+        return d / (n + 1.0) + y.clone().masked_fill_(y < 0, 0.0).sum()
+
+
+@pytest.mark.parametrize("norm_ord", [2, 1, float("inf"), 3, 0])
+def test_composites_of_the_training_ir(norm_ord, decompositions):
+    x, y = torch.randn(3, 4, 8), torch.randn(5)
+    module = _Composites(norm_ord)
+    with torch.no_grad():
+        expected = module(x, y.clone()).numpy()
+        got = dlc.from_torch(module.eval(), x, y.clone())(x.numpy(), y.numpy())
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    assert decompositions[0] == 0
+
+
+class _LogSumExp(torch.nn.Module):
+    def forward(self, x):
+        return torch.logsumexp(x, dim=1)
+
+
+def test_logsumexp_of_rows_with_infinities(decompositions):
+    x = torch.randn(4, 6)
+    x[0] = -float("inf")        # every term zero: -inf, not NaN
+    x[1, 2] = -float("inf")
+    x[2, 3] = float("inf")      # +inf
+    with torch.no_grad():
+        expected = _LogSumExp()(x).numpy()
+        got = dlc.from_torch(_LogSumExp().eval(), x)(x.numpy())
+    np.testing.assert_allclose(got, expected, rtol=1e-6)
+    assert decompositions[0] == 0

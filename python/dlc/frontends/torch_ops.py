@@ -1741,6 +1741,68 @@ def _diff(node, x, n=1, dim=-1, prepend=None, append=None):
     return x
 
 
+@converter("aten.masked_fill.Scalar", "aten.masked_fill.Tensor")
+def _masked_fill(node, x, mask, value):
+    """where(mask, value, x) in x's dtype (torch casts the value to it)."""
+    value = _cast(value, x.dtype) if _is_value(value) else np.asarray(value, x.dtype)
+    return D.where(_cast(mask, np.bool_), value, x)
+
+
+@converter("aten.chunk.default")
+def _chunk(node, x, chunks, dim=0):
+    size = _shape(x)[dim % _ndim(x)]
+    if size is None:
+        raise ModelImportError(f"chunk over the dynamic dimension {dim} of {x!r}")
+    return _split(node, x, -(-size // chunks) if size else 1, dim)
+
+
+@converter("aten.narrow.default")
+def _narrow(node, x, dim, start, length):
+    return _slice(node, x, dim, start, start + length)
+
+
+@converter("aten.expand_as.default")
+def _expand_as(node, x, other):
+    return _expand(node, x, [-1 if d is None else d for d in _shape(other)])
+
+
+@converter("aten.floor_divide.default", "aten.floor_divide.Scalar")
+def _floor_divide(node, a, b):
+    return _div(node, a, b, "floor")
+
+
+@converter("aten.logsumexp.default")
+def _logsumexp(node, x, dim, keepdim=False):
+    """torch's decomposition: the maximum (0 where it is infinite) taken
+    out before the exponentials."""
+    x = _float_of(x)
+    axes = _dims(x, dim) or tuple(range(_ndim(x)))
+    top = D.max(x, axis=axes, keepdims=True)
+    top = D.where(D.isinf(top), np.zeros((), x.dtype), top)
+    total = D.sum(D.exp(D.subtract(x, top)), axis=axes, keepdims=keepdim)
+    return D.add(D.log(total), top if keepdim else D.squeeze(top, axes))
+
+
+@converter("aten.linalg_vector_norm.default")
+def _vector_norm(node, x, ord=2, dim=None, keepdim=False, dtype=None):  # noqa: A002
+    x = _float_of(x) if dtype is None else _cast(x, _np_dtype(dtype))
+    axes = _dims(x, dim)
+    if ord == 0:
+        return D.sum(D.astype(D.not_equal(x, np.zeros((), x.dtype)), x.dtype), axis=axes,
+                     keepdims=keepdim)
+    magnitude = D.abs(x)
+    if ord == float("inf"):
+        return D.max(magnitude, axis=axes, keepdims=keepdim)
+    if ord == float("-inf"):
+        return D.min(magnitude, axis=axes, keepdims=keepdim)
+    if ord == 1:
+        return D.sum(magnitude, axis=axes, keepdims=keepdim)
+    if ord == 2:
+        return D.sqrt(D.sum(D.multiply(x, x), axis=axes, keepdims=keepdim))
+    powered = D.power(magnitude, np.asarray(ord, x.dtype))
+    return D.power(D.sum(powered, axis=axes, keepdims=keepdim), np.asarray(1.0 / ord, x.dtype))
+
+
 def _argument(node, position, name, default=None):
     if len(node.args) > position:
         return node.args[position]
