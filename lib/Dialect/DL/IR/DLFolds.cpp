@@ -852,6 +852,62 @@ Attribute gatherElements(const Values &values, RankedTensorType resultType,
   return buildAttr(resultType, /*splat=*/false, f, i);
 }
 
+/// The transpose of a dense constant of whole-byte elements, its raw bytes
+/// permuted directly: element n of the result (row-major over `type`) is
+/// element sum(position[d] * strides[perm[d]]) of the input. A weight matrix
+/// holds millions of elements, which `read` and gatherElements convert to
+/// double and back with a callback per element (0.6 s of BERT-base's cold
+/// compile for its 73 weight transposes). Null where it does not apply.
+Attribute transposeRaw(DenseElementsAttr dense, RankedTensorType type,
+                       ArrayRef<int64_t> perm) {
+  auto inputType = dyn_cast<RankedTensorType>(dense.getType());
+  Type element = type.getElementType();
+  if (dense.isSplat() || !inputType || !inputType.hasStaticShape() ||
+      !foldable(type) || !element.isIntOrFloat() ||
+      element.getIntOrFloatBitWidth() % 8 != 0)
+    return {};
+  size_t width = element.getIntOrFloatBitWidth() / 8;
+  int64_t count = type.getNumElements();
+  ArrayRef<char> raw = dense.getRawData();
+  if (count == 0 || raw.size() != width * size_t(count))
+    return {};
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t rank = shape.size();
+  SmallVector<int64_t> inputStrides = stridesOf(inputType.getShape());
+  SmallVector<int64_t> strides(rank);
+  for (int64_t d = 0; d < rank; ++d)
+    strides[d] = inputStrides[perm[d]];
+  std::vector<char> out(raw.size());
+  auto copy = [&](auto tag) {
+    using T = decltype(tag);
+    const T *from = reinterpret_cast<const T *>(raw.data());
+    T *to = reinterpret_cast<T *>(out.data());
+    int64_t inner = shape[rank - 1], step = strides[rank - 1];
+    SmallVector<int64_t> position(rank, 0);
+    int64_t base = 0;
+    for (int64_t n = 0; n < count; n += inner) {
+      const T *row = from + base;
+      for (int64_t k = 0; k < inner; ++k)
+        to[n + k] = row[k * step];
+      for (int64_t d = rank - 2; d >= 0; --d) {
+        base += strides[d];
+        if (++position[d] < shape[d])
+          break;
+        base -= strides[d] * shape[d];
+        position[d] = 0;
+      }
+    }
+  };
+  switch (width) {
+  case 1: copy(uint8_t()); break;
+  case 2: copy(uint16_t()); break;
+  case 4: copy(uint32_t()); break;
+  case 8: copy(uint64_t()); break;
+  default: return {};
+  }
+  return DenseElementsAttr::getFromRawBuffer(type, out);
+}
+
 } // namespace
 
 OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
@@ -870,8 +926,11 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
     setPermutation(composed);
     return getResult();
   }
-  auto values = read(adaptor.getInput());
   auto type = cast<RankedTensorType>(getType());
+  if (auto dense = dyn_cast_if_present<DenseElementsAttr>(adaptor.getInput()))
+    if (Attribute folded = transposeRaw(dense, type, perm))
+      return folded;
+  auto values = read(adaptor.getInput());
   if (!values)
     return {};
   if (values->splat)

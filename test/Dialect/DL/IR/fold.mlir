@@ -639,3 +639,28 @@ func.func @fold_unsigned() -> (tensor<2xui8>, tensor<2xi1>, tensor<2xui8>, tenso
   %6 = dl.cast %g : tensor<2xf32> -> tensor<2xui8>
   return %0, %1, %2, %3, %4, %5, %6 : tensor<2xui8>, tensor<2xi1>, tensor<2xui8>, tensor<2xui8>, tensor<2xui8>, tensor<2xf32>, tensor<2xui8>
 }
+
+// -----
+
+// Transposes of constants fold on their raw bytes (f32, f16, i8, a 3-D
+// permutation); a splat stays a splat; bool (bit-packed) goes the generic way.
+// CHECK-LABEL: func.func @transpose_constants
+// CHECK-DAG: dl.constant dense<{{\[}}[1.000000e+00, 4.000000e+00], [2.000000e+00, 5.000000e+00], [3.000000e+00, 6.000000e+00]]> : tensor<3x2xf32>
+// CHECK-DAG: dl.constant dense<{{\[}}[1.000000e+00, 3.000000e+00], [2.000000e+00, 4.000000e+00]]> : tensor<2x2xf16>
+// CHECK-DAG: dl.constant dense<{{\[}}{{\[}}[0, 4, 8], [12, 16, 20]], {{\[}}[1, 5, 9], [13, 17, 21]], {{\[}}[2, 6, 10], [14, 18, 22]], {{\[}}[3, 7, 11], [15, 19, 23]]]> : tensor<4x2x3xi8>
+// CHECK-DAG: dl.constant dense<7.000000e+00> : tensor<3x2xf32>
+// CHECK-DAG: dl.constant dense<{{\[}}[true, false], [false, false], [true, true]]> : tensor<3x2xi1>
+// CHECK-NOT: dl.transpose
+func.func @transpose_constants() -> (tensor<3x2xf32>, tensor<2x2xf16>, tensor<4x2x3xi8>, tensor<3x2xf32>, tensor<3x2xi1>) {
+  %a = dl.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %at = dl.transpose %a perm = [1, 0] : tensor<2x3xf32> -> tensor<3x2xf32>
+  %h = dl.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf16>
+  %ht = dl.transpose %h perm = [1, 0] : tensor<2x2xf16> -> tensor<2x2xf16>
+  %i = dl.constant dense<[[[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11]], [[12, 13, 14, 15], [16, 17, 18, 19], [20, 21, 22, 23]]]> : tensor<2x3x4xi8>
+  %it = dl.transpose %i perm = [2, 0, 1] : tensor<2x3x4xi8> -> tensor<4x2x3xi8>
+  %s = dl.constant dense<7.0> : tensor<2x3xf32>
+  %st = dl.transpose %s perm = [1, 0] : tensor<2x3xf32> -> tensor<3x2xf32>
+  %b = dl.constant dense<[[true, false, true], [false, false, true]]> : tensor<2x3xi1>
+  %bt = dl.transpose %b perm = [1, 0] : tensor<2x3xi1> -> tensor<3x2xi1>
+  return %at, %ht, %it, %st, %bt : tensor<3x2xf32>, tensor<2x2xf16>, tensor<4x2x3xi8>, tensor<3x2xf32>, tensor<3x2xi1>
+}
