@@ -44,12 +44,16 @@ def _exported(module, *args):
         return torch.export.export(module.eval(), args)
 
 
-class _ReadBeforeWrite(torch.nn.Module):
-    """b reads a before relu_ overwrites it; the sum reads a after."""
+class _Conv(torch.nn.Module):
+    """A module whose forward starts from a convolution's new tensor."""
 
     def __init__(self):
         super().__init__()
         self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+
+
+class _ReadBeforeWrite(_Conv):
+    """b reads a before relu_ overwrites it; the sum reads a after."""
 
     def forward(self, x):
         a = self.conv(x)
@@ -86,22 +90,14 @@ def test_a_use_by_the_old_name_after_the_write_sees_it():
     np.testing.assert_allclose(imported(x.numpy()), expected, rtol=0, atol=1e-4)
 
 
-class _WriteThroughView(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
-
+class _WriteThroughView(_Conv):
     def forward(self, x):
         a = self.conv(x)
         a[:, :2].relu_()  # writes a through a view of it
         return a
 
 
-class _ViewBeforeWrite(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
-
+class _ViewBeforeWrite(_Conv):
     def forward(self, x):
         a = self.conv(x)
         v = a.view(a.shape[0], -1)  # sees the add_ below
@@ -109,13 +105,12 @@ class _ViewBeforeWrite(torch.nn.Module):
         return v * 2.0
 
 
-class _WriteAfterDropout(torch.nn.Module):
+class _WriteAfterDropout(_Conv):
     """dropout in eval mode returns its input itself: relu_ of its result
     writes the input too."""
 
     def __init__(self):
         super().__init__()
-        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
         self.drop = torch.nn.Dropout(0.1)
 
     def forward(self, x):
@@ -171,7 +166,7 @@ def test_blocks_of_the_zoo_import_directly(block, decompositions):
             torch.nn.Dropout(0.2), torch.nn.Linear(8 * 16, 5)),
         "silu": lambda: torch.nn.Sequential(
             torch.nn.Conv2d(3, 8, 1), torch.nn.BatchNorm2d(8), torch.nn.SiLU(inplace=True),
-            torch.nn.AdaptiveAvgPool2d(1)),
+            torch.nn.Dropout(0.3, inplace=True), torch.nn.AdaptiveAvgPool2d(1)),
         "hardswish": lambda: torch.nn.Sequential(
             torch.nn.Conv2d(3, 8, 3, groups=1, stride=2), torch.nn.Hardswish(inplace=True),
             torch.nn.Conv2d(8, 8, 3, groups=8)),

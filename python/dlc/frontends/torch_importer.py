@@ -268,6 +268,9 @@ def _direct(program):
         functional = _in_place(node)
         if functional is None or functional not in torch_ops.CONVERTERS:
             return None
+        when = torch_ops.TRAINING_IR_WHEN.get(functional)
+        if when is not None and not when(node):
+            return None
         target = node.args[0] if node.args else None
         if not hasattr(target, "op"):
             return None
