@@ -224,3 +224,18 @@ def test_logsumexp_of_rows_with_infinities(decompositions):
         got = dlc.from_torch(_LogSumExp().eval(), x)(x.numpy())
     np.testing.assert_allclose(got, expected, rtol=1e-6)
     assert decompositions[0] == 0
+
+
+class _FlashAttention(torch.nn.Module):
+    """The CPU flash-attention op (what some decompositions and user graphs
+    hold) converts as scaled_dot_product_attention does."""
+
+    def forward(self, q, k, v, mask):
+        op = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default
+        return op(q, k, v, 0.0, True, scale=0.3)[0] + op(q, k, v, attn_mask=mask)[0]
+
+
+def test_flash_attention_op():
+    q, k, v = (torch.randn(2, 3, 5, 8) for _ in range(3))
+    mask = torch.randn(2, 3, 5, 5)
+    _check(_FlashAttention(), q, k, v, mask)

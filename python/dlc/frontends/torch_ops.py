@@ -578,7 +578,7 @@ def _log_softmax(node, x, dim, half_to_float=False):
 
 @converter("aten._scaled_dot_product_flash_attention_for_cpu.default")
 def _sdpa_flash(node, q, k, v, dropout_p=0.0, is_causal=False, attn_mask=None, scale=None):
-    return (_attention(q, k, v, attn_mask, is_causal, scale), None)
+    return (_sdpa(node, q, k, v, attn_mask, dropout_p, is_causal, scale), None)
 
 
 @converter("aten.scaled_dot_product_attention.default")
@@ -618,23 +618,6 @@ def _sdpa(node, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=N
                                 np.array(-np.inf, scores.dtype))
         scores = D.add(scores, _cast(attn_mask, scores.dtype))
     return D.matmul(_safe_softmax(node, scores, -1), v)
-
-
-def _attention(q, k, v, mask, causal, scale):
-    size = _shape(q)[-1]
-    scale = 1.0 / np.sqrt(size) if scale is None else scale
-    scores = D.multiply(D.matmul(q, D.transpose(k, list(range(_ndim(k) - 2)) +
-                                                [_ndim(k) - 1, _ndim(k) - 2])), scale)
-    lq, lk = _shape(q)[-2], _shape(k)[-2]
-    if causal:
-        keep = np.tril(np.ones((lq, lk), bool))
-        scores = D.where(keep, scores, np.array(-np.inf, scores.dtype))
-    if mask is not None:
-        if mask.dtype == np.bool_:
-            scores = D.where(mask, scores, np.array(-np.inf, scores.dtype))
-        else:
-            scores = D.add(scores, mask)
-    return D.matmul(D.softmax(scores, -1), v)
 
 
 # -- reductions ---------------------------------------------------------------------------------
