@@ -112,8 +112,7 @@ SmallVector<int64_t> innermostCosts(ArrayRef<AffineForOp> nest,
       bool contiguous;
       if (stride) {
         auto memrefType = cast<MemRefType>(access.memref.getType());
-        int64_t bytes = std::max<int64_t>(
-            memrefType.getElementTypeBitWidth() / 8, 1);
+        int64_t bytes = dl::elementBytes(memrefType.getElementType());
         contiguous = std::abs(*stride) * bytes < lineBytes;
       } else {
         contiguous = true;

@@ -101,8 +101,7 @@ int64_t footprint(ArrayRef<AffineForOp> band, ArrayRef<int64_t> sizes,
     for (int64_t extent : span)
       elements *= extent;
     bytes += elements *
-             std::max<int64_t>(cast<MemRefType>(memref.getType())
-                                       .getElementTypeBitWidth() / 8, 1);
+             dl::elementBytes(cast<MemRefType>(memref.getType()).getElementType());
   }
   return bytes;
 }
@@ -123,7 +122,7 @@ bool hasStridedInnermostAccess(AffineForOp innermost, ArrayRef<Access> accesses,
     auto &map = const_cast<affine::AffineValueMap &>(access.map);
     for (unsigned r = 0; r < map.getNumResults(); ++r)
       stride += dl::coefficientOf(map, r, iv).value_or(0) * strides[r];
-    int64_t bytes = std::max<int64_t>(access.type.getElementTypeBitWidth() / 8, 1);
+    int64_t bytes = dl::elementBytes(access.type.getElementType());
     if (std::abs(stride) * bytes >= lineBytes)
       return true;
   }

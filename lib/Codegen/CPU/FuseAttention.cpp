@@ -46,6 +46,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "dl/Codegen/CPU/AffineUtils.h"
 #include "dl/Codegen/CPU/Passes.h"
 #include "dl/Target/Target.h"
 
@@ -189,7 +190,7 @@ struct DLFuseAttentionPass
     int64_t kSize = ShapedType::isDynamic(ranges[k]) ? 1024 : ranges[k];
     Type element = getElementTypeOrSelf(consumer.getDpsInputs()[0].getType());
     int64_t rowBytes = std::max<int64_t>(
-        1, kSize * std::max<int64_t>(4, element.getIntOrFloatBitWidth() / 8));
+        1, kSize * std::max<int64_t>(4, dl::elementBytes(element)));
     int64_t blocks = target.getL2ResidentBytes() / rowBytes;
     int64_t result = std::max<int64_t>(tileRows, blocks / tileRows * tileRows);
     int64_t m = ranges[dims.m.back()];

@@ -96,3 +96,22 @@ func.func @work_beside_empty(%a: memref<64xf32>, %b: memref<0x8xf32>) {
   }
   return
 }
+
+// -----
+
+// Elements of type index (no bit width: the cache models' element size
+// asserted on them in dl-affine-interchange, found by dl-opt's fuzzer on
+// affine-collapse.mlir): each pass runs; an index is 8 bytes to them.
+// CHECK-LABEL: func.func @index_elements
+// CHECK: {{affine.store|vector.store|vector.transfer_write}}
+// LLVM-LABEL: llvm.func @index_elements
+// LLVM: llvm.store
+func.func @index_elements(%x: memref<64x32xindex>, %out: memref<32x64xindex>) {
+  affine.for %i = 0 to 32 {
+    affine.for %j = 0 to 64 {
+      %v = affine.load %x[%j, %i] : memref<64x32xindex>
+      affine.store %v, %out[%i, %j] : memref<32x64xindex>
+    }
+  }
+  return
+}

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Affine/IR/AffineValueMap.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace mlir::dl {
@@ -37,6 +38,15 @@ inline std::optional<int64_t> coefficientOf(affine::AffineValueMap &map,
     if (map.getOperand(operand) == iv)
       coefficient += flat[operand];
   return coefficient;
+}
+
+/// Bytes of one element of `type` for the cache models: an integer's or a
+/// float's (at least 1), 8 for `index` and any other type (whose
+/// getIntOrFloatBitWidth asserts; dl-opt's fuzzer gave memref<4x8xindex>).
+inline int64_t elementBytes(Type type) {
+  if (type.isIntOrFloat())
+    return std::max<int64_t>(type.getIntOrFloatBitWidth() / 8, 1);
+  return 8;
 }
 
 /// The contract every dl-affine-* pass starts from, established in one place
