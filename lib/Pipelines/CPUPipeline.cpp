@@ -162,6 +162,11 @@ void addAffineStage(OpPassManager &pm, const CPUPipelineOptions &options) {
     pm.addNestedPass<func::FuncOp>(createDLAffineTile(tile));
   }
   pm.addNestedPass<func::FuncOp>(affine::createAffineLoopInvariantCodeMotionPass());
+  // What is left of fills, copies and elementwise nests over contiguous
+  // memory: one loop each (after the register tiles, whose epilogues and
+  // fills are matched dimension by dimension).
+  if (options.collapseLoops)
+    pm.addNestedPass<func::FuncOp>(createDLAffineCollapse());
   addCleanups(pm);
 }
 

@@ -582,9 +582,11 @@ def jit(fn=None, *, target="cpu", options=None, dynamic_batch=False,
         scores, softmax and weighted sum by blocks of query rows in one
         loop; CPU only), ``"dl-plan-memory"`` (temporaries
         sharing memory), ``"dl-affine-transpose-squares"`` (transposes
-        copied by vector squares; CPU only) and
+        copied by vector squares; CPU only),
         ``"dl-affine-promote-accumulators"`` (reductions' accumulators in
-        registers, so that they vectorize; CPU only). Constant folding and
+        registers, so that they vectorize; CPU only) and
+        ``"dl-affine-collapse"`` (the loops of a fill, copy or elementwise
+        nest over contiguous memory merged into one; CPU only). Constant folding and
         canonicalization always run.
       tuning_records: a records file written by :func:`dlc.tune` (or its
         :class:`dlc.tune.Records`): each matmul and convolution tuned for

@@ -28,7 +28,7 @@ GRAPH_PASSES = ("dl-simplify", "dl-raise-ops", "dl-fold-batchnorm", "dl-layout",
                 "dl-pack-weights",
                 "dl-linalg-fuse", "dl-fuse-epilogue", "dl-fuse-attention", "dl-plan-memory",
                 "dl-affine-transpose-squares", "dl-affine-promote-accumulators",
-                "dl-outline-loops")
+                "dl-affine-collapse", "dl-outline-loops")
 
 
 def _check_int(name, value, low, high=None, allow_none=False):
@@ -220,6 +220,7 @@ class CompileOptions:
         squares = "false" if "dl-affine-transpose-squares" in self.disable else "true"
         outline = "false" if "dl-outline-loops" in self.disable else "true"
         attention = "false" if "dl-fuse-attention" in self.disable else "true"
+        collapse = "false" if "dl-affine-collapse" in self.disable else "true"
         # GPU: the graph stage is shared; dense convolutions as im2col + GEMM
         # for the matmul kernels, and every convolution in NHWC.
         direct = -1 if self.is_cuda else 0
@@ -234,6 +235,7 @@ class CompileOptions:
                 f"nchw-min-filter-bytes={direct} pack-weights={pack} winograd={winograd} "
                 f"{winograd_limits}"
                 f"outline-loops={outline} fuse-attention={attention} "
+                f"collapse-loops={collapse} "
                 f"{self._common_pipeline_options()}")
 
 

@@ -282,3 +282,37 @@ def test_integer_and_nan_reductions_in_registers():
     m, a = jit(lambda y: (dlc.max(y, axis=-1), dlc.argmax(y, axis=-1)))(y)
     assert np.isnan(m[3]) and a[3] == 7
     np.testing.assert_array_equal(np.delete(m, 3), np.delete(y.max(axis=-1), 3))
+
+
+# Elementwise nests over contiguous memory run as one loop
+# (dl-affine-collapse): a bias broadcast over the first dimension merges
+# the other three ([4, 12, 49, 49]: rows of 49, odd), an in-place scale of a
+# dynamic batch merges all but the batch, a row broadcast merges nothing;
+# each against numpy, and the same with the pass off.
+def test_contiguous_nests_as_one_loop(threads):
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((4, 12, 49, 49), dtype=F32)
+    bias = rng.standard_normal((1, 12, 49, 49), dtype=F32)
+    rows = rng.standard_normal((4, 12, 49, 1), dtype=F32)
+
+    def attention_scores(x, bias, rows):
+        return dlc.exp(x + bias - rows), x * 0.5
+
+    f = jit(attention_scores)
+    vector = f.lower(x, bias, rows).as_text("vector")
+    assert "memref.collapse_shape" in vector
+    scores, half = f(x, bias, rows)
+    x64 = x.astype(np.float64)
+    close(scores, np.exp(x64 + bias - rows), 1)
+    close(half, x64 * 0.5, 1)
+    g = jit(attention_scores, disable="dl-affine-collapse")
+    lowered = g.lower(x, bias, rows)
+    assert "memref.collapse_shape" not in lowered.as_text("vector")
+    for ours, theirs in zip(f(x, bias, rows), g(x, bias, rows)):
+        np.testing.assert_array_equal(ours, theirs)
+    dynamic = jit(lambda x: x * 2.0 + 1.0, dynamic_batch=True)
+    assert "memref.collapse_shape" in dynamic.lower(
+        np.zeros((2, 7, 97), F32)).as_text("vector")
+    for batch in (1, 3):
+        y = rng.standard_normal((batch, 7, 97), dtype=F32)
+        close(dynamic(y), y.astype(np.float64) * 2.0 + 1.0, 1)

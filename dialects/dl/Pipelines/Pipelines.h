@@ -181,6 +181,11 @@ struct CPUPipelineOptions : public CommonPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("L2/L1 tiles for nests that stride through memory "
                      "(dl-affine-tile{only-strided})"),
       llvm::cl::init(true)};
+  Option<bool> collapseLoops{
+      *this, "collapse-loops",
+      llvm::cl::desc("Merge the loops of nests that walk contiguous memory "
+                     "into one (dl-affine-collapse)"),
+      llvm::cl::init(true)};
   Option<unsigned> tileSize{
       *this, "tile-size",
       llvm::cl::desc("Tile affine loop nests with this tile size (0: no "

@@ -12,6 +12,7 @@
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-transpose-squares))' -verify-diagnostics
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-promote-accumulators))' -verify-diagnostics
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-unroll-reductions))' -verify-diagnostics
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-collapse))' -verify-diagnostics
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=znver3},func.func(dl-affine-vectorize))' -verify-diagnostics
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-cpu-pipeline)' -verify-diagnostics
 

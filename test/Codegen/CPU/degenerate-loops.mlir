@@ -13,6 +13,7 @@
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-transpose-squares))' | FileCheck %s
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-promote-accumulators))' | FileCheck %s
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-unroll-reductions))' | FileCheck %s
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-collapse))' | FileCheck %s
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=znver3},func.func(dl-affine-vectorize))' | FileCheck %s
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-cpu-pipeline)' | FileCheck %s --check-prefix=LLVM
 
