@@ -285,8 +285,12 @@ def array_from_descriptor(descriptor, rank, dtype, owners, argument_ranges, free
 #: Constants of this many bytes or more are kept out of JIT-compiled code
 #: (externalize_constants): LLVM spends about 34 ms per MB of constant data
 #: (17 s for GPT-2 small's weights, per compiled function), a pointer costs
-#: nothing. $DLC_EXTERNAL_CONSTANT_BYTES sets another threshold.
-EXTERNAL_CONSTANT_BYTES = 1 << 20
+#: nothing. 64 KiB, not 1 MiB as first: the weights under 1 MiB (most of
+#: EfficientNet-B0's and MobileNetV3's, Swin-T's attention biases and masks)
+#: took 0.2-0.5 s of LLVM per model (Zen 3), the same speed either way; a
+#: compile from the disk cache maps each as a file (Swin-T's 0.07 -> 0.09 s).
+#: $DLC_EXTERNAL_CONSTANT_BYTES sets another threshold.
+EXTERNAL_CONSTANT_BYTES = 64 << 10
 
 
 def external_constant_bytes():

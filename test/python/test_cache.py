@@ -279,7 +279,7 @@ def test_export_builds_in_private_folders(tmp_path, monkeypatch):
     assert exports == [0o700]
 
 
-# A function with a weight over runtime.EXTERNAL_CONSTANT_BYTES (1 MiB): its
+# A function with a weight over runtime.EXTERNAL_CONSTANT_BYTES (64 KiB): its
 # code reads the weight through a pointer, and the cache keeps it in a file.
 WEIGHTS_PROGRAM = textwrap.dedent("""
     import numpy as np, dlc
