@@ -2,7 +2,8 @@
 //
 // A transpose (the affine nest `convert-linalg-to-affine-loops` makes of a
 // linalg.transpose: one load, one store of the loaded value, both indexed by
-// a permutation of the loops) whose input and output are contiguous along
+// a permutation of the loops, each index possibly a constant away from its
+// loop: a slice of a larger buffer) whose input and output are contiguous along
 // different loops cannot be vectorized along either: one side is strided,
 // and dl-affine-vectorize leaves it scalar. An NCHW <-> NHWC conversion of a
 // 64x32x10x10 gradient cost 8% of the digits CNN's training step that way.
@@ -62,9 +63,24 @@ using affine::AffineForOp;
 
 namespace {
 
+/// The dimension `index` is (`d`), or is a constant away from (`d + c`: a
+/// slice of a larger buffer, Swin-T's K read from its fused QKV).
+std::optional<unsigned> dimensionOf(AffineExpr index) {
+  if (auto dim = dyn_cast<AffineDimExpr>(index))
+    return dim.getPosition();
+  auto sum = dyn_cast<AffineBinaryOpExpr>(index);
+  if (!sum || sum.getKind() != AffineExprKind::Add ||
+      !isa<AffineConstantExpr>(sum.getRHS()))
+    return std::nullopt;
+  if (auto dim = dyn_cast<AffineDimExpr>(sum.getLHS()))
+    return dim.getPosition();
+  return std::nullopt;
+}
+
 /// The loop (of `nest`) whose induction variable is the last index of an
-/// access through `map` and `operands`, when every index of it is one of the nest's induction variables
-/// (each once); null otherwise.
+/// access through `map` and `operands`, when every index of it is one of
+/// the nest's induction variables (each once), or one plus a constant;
+/// null otherwise.
 AffineForOp lastIndexLoop(AffineMap map, ValueRange operands,
                           ArrayRef<AffineForOp> nest) {
   if (map.getNumSymbols() != 0 || map.getNumResults() != nest.size())
@@ -72,10 +88,10 @@ AffineForOp lastIndexLoop(AffineMap map, ValueRange operands,
   llvm::SmallDenseSet<Value> seen;
   AffineForOp last;
   for (AffineExpr result : map.getResults()) {
-    auto dim = dyn_cast<AffineDimExpr>(result);
+    std::optional<unsigned> dim = dimensionOf(result);
     if (!dim)
       return AffineForOp();
-    Value iv = operands[dim.getPosition()];
+    Value iv = operands[*dim];
     auto it = llvm::find_if(nest, [&](AffineForOp l) { return l.getInductionVar() == iv; });
     if (it == nest.end() || !seen.insert(iv).second)
       return AffineForOp();
@@ -165,7 +181,7 @@ struct DLAffineTransposeSquaresPass
     AffineForOp outermost;
     OpBuilder inner(root);
     for (AffineExpr result : store.getAffineMap().getResults()) {
-      Value iv = store.getMapOperands()[cast<AffineDimExpr>(result).getPosition()];
+      Value iv = store.getMapOperands()[*dimensionOf(result)];
       if (iv == a.getInductionVar() || iv == b.getInductionVar())
         continue;
       auto original = *llvm::find_if(nest, [&](AffineForOp l) {

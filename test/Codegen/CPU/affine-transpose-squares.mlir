@@ -117,3 +117,39 @@ func.func @refused(%a: memref<16x16xf32>, %b: memref<16x16xf32>, %c: memref<16x3
   return
 }
 }
+
+// -----
+
+// K^T read from a fused QKV buffer (Swin-T: the slice is an index a
+// constant away from its loop): squares too, the offset kept in each load;
+// an index scaled by its loop (a strided slice) is refused.
+// CHECK-LABEL: func.func @k_from_qkv
+// CHECK: affine.for %{{.*}} = 0 to 48 step 8 {
+// CHECK: affine.vector_load %arg0[%{{.*}} + 1, %{{.*}}, %{{.*}}] : memref<3x49x32xf32>, vector<8xf32>
+// CHECK: vector.transpose
+// CHECK-LABEL: func.func @strided_slice
+// CHECK-NOT: vector.transpose
+module attributes {dl.target = #dl.target<triple = "x86_64-unknown-linux-gnu", cpu = "haswell", features = "+avx2,+fma", vector_bits = 256>} {
+func.func @k_from_qkv(%qkv: memref<3x49x32xf32>, %out: memref<1x32x49xf32>) {
+  affine.for %a = 0 to 1 {
+    affine.for %d = 0 to 32 {
+      affine.for %e = 0 to 49 {
+        %0 = affine.load %qkv[%a + 1, %e, %d] : memref<3x49x32xf32>
+        affine.store %0, %out[%a, %d, %e] : memref<1x32x49xf32>
+      }
+    }
+  }
+  return
+}
+func.func @strided_slice(%x: memref<3x98x32xf32>, %out: memref<1x32x49xf32>) {
+  affine.for %a = 0 to 1 {
+    affine.for %d = 0 to 32 {
+      affine.for %e = 0 to 49 {
+        %0 = affine.load %x[%a, %e * 2, %d] : memref<3x98x32xf32>
+        affine.store %0, %out[%a, %d, %e] : memref<1x32x49xf32>
+      }
+    }
+  }
+  return
+}
+}
