@@ -310,6 +310,14 @@ def test_contiguous_nests_as_one_loop(threads):
     assert "memref.collapse_shape" not in lowered.as_text("vector")
     for ours, theirs in zip(f(x, bias, rows), g(x, bias, rows)):
         np.testing.assert_array_equal(ours, theirs)
+    # A per-channel scale of an NHWC image (squeeze-excitation): rows and
+    # columns merge, the channels stay their own loop.
+    image = rng.standard_normal((2, 14, 14, 40), dtype=F32)
+    scale = rng.standard_normal((2, 1, 1, 40), dtype=F32)
+    se = jit(lambda x, s: x * s)
+    assert "memref<2x14x14x40xf32> into memref<2x196x40xf32>" in \
+        se.lower(image, scale).as_text("vector")
+    close(se(image, scale), image.astype(np.float64) * scale, 1)
     dynamic = jit(lambda x: x * 2.0 + 1.0, dynamic_batch=True)
     assert "memref.collapse_shape" in dynamic.lower(
         np.zeros((2, 7, 97), F32)).as_text("vector")

@@ -11,22 +11,27 @@
 // whole LLVM time. Merged, the same fill is one loop over 115,248 elements:
 // vectorized with one remainder, and too long to unroll.
 //
-// The rewrite: the innermost loop of a perfect nest and the loop around it
-// (both from 0, step 1, constant bounds, no iter_args) become one loop over
-// the product of their trip counts, when every access in the body (affine
-// loads and stores) is either independent of both loops or indexed by
+// The rewrite: a loop of a perfect nest and the loop around it (both from
+// 0, step 1, constant bounds, no iter_args) become one loop over the
+// product of their trip counts, when every access under them (affine
+// loads and stores, in nested loops too) is either independent of both
+// loops or indexed by
 // exactly the outer loop and then the inner loop in two adjacent
 // dimensions of its memref, the memref contiguous across them (strides
 // static, the outer one the inner one times the inner size) and the inner
 // loop covering the inner dimension. Those accesses read and write a
 // memref.collapse_shape of their memref (made before the nest) at the new
 // loop's index; the iterations run in the same order as before, so no
-// dependence can change and no analysis is needed. It repeats outwards while
-// the condition holds.
+// dependence can change and no analysis is needed. Pairs are tried from the
+// innermost outwards: where the innermost pair may not merge (x[n, h, w, c]
+// * scale[n, c], EfficientNet's squeeze-excitation: the scale is read by
+// the channel loop alone), h and w still do (LLVM had fully unrolled 14
+// columns of 60 vectors each).
 //
 // Left alone: nests whose loop indices are used other than as those two
-// access dimensions (linalg.index, an index stored as a value), with ops
-// with regions in the innermost body or other ops touching memrefs, and
+// access dimensions (linalg.index, an index stored as a value, a nested
+// loop's bound), with ops with regions other than loops, vector accesses
+// (the register tiles) or other ops touching memrefs, and
 // nests accessing one memref both through and independently of the two
 // loops (affine dependence analysis compares accesses to the same memref
 // value: a collapsed view and its source would look independent).
@@ -169,12 +174,20 @@ mergeable(affine::AffineForOp outer, affine::AffineForOp inner, Operation *root)
   // Per memref: the dimension the outer loop indexes, or kAbsent.
   DenseMap<Value, int64_t> dimensionOf;
   unsigned indexUses = 0;
-  for (Operation &op : inner.getBody()->without_terminator()) {
-    if (op.getNumRegions() != 0)
-      return std::nullopt;
-    std::optional<Access> access = accessOf(&op);
+  // Every op under `inner`, nested loops' bodies included.
+  SmallVector<Operation *> ops;
+  bool other = false;
+  inner.getBody()->walk([&](Operation *op) {
+    if (op->getNumRegions() != 0 && !isa<affine::AffineForOp>(op))
+      other = true;
+    ops.push_back(op);
+  });
+  if (other)
+    return std::nullopt;
+  for (Operation *op : ops) {
+    std::optional<Access> access = accessOf(op);
     if (!access) {
-      for (Value operand : op.getOperands())
+      for (Value operand : op->getOperands())
         if (operand == outerIv || operand == innerIv ||
             isa<BaseMemRefType>(operand.getType()))
           return std::nullopt;
@@ -284,19 +297,21 @@ struct DLAffineCollapsePass
       SmallVector<affine::AffineForOp> band;
       affine::getPerfectlyNestedLoops(band, root);
       Operation *outermost = root;
-      while (band.size() >= 2) {
-        affine::AffineForOp inner = band.back();
-        affine::AffineForOp outer = band[band.size() - 2];
+      // Pairs from the innermost outwards; a pair that may not merge (a
+      // per-channel scale read by the channel loop only) leaves the pairs
+      // around it to try (the rows and columns of the image).
+      for (size_t i = band.size() - 1; i >= 1; --i) {
+        affine::AffineForOp inner = band[i], outer = band[i - 1];
         auto accesses = mergeable(outer, inner, outermost);
         if (!accesses)
-          break;
+          continue;
         bool wasRoot = outer.getOperation() == outermost;
         affine::AffineForOp merged =
             merge(outer, inner, *accesses, outermost, views);
         if (wasRoot)
           outermost = merged;
-        band.pop_back();
-        band.back() = merged;
+        band[i - 1] = merged;
+        band.erase(band.begin() + i);
       }
     }
   }

@@ -184,6 +184,7 @@ func.func @transpose(%x: memref<8x4xf32>, %out: memref<4x8xf32>) {
 // CHECK-NOT: collapse_shape
 // CHECK-LABEL: func.func @step_two
 // CHECK-NOT: collapse_shape
+// CHECK: affine.for %{{.*}} = 0 to 8 step 2
 func.func @mixed_access(%x: memref<4x8xf32>) {
   affine.for %a = 0 to 4 {
     affine.for %b = 0 to 8 {
@@ -212,6 +213,50 @@ func.func @step_two(%out: memref<4x8xf32>) {
   affine.for %a = 0 to 4 {
     affine.for %b = 0 to 8 step 2 {
       affine.store %cst, %out[%a, %b] : memref<4x8xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// A per-channel scale of an image (EfficientNet's squeeze-excitation): the
+// channel loop cannot merge (the scale is read by it alone), the rows and
+// columns around it do; a nested loop whose bound reads an outer index
+// keeps both.
+// CANON-LABEL: func.func @channel_scale
+// CANON-DAG: memref.collapse_shape %arg0 {{\[}}[0], [1, 2], [3]] : memref<2x14x14x480xf32> into memref<2x196x480xf32>
+// CANON: affine.for %{{.*}} = 0 to 2 {
+// CANON-NEXT: affine.for %[[P:.*]] = 0 to 196 {
+// CANON-NEXT: affine.for %[[C:.*]] = 0 to 480 {
+// CANON-NEXT: affine.load %{{.*}}[%{{.*}}, %[[P]], %[[C]]] : memref<2x196x480xf32>
+// CANON-NEXT: affine.load %arg1[%{{.*}}, %[[C]]] : memref<2x480xf32>
+// CHECK-LABEL: func.func @triangle
+// CHECK-NOT: collapse_shape
+// CHECK: return
+func.func @channel_scale(%x: memref<2x14x14x480xf32>, %scale: memref<2x480xf32>,
+                         %out: memref<2x14x14x480xf32>) {
+  affine.for %n = 0 to 2 {
+    affine.for %h = 0 to 14 {
+      affine.for %w = 0 to 14 {
+        affine.for %c = 0 to 480 {
+          %0 = affine.load %x[%n, %h, %w, %c] : memref<2x14x14x480xf32>
+          %1 = affine.load %scale[%n, %c] : memref<2x480xf32>
+          %2 = arith.mulf %0, %1 : f32
+          affine.store %2, %out[%n, %h, %w, %c] : memref<2x14x14x480xf32>
+        }
+      }
+    }
+  }
+  return
+}
+func.func @triangle(%x: memref<8x8x8xf32>) {
+  %cst = arith.constant 0.0 : f32
+  affine.for %a = 0 to 8 {
+    affine.for %b = 0 to 8 {
+      affine.for %c = 0 to affine_map<(d0) -> (d0)>(%b) {
+        affine.store %cst, %x[%a, %b, %c] : memref<8x8x8xf32>
+      }
     }
   }
   return

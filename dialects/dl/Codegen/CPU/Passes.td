@@ -223,23 +223,25 @@ def DLAffineTransposeSquares
 def DLAffineCollapse : Pass<"dl-affine-collapse", "::mlir::func::FuncOp"> {
   let summary = "Merge the loops of a nest that walks contiguous memory into one";
   let description = [{
-    In a perfect nest of `affine.for` loops (from 0, step 1, constant
-    bounds, no `iter_args`) whose innermost body only loads, stores and
-    computes, the innermost loop and the one around it are merged into one
-    loop over the product of their trip counts wherever every access is
-    either independent of both or indexed by exactly the outer loop and the
-    inner loop in two adjacent dimensions of a memref contiguous across them
-    whose inner dimension the inner loop covers (a fill, a copy, an
-    elementwise op or a broadcast of contiguous buffers). Those accesses
-    read and write a `memref.collapse_shape` of their memref; the order of
-    the iterations is the same, so any nest may be merged. Merging repeats
-    outwards: `[4, 12, 49, 49]` filled becomes one loop of 115248 elements,
+    In a perfect nest of `affine.for` loops whose bodies only load, store
+    (scalar affine accesses) and compute, a loop and the one around it
+    (both from 0, step 1, constant bounds, no `iter_args`) are merged into
+    one loop over the product of their trip counts wherever every access
+    under them is either independent of both or indexed by exactly the
+    outer loop and the inner loop in two adjacent dimensions of a memref
+    contiguous across them whose inner dimension the inner loop covers (a
+    fill, a copy, an elementwise op or a broadcast of contiguous buffers).
+    Those accesses read and write a `memref.collapse_shape` of their memref;
+    the order of the iterations is the same, so any nest may be merged.
+    Pairs are tried from the innermost outwards (a per-channel scale of an
+    image merges its rows and columns, not its channels):
+    `[4, 12, 49, 49]` filled becomes one loop of 115248 elements,
     which vectorizes with one remainder of 4 instead of one per row of 49,
     and which LLVM does not unroll into a block of thousands of stores (its
     instruction schedulers took 4 s of Swin-T's compile on one such fill).
-    Nests with other uses of their loops' indices (`linalg.index`), regions
-    in the body, or an access to a memref both indexed and not are left
-    alone.
+    Nests with other uses of their loops' indices (`linalg.index`, a
+    nested loop's bound), regions other than loops, vector accesses, or an
+    access to a memref both indexed and not are left alone.
   }];
   let dependentDialects = ["::mlir::affine::AffineDialect",
                            "::mlir::memref::MemRefDialect"];
