@@ -15,11 +15,10 @@
 // 0, step 1, constant bounds, no iter_args) become one loop over the
 // product of their trip counts, when every access under them (affine
 // loads and stores, in nested loops too) is either independent of both
-// loops or indexed by
-// exactly the outer loop and then the inner loop in two adjacent
-// dimensions of its memref, the memref contiguous across them (strides
-// static, the outer one the inner one times the inner size) and the inner
-// loop covering the inner dimension. Those accesses read and write a
+// loops or indexed by exactly the outer loop and then the inner loop in two
+// adjacent dimensions of its memref, the memref contiguous across them
+// (strides static, the outer one the inner one times the inner size) and
+// the inner loop covering the inner dimension. Those accesses read and write a
 // memref.collapse_shape of their memref (made before the nest) at the new
 // loop's index; the iterations run in the same order as before, so no
 // dependence can change and no analysis is needed. Pairs are tried from the
@@ -31,9 +30,8 @@
 // Left alone: nests whose loop indices are used other than as those two
 // access dimensions (linalg.index, an index stored as a value, a nested
 // loop's bound), with ops with regions other than loops, vector accesses
-// (the register tiles) or other ops touching memrefs, and
-// nests accessing one memref both through and independently of the two
-// loops (affine dependence analysis compares accesses to the same memref
+// (the register tiles) or other ops touching memrefs, and nests accessing
+// one memref both through and independently of the two loops (affine dependence analysis compares accesses to the same memref
 // value: a collapsed view and its source would look independent).
 //
 // Where it runs: after dl-affine-register-tile (whose epilogue fusion
