@@ -317,6 +317,46 @@ def test_weights_are_stored_beside_the_library_and_mapped_back(cache_dir):
     assert kind == "JITCode" and error < 1e-3
 
 
+def test_a_weight_file_is_hashed_again_only_when_its_stat_changed(cache_dir, monkeypatch):
+    # A lookup trusts a weight file whose size, mtime and ctime are those
+    # recorded when it was written (hashing GPT-2's 500 MB at every load was
+    # a quarter of its compile from the cache); any write changes the ctime,
+    # even one whose mtime is set back.
+    assert run_weights()[0] == "JITCode"
+    (entry,) = entry_folders(cache_dir)
+    weight = entry / "__dlc_weight_0.npy"
+    record = json.loads((entry / "entry.json").read_text())
+    assert record["stats"]["__dlc_weight_0"] == cache._stat_of(str(weight))
+    hashed = []
+    digest_of = cache._digest_of
+    monkeypatch.setattr(cache, "_digest_of", lambda path: hashed.append(path) or digest_of(path))
+    key = entry.name
+    library, weights = cache.lookup(key)
+    assert [os.path.basename(p) for p in hashed] == ["code.so"]
+    assert weights["__dlc_weight_0"].shape == (600, 700)
+    del weights
+    # The same bytes rewritten: hashed, and still a hit.
+    before = weight.stat()
+    weight.write_bytes(weight.read_bytes())
+    hashed.clear()
+    assert cache.lookup(key) is not None
+    assert sorted(os.path.basename(p) for p in hashed) == ["__dlc_weight_0.npy", "code.so"]
+    # ... and the record now has its new stat: the next lookup trusts it again.
+    assert json.loads((entry / "entry.json").read_text())["stats"]["__dlc_weight_0"] \
+        == cache._stat_of(str(weight))
+    assert sorted(p.name for p in entry.iterdir()) == ["__dlc_weight_0.npy", "code.so",
+                                                       "entry.json"]
+    hashed.clear()
+    assert cache.lookup(key) is not None and len(hashed) == 1
+    # Other bytes with the old mtime put back: the ctime tells, a miss.
+    data = bytearray(weight.read_bytes())
+    data[-1] ^= 0xFF
+    weight.write_bytes(bytes(data))
+    os.utime(weight, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert cache.lookup(key) is None
+    assert not entry.exists()
+
+
 def test_compile_phases_are_timed_and_a_cache_hit_says_so(cache_dir):
     # Compiled.phase_seconds splits a compile (zoo speed table, issue 32):
     # cold, trace + graph passes + codegen passes + LLVM; from the disk
