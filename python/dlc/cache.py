@@ -201,8 +201,19 @@ def _hasher():
     and a load checks every stored one, and at 500 MB (GPT-2) SHA-256 on two
     cores took 0.17 s and CRC-32 0.08 s of a 0.36 s cached compile; BLAKE3
     takes 0.035 s for the same bytes (Zen 5, AVX-512), and is as collision
-    resistant as SHA-256 for a key."""
+    resistant as SHA-256 for a key. One thread in a child forked after its
+    parent hashed on several: the pool's threads are the parent's, and the
+    child waited for them forever."""
+    global _threads_pid
+    if _threads_pid is None:
+        _threads_pid = os.getpid()
+    if _threads_pid != os.getpid():
+        return blake3.blake3()
     return blake3.blake3(max_threads=blake3.blake3.AUTO)
+
+
+#: the process whose BLAKE3 hashes started the (Rust) thread pool
+_threads_pid = None
 
 
 def _dense_attributes(attribute, found):

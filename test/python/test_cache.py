@@ -400,3 +400,24 @@ def test_the_key_covers_every_constant_element():
     flipped[3, 9] = not flipped[3, 9]
     where = lambda a, m: dlc.where(m, a, 0.0)  # noqa: E731
     assert key_of(mask, where) != key_of(flipped, where)
+
+
+def test_a_child_forked_after_its_parent_hashed_weights_compiles():
+    import signal
+    if not hasattr(os, "fork"):
+        pytest.skip("needs fork")
+    w = np.random.default_rng(8).standard_normal((200, 100)).astype(np.float32)
+    x = np.ones((3, 200), np.float32)
+    f = dlc.jit(lambda a: a @ w)
+    np.testing.assert_allclose(f(x), x @ w, rtol=1e-4, atol=1e-4)
+    pid = os.fork()
+    if pid == 0:
+        signal.alarm(120)
+        try:  # hashed again for the key (BLAKE3's thread pool is the parent's)
+            g = dlc.jit(lambda a: (a @ w) * 2.0)
+            ok = bool(np.allclose(g(x), (x @ w) * 2, rtol=1e-4, atol=1e-4))
+        except BaseException:
+            ok = False
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
