@@ -217,11 +217,15 @@ _threads_pid = None
 
 
 def _dense_attributes(attribute, found):
-    """The dense elements attributes in `attribute` (nested in arrays and
-    dictionaries too), appended to `found` in order."""
+    """The dense elements attributes and resource blobs in `attribute`
+    (nested in arrays and dictionaries too), appended to `found` in
+    order."""
     from .mlir import ir
+    from .tracing import as_resource
     if isinstance(attribute, ir.DenseElementsAttr):
         found.append(attribute)
+    elif as_resource(attribute) is not None:
+        found.append(as_resource(attribute))
     elif isinstance(attribute, ir.ArrayAttr):
         for item in attribute:
             _dense_attributes(item, found)
@@ -232,14 +236,18 @@ def _dense_attributes(attribute, found):
 
 def _fingerprint(module, digest):
     """Feeds `digest` what the key hashes of the module: its text with large
-    constants elided, then the bytes of every dense constant in program
-    order, viewed in place (serializing the module whole, as bytecode,
-    copied the weights first: 0.27 s of GPT-2's 0.65 s compile from the
-    cache)."""
+    constants elided, then the bytes of every dense constant and of every
+    resource constant dlc traced (tracing.RESOURCE_BYTES) in program order,
+    viewed in place (serializing the module whole, as bytecode, copied the
+    weights first: 0.27 s of GPT-2's 0.65 s compile from the cache)."""
     import numpy as np
+    from . import tracing
     from .mlir import ir
-    text = module.operation.get_asm(large_elements_limit=16, large_resource_limit=16,
+    # large_resource_limit 0: any other limit hex-encodes each blob before
+    # eliding it (1.2 s for 170 MB).
+    text = module.operation.get_asm(large_elements_limit=16, large_resource_limit=0,
                                     assume_verified=True)
+    text = tracing.normalize_resource_names(text)
     found = []
 
     def visit(op):
@@ -249,8 +257,24 @@ def _fingerprint(module, digest):
         return ir.WalkResult.ADVANCE
     module.operation.walk(visit)
     buffers = []
+    seen = {}  # a constant used again (GPT-2's tied embedding, 154 MB) is hashed once
     for attribute in found:
+        is_resource = isinstance(attribute, ir.DenseResourceElementsAttr)
+        identity = str(attribute) if is_resource else attribute  # both uniqued
+        if identity in seen:
+            buffers.append(f"the constant #{seen[identity]}".encode())
+            continue
+        seen[identity] = len(seen)
         header = f"{attribute.type}".encode()
+        if is_resource:
+            array = tracing.resource_array(attribute)
+            if array is None:  # a blob from elsewhere (a parsed file)
+                digest.update(b"bytecode")
+                digest.update(_bytecode(module))
+                return
+            buffers.append(b"resource " + header + f"{array.dtype}".encode())
+            buffers.append(array.view(np.uint8).reshape(-1).data)
+            continue
         if attribute.is_splat:
             buffers.append(header + str(attribute).encode())
             continue

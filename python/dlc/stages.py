@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from . import cache, compiler, dtypes, passes, runtime
+from . import cache, compiler, dtypes, passes, runtime, tracing
 from .errors import ArityError, CompileError, DTypeError, ShapeError, TraceError
 from .mlir import ir
 from .runtime import CompiledFunction, JITCode, LibraryCode
@@ -101,11 +101,21 @@ def _to_array(value, name):
 
 
 class Lowered:
-    """A traced function before compilation: its IR at every stage."""
+    """A traced function before compilation: its IR at every stage.
+
+    Constants of 64 KiB or more (weights; tracing.RESOURCE_BYTES) reference
+    the arrays they were traced from until the IR is first needed (compiled
+    on a cache miss, or printed), when they are copied: an array changed in
+    place between ``lower`` and ``compile`` is compiled as it is then."""
 
     def __init__(self, module, symbol, arg_specs, structure, result_specs, options,
                  parameter_slots=(), donations=(), trace_seconds=None):
-        self._modules = {"dl": module}
+        #: the module as traced: its large constants may still be resource
+        #: blobs referencing the caller's arrays (tracing.RESOURCE_BYTES);
+        #: the cache key reads them there, the stages from the "dl" module,
+        #: where they are dense attributes (made on first use)
+        self._traced = module
+        self._modules = {}
         #: seconds spent per phase of the compilation so far: "trace" (the
         #: function traced to dl, where known), "graph" (graph passes),
         #: "codegen" (lowering to the llvm dialect), "llvm" (LLVM's code
@@ -144,6 +154,8 @@ class Lowered:
 
     def _module_at(self, stage):
         compiler.check_stage(stage, self.stages)
+        if "dl" not in self._modules:
+            self._modules["dl"] = tracing.materialized(self._traced)
         if stage not in self._modules:
             path = compiler.stage_path(stage)
             start = [s for s in path if s in self._modules][-1]
@@ -260,7 +272,7 @@ class Lowered:
             # counts as the cache's time, hit or miss.
             start = time.perf_counter()
             tuning = self.options.tuning_records
-            entry_key = cache.key(self._modules["dl"],
+            entry_key = cache.key(self._traced,
                                   compiler.pipeline_text("dl", stage, self.options)
                                   + f" llvm -O{opt_level}"
                                   + ("" if tuning is None or self.options.is_cuda

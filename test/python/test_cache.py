@@ -386,7 +386,7 @@ def test_the_key_covers_every_constant_element():
     def key_of(constant, fn, dtype=np.float32):
         f = dlc.jit(lambda a: fn(a, constant))
         lowered = f.lower(np.ones((8, 64), dtype))
-        return cache.key(lowered._modules["dl"], "pipeline", lowered.symbol, [])
+        return cache.key(lowered._traced, "pipeline", lowered.symbol, [])
     w = rng.standard_normal((64, 64)).astype(np.float32)
     changed = w.copy()
     changed[40, 7] += 1.0
@@ -402,7 +402,75 @@ def test_the_key_covers_every_constant_element():
     assert key_of(mask, where) != key_of(flipped, where)
 
 
+def test_large_constants_are_traced_as_blobs_and_keyed_by_their_bytes():
+    # Constants of tracing.RESOURCE_BYTES (64 KiB) or more are traced as
+    # dense_resource blobs referencing the array (no copy: a compile from
+    # the cache needs only the key); the stages see dense attributes. The
+    # key hashes the blob's bytes, not its name (a count in the process).
+    from dlc import tracing
+    rng = np.random.default_rng(7)
+    w = rng.standard_normal((200, 100)).astype(np.float32)  # 80 KB
+    small = rng.standard_normal((100, 10)).astype(np.float32)  # 4 KB
+    x = rng.standard_normal((4, 200)).astype(np.float32)
+
+    def lowered_with(weight):
+        return dlc.jit(lambda a: (a @ weight) @ small).lower(x)
+
+    lowered = lowered_with(w)
+    traced = str(lowered._traced)
+    assert traced.count("dense_resource<__dlc_constant") == 1 and "dense<" in traced
+    assert "dense_resource" not in lowered.as_text("dl")
+    np.testing.assert_allclose(lowered.compile()(x), (x @ w) @ small, rtol=1e-4, atol=1e-4)
+
+    def key_of(lowered_):
+        return cache.key(lowered_._traced, "pipeline", lowered_.symbol, [])
+    copy = w.copy()
+    changed = w.copy()
+    changed[150, 3] += 1.0
+    assert key_of(lowered_with(copy)) == key_of(lowered)  # another blob, same bytes
+    assert key_of(lowered_with(changed)) != key_of(lowered)
+    # The same array traced again: its blob is reused, not made again.
+    again = str(lowered_with(w)._traced)
+    name = traced.split("dense_resource<")[1].split(">")[0]
+    assert f"dense_resource<{name}>" in again
+    # A constant used twice (GPT-2's embedding and its tied output layer) is
+    # hashed once: the second use is a reference to the first.
+    hashed = []
+
+    class Counting:
+        def __init__(self):
+            self.inner = cache.blake3.blake3()
+
+        def update(self, data):
+            hashed.append(memoryview(data).nbytes)
+            self.inner.update(data)
+
+        def hexdigest(self):
+            return self.inner.hexdigest()
+    twice = dlc.jit(lambda a: a @ w + (a * 2.0) @ w).lower(x)
+    original = cache._hasher
+    cache._hasher = Counting
+    try:
+        key_twice = key_of(twice)
+    finally:
+        cache._hasher = original
+    assert w.nbytes <= sum(hashed) < 2 * w.nbytes
+    assert key_twice == key_of(dlc.jit(lambda a: a @ w + (a * 2.0) @ w).lower(x))
+    # A module from elsewhere with a blob dlc did not make: keyed through its
+    # bytecode, the blob's bytes included.
+    text = ('module { func.func @f() -> tensor<2xf32> { %c = dl.constant dense_resource<b> : '
+            'tensor<2xf32>\n return %c : tensor<2xf32> } }\n{-# dialect_resources: { builtin: '
+            '{ b: "0x040000000000803F00000040" } } #-}')
+    other = text.replace("0x040000000000803F00000040", "0x040000000000803F00004040")
+    with tracing.context():
+        from dlc.mlir import ir
+        keys = [cache.key(ir.Module.parse(t), "pipeline", "f", []) for t in (text, other)]
+    assert keys[0] != keys[1]
+
+
 def test_a_child_forked_after_its_parent_hashed_weights_compiles():
+    # The child hashes again for the key (BLAKE3's thread pool is the
+    # parent's), and traces the same array into a blob of its own context.
     import signal
     if not hasattr(os, "fork"):
         pytest.skip("needs fork")
@@ -413,7 +481,7 @@ def test_a_child_forked_after_its_parent_hashed_weights_compiles():
     pid = os.fork()
     if pid == 0:
         signal.alarm(120)
-        try:  # hashed again for the key (BLAKE3's thread pool is the parent's)
+        try:
             g = dlc.jit(lambda a: (a @ w) * 2.0)
             ok = bool(np.allclose(g(x), (x @ w) * 2, rtol=1e-4, atol=1e-4))
         except BaseException:

@@ -24,7 +24,7 @@ import inspect
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, tracing
 from .. import ops as D
 from ..tracing import format_location, user_location
 from .observers import METHODS, Observer, affine_qparams, channel_scales
@@ -76,7 +76,7 @@ def _constant_of(value):
     name = op.name if hasattr(op, "name") else None
     if name == "dl.constant":
         try:
-            return np.array(op.attributes["value"])
+            return np.array(tracing.constant_array(op.attributes["value"]))
         except (TypeError, ValueError):
             return None
     if name in ("dl.transpose", "dl.reshape") and len(op.operands) == 1:

@@ -76,7 +76,7 @@ def _with_records(lowered, records):
     """A copy of `lowered` compiled with `records` (None: without any)."""
     from ..stages import Lowered
 
-    return Lowered(lowered._modules["dl"], lowered.symbol, lowered.arg_specs,
+    return Lowered(lowered._traced, lowered.symbol, lowered.arg_specs,
                    lowered._structure, lowered.result_specs,
                    replace(lowered.options, tuning_records=records),
                    lowered.parameter_slots, lowered.donations)
@@ -117,7 +117,7 @@ def tasks_of(f, *example_args, target="cpu"):
 
     lowered = _lowered(f, example_args, target)
     options = replace(lowered.options, tuning_records=None)
-    module = compiler.run_stages(lowered._modules["dl"], "dl", "graph", options,
+    module = compiler.run_stages(lowered._module_at("dl"), "dl", "graph", options,
                                  lowered.symbol)
     return extract_tasks(module, options.cpu_target), options.cpu_target
 
