@@ -224,8 +224,8 @@ def _dense_attributes(attribute, found):
     from .tracing import as_resource
     if isinstance(attribute, ir.DenseElementsAttr):
         found.append(attribute)
-    elif as_resource(attribute) is not None:
-        found.append(as_resource(attribute))
+    elif (resource := as_resource(attribute)) is not None:
+        found.append(resource)
     elif isinstance(attribute, ir.ArrayAttr):
         for item in attribute:
             _dense_attributes(item, found)

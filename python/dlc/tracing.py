@@ -160,13 +160,12 @@ def normalize_resource_names(text):
 def materialized(module):
     """`module` with every resource constant traced by dlc as a dense
     attribute (a copy of the module; `module` itself where it has none)."""
-    found = []
+    found = False
 
     def visit(op):
-        if op.name == "dl.constant" and resource_array(op.attributes["value"]) is not None:
-            found.append(op)
-            return ir.WalkResult.INTERRUPT
-        return ir.WalkResult.ADVANCE
+        nonlocal found
+        found = op.name == "dl.constant" and resource_array(op.attributes["value"]) is not None
+        return ir.WalkResult.INTERRUPT if found else ir.WalkResult.ADVANCE
     module.operation.walk(visit)
     if not found:
         return module

@@ -4,7 +4,7 @@
 // and pads as fill + insert_slice (see Passes.td). Ours for the fills and
 // empties (upstream has no such rewrite: its bufferization resolves a shared
 // fill with a copy, and a shared empty costs its analysis quadratic time);
-// ours for static pads (the source inserted, then only the border filled:
+// ours for static pads (only the border filled, then the source inserted:
 // upstream's DecomposePadOpPattern fills the whole padded tensor before the
 // source is written over its interior), upstream's for the others.
 //
