@@ -42,6 +42,9 @@ def close(actual, expected, reduction):
 MATMUL_SHAPES = [
     (1, 1, 1), (3, 5, 7), (8, 16, 32), (9, 17, 33), (7, 300, 40),
     (64, 784, 128), (33, 257, 513), (130, 520, 300), (257, 129, 1030),
+    # Rows whose partial sums pass half of L2: column blocks narrowed to take
+    # the whole reduction, the tiles starting from the fill.
+    (1030, 1100, 200),
 ]
 
 
@@ -52,6 +55,18 @@ def test_matmul_across_blocks(m, k, n, threads):
     b = rng.standard_normal((k, n), dtype=F32)
     f = jit(lambda a, b: a @ b)
     close(f(a, b), a.astype(np.float64) @ b, k)
+
+
+def test_matmul_epilogue_with_whole_reduction_blocks(threads):
+    # The narrowed column blocks (see MATMUL_SHAPES) with a bias and an
+    # activation computed on the tiles.
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((1030, 1100), dtype=F32)
+    b = rng.standard_normal((1100, 200), dtype=F32) * F32(0.03)
+    bias = rng.standard_normal(200, dtype=F32)
+    f = jit(lambda a: dlc.tanh(a @ b + bias))
+    expected = np.tanh(a.astype(np.float64) @ b + bias)
+    close(f(a), expected, 1100)
 
 
 @pytest.mark.parametrize("batch,m,k,n", [(3, 17, 300, 70), (2, 9, 1030, 260)])

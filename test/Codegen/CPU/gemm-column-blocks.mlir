@@ -95,3 +95,73 @@ func.func @inside_parallel(%a: memref<4x16x64xf32>, %b: memref<4x64x64xf32>, %ou
   }
   return
 }
+
+// -----
+
+// 1024 rows: blocks of 5 tiles (80 columns, 60 tiles in 12 blocks, 6 per
+// thread) would need the reduction (512) blocked, as their panel of B (160
+// KiB) passes half of Haswell's L2, and each reduction block would reload
+// the partial sums of 1024 x 80 outputs (320 KiB) from beyond L2. Blocks of
+// at most 4 tiles take the whole reduction in half of L2: no reduction
+// blocks, and the tiles start from the fill, which goes. Two threads: 3
+// tiles (30 per thread; 4 would make 32). One thread: 4 tiles.
+// TWO-LABEL: func @whole_reduction
+// TWO-NOT: affine.store
+// TWO: affine.parallel (%{{.*}}) = (0) to (960) step (48) {
+// TWO-NOT: step 80
+// TWO: affine.for %{{.*}} = 0 to 1024 step 4 {
+// TWO: affine.for %{{.*}} = 0 to 512 iter_args(%{{.*}} = %[[ZERO:[0-9a-z_]+]], %{{.*}} = %[[ZERO]],
+// TWO: vector.fma
+// ONE-LABEL: func @whole_reduction
+// ONE: affine.parallel (%{{.*}}) = (0) to (960) step (64) {
+// ONE-NOT: step 80
+func.func @whole_reduction(%a: memref<1024x512xf32>, %b: memref<512x960xf32>) -> memref<1024x960xf32> {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() : memref<1024x960xf32>
+  affine.for %i = 0 to 1024 {
+    affine.for %j = 0 to 960 {
+      affine.store %zero, %c[%i, %j] : memref<1024x960xf32>
+    }
+  }
+  affine.for %i = 0 to 1024 {
+    affine.for %k = 0 to 512 {
+      affine.for %j = 0 to 960 {
+        %0 = affine.load %a[%i, %k] : memref<1024x512xf32>
+        %1 = affine.load %b[%k, %j] : memref<512x960xf32>
+        %2 = affine.load %c[%i, %j] : memref<1024x960xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j] : memref<1024x960xf32>
+      }
+    }
+  }
+  return %c : memref<1024x960xf32>
+}
+
+// -----
+
+// The same reduction over 64 rows: the partial sums of a block (64 x 80,
+// 20 KiB) stay in cache, so the blocks keep their width (5 tiles, the
+// busiest thread's 25 tiles) and the reduction is blocked (by 80).
+// TWO-LABEL: func @partial_sums_in_cache
+// TWO: affine.parallel (%{{.*}}) = (0) to (800) step (80) {
+// TWO: affine.for %{{.*}} = 0 to 512 step 80 {
+// TWO: vector.fma
+// ONE-LABEL: func @partial_sums_in_cache
+// ONE: affine.for %{{.*}} = 0 to 512 step 80 {
+func.func @partial_sums_in_cache(%a: memref<64x512xf32>, %b: memref<512x800xf32>) -> memref<64x800xf32> {
+  %c = memref.alloc() : memref<64x800xf32>
+  affine.for %i = 0 to 64 {
+    affine.for %k = 0 to 512 {
+      affine.for %j = 0 to 800 {
+        %0 = affine.load %a[%i, %k] : memref<64x512xf32>
+        %1 = affine.load %b[%k, %j] : memref<512x800xf32>
+        %2 = affine.load %c[%i, %j] : memref<64x800xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j] : memref<64x800xf32>
+      }
+    }
+  }
+  return %c : memref<64x800xf32>
+}

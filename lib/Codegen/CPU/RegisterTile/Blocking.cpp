@@ -51,6 +51,31 @@ TilePlan mlir::dl::register_tile::planTile(Accumulation &acc,
   int64_t square = static_cast<int64_t>(
       std::sqrt(static_cast<double>(l2) / 8 / elementBytes));
   int64_t tileColumns = plan.tileColumns;
+  AffineForOp blockedReduction = acc.reductions.front();
+  std::optional<uint64_t> reductionCount =
+      affine::getConstantTripCount(blockedReduction);
+  // The widest block of columns, in tiles (at least two), whose panel of
+  // B over the whole reduction fits in half of L2, where a wider block
+  // would need the reduction blocked and the partial sums of its rows
+  // (every row of the tiles x the block's columns) would pass half of L2:
+  // each reduction block would reload them from beyond L2. 0: no limit.
+  // [1024, 768] @ [768, 3072] (BERT-base's first FFN GEMM at batch 8):
+  // 128 columns in 6 reduction blocks of 128, 126 GFLOP/s; 64 columns and
+  // the whole reduction, 152-157 (no reload of C, and the tiles start from
+  // the fill: C is only written). At 128 rows the partial sums stay in L2
+  // and the blocked reduction is as fast or faster ([128, 3072] @ [3072,
+  // 768]: 172 against 145-151 GFLOP/s with blocks of 512 or 1024); Zen 3,
+  // 2 threads, old and new alternated in one process.
+  int64_t wholeReductionTiles = 0;
+  if (columnBlock <= 0 && reductionBlock <= 0 && reductionCount &&
+      blockedReduction.getStepAsInt() == 1 && rowCount) {
+    int64_t k = static_cast<int64_t>(*reductionCount);
+    int64_t fit = l2 / 2 / (k * elementBytes) / tileColumns;
+    int64_t wider = (fit + 1) * tileColumns;
+    if (fit >= 2 && wider <= plan.fullColumns &&
+        static_cast<int64_t>(*rowCount) * wider * elementBytes > l2 / 2)
+      wholeReductionTiles = fit;
+  }
   plan.columnBlock =
       columnBlock > 0 ? columnBlock
                       : std::max(tileColumns, square / tileColumns * tileColumns);
@@ -73,11 +98,17 @@ TilePlan mlir::dl::register_tile::planTile(Accumulation &acc,
             ? 1
             : target.getThreads();
     int64_t tiles = plan.fullColumns / tileColumns;
+    int64_t squareTiles = std::max<int64_t>(1, plan.columnBlock / tileColumns);
+    if (wholeReductionTiles > 0 && wholeReductionTiles < squareTiles) {
+      squareTiles = wholeReductionTiles;
+      plan.columnBlock = squareTiles * tileColumns;
+    }
     if (tiles >= 2 && cores >= 2) {
-      int64_t squareTiles = std::max<int64_t>(1, plan.columnBlock / tileColumns);
       int64_t fewest = std::max<int64_t>(
           1, std::min(squareTiles / 2, (tiles + cores - 1) / cores));
       int64_t most = std::min(tiles, 2 * squareTiles);
+      if (wholeReductionTiles > 0)
+        most = std::min(most, wholeReductionTiles);
       int64_t bestPerBlock = 0, bestBusiest = 0;
       for (int64_t perBlock = fewest; perBlock <= most; ++perBlock) {
         int64_t blocks = (tiles + perBlock - 1) / perBlock;
@@ -104,9 +135,6 @@ TilePlan mlir::dl::register_tile::planTile(Accumulation &acc,
   // reduction loop in blocks of `reductionBlock`, both outside the row
   // tiles, so that the block of the input indexed by (reduction, column)
   // stays in cache while every row tile of the output uses it.
-  AffineForOp blockedReduction = acc.reductions.front();
-  std::optional<uint64_t> reductionCount =
-      affine::getConstantTripCount(blockedReduction);
   plan.blockColumns = plan.fullColumns > plan.columnBlock &&
                       plan.columnBlock % tileColumns == 0;
   // The reduction is blocked once the (reduction x column-block) panel of
