@@ -89,6 +89,49 @@ func.func @matmul_batched(%p: tensor<?x3x4xf32>, %q: tensor<?x4x5xf32>) -> tenso
 
 // -----
 
+// A linear layer on a batch of sequences, [batch..., M, K] x [K, N]: the
+// batch dimensions and M are one dimension of rows, one 2-D linalg.matmul
+// (B packed once, cache blocks sized for every row), expanded back.
+// CHECK-LABEL: func @matmul_rows_of_a_batch
+// CHECK-SAME: (%[[X:.*]]: tensor<?x128x768xf32>, %[[W:.*]]: tensor<768x3072xf32>)
+// CHECK: %[[B:.*]] = tensor.dim %[[X]], %{{.*}} : tensor<?x128x768xf32>
+// CHECK: %[[ROWS:.*]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1], [2]] : tensor<?x128x768xf32> into tensor<?x768xf32>
+// CHECK: %[[P:.*]] = linalg.matmul {dl.strategy = {{.*}}} ins(%[[ROWS]], %[[W]] : tensor<?x768xf32>, tensor<768x3072xf32>) outs(%{{.*}} : tensor<?x3072xf32>)
+// CHECK: tensor.expand_shape %[[P]] {{\[\[}}0, 1], [2]] output_shape [%[[B]], 128, 3072] : tensor<?x3072xf32> into tensor<?x128x3072xf32>
+func.func @matmul_rows_of_a_batch(%x: tensor<?x128x768xf32>, %w: tensor<768x3072xf32>) -> tensor<?x128x3072xf32> {
+  %0 = dl.matmul %x, %w : (tensor<?x128x768xf32>, tensor<768x3072xf32>) -> tensor<?x128x3072xf32>
+  return %0 : tensor<?x128x3072xf32>
+}
+
+// -----
+
+// Two dynamic row dimensions stay a generic contraction: their collapsed
+// row dimension could not be expanded back (upstream's
+// expand-strided-metadata takes one dynamic size per group).
+// CHECK-LABEL: func @matmul_rows_two_dynamic
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.*}}, %{{.*}} : tensor<?x?x768xf32>, tensor<768x64xf32>)
+func.func @matmul_rows_two_dynamic(%x: tensor<?x?x768xf32>, %w: tensor<768x64xf32>) -> tensor<?x?x64xf32> {
+  %0 = dl.matmul %x, %w : (tensor<?x?x768xf32>, tensor<768x64xf32>) -> tensor<?x?x64xf32>
+  return %0 : tensor<?x?x64xf32>
+}
+
+// -----
+
+// Four dimensions and f16 (accumulated in f32, rounded before the expand).
+// CHECK-LABEL: func @matmul_rows_of_a_batch_f16
+// CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0, 1, 2], [3]] : tensor<2x3x4x5xf16> into tensor<24x5xf16>
+// CHECK: linalg.matmul {{.*}} ins(%{{.*}}, %{{.*}} : tensor<24x5xf16>, tensor<5x6xf16>) outs(%{{.*}} : tensor<24x6xf32>)
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1, 2], [3]] output_shape [2, 3, 4, 6] : tensor<24x6xf16> into tensor<2x3x4x6xf16>
+func.func @matmul_rows_of_a_batch_f16(%x: tensor<2x3x4x5xf16>, %y: tensor<5x6xf16>) -> tensor<2x3x4x6xf16> {
+  %0 = dl.matmul %x, %y : (tensor<2x3x4x5xf16>, tensor<5x6xf16>) -> tensor<2x3x4x6xf16>
+  return %0 : tensor<2x3x4x6xf16>
+}
+
+// -----
+
 // Broadcast batch dimensions: a generic contraction over (b0, b1, m, n, k).
 // f16 products accumulate in f32 and are rounded once at the end.
 // CHECK-DAG: #[[L:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
