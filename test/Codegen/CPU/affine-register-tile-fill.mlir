@@ -39,8 +39,8 @@ func.func @filled(%a: memref<8x12xf32>, %b: memref<12x32xf32>) -> memref<8x32xf3
 // -----
 
 // 18 columns: the tiles cover 16, the original nest the 2 left over (fewer
-// than a 4-lane vector), which reads the fill: the fill stays (the tiles
-// still start from the constant).
+// than a 4-lane vector), which reads the fill: only those 2 columns are
+// filled, and the tiles start from the constant.
 func.func @remainder(%a: memref<8x12xf32>, %b: memref<12x18xf32>) -> memref<8x18xf32> {
   %c = memref.alloc() : memref<8x18xf32>
   %zero = arith.constant 0.0 : f32
@@ -65,9 +65,14 @@ func.func @remainder(%a: memref<8x12xf32>, %b: memref<12x18xf32>) -> memref<8x18
 }
 // CHECK-LABEL: func.func @remainder
 // CHECK:         affine.for %{{.*}} = 0 to 8 {
-// CHECK-NEXT:      affine.for %{{.*}} = 0 to 18 {
+// CHECK-NEXT:      affine.for %{{.*}} = 16 to 18 {
 // CHECK-NEXT:        affine.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<8x18xf32>
+// CHECK-NOT:     affine.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}] : memref<8x18xf32>
 // CHECK:         vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// CHECK:         affine.vector_store
+// CHECK:         affine.for %{{.*}} = 0 to 8 {
+// CHECK:           affine.for %{{.*}} = 16 to 18 {
+// CHECK:             affine.load %{{.*}} : memref<8x18xf32>
 
 // -----
 
