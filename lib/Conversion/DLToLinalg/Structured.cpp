@@ -84,8 +84,9 @@ struct MatmulLowering : OpConversionPattern<OpTy> {
     // At most one of the row dimensions dynamic: a memref.expand_shape
     // with two dynamic sizes in a group aborts upstream's
     // expand-strided-metadata (ExpandStridedMetadata.cpp, getExpandedSizes).
+    ArrayRef<int64_t> rowSizes = lhsType.getShape().drop_back();
     if (rhsType.getRank() == 2 && lhsType.getRank() > 2 &&
-        llvm::count_if(lhsType.getShape().drop_back(), ShapedType::isDynamic) <= 1) {
+        llvm::count_if(rowSizes, ShapedType::isDynamic) <= 1) {
       int64_t lhsRank = lhsType.getRank();
       ReassociationIndices rows;
       for (int64_t dim = 0; dim < lhsRank - 1; ++dim)

@@ -21,8 +21,9 @@
 // is not blocked, the tiles start from that constant in registers rather
 // than loading it, and the fill is deleted when nothing reads it any more
 // (the tiles store every element, or an epilogue took the result and C has
-// no other user), but for the columns left to the scalar nest: a GEMM of small K (3136 x 96 x 384)
-// otherwise spends a third of its time writing and rereading the zeros.
+// no other user), but for the columns left to the scalar nest: a GEMM of
+// small K (3136 x 96 x 384) otherwise spends a third of its time writing
+// and rereading the zeros.
 //
 // Around the tiles, columns and k are blocked for the cache (Blocking.cpp),
 // and where a block of B is strided (columns blocked) and read by more than
