@@ -104,6 +104,12 @@ struct RegisterTileShape {
 RegisterTileShape chooseRegisterTile(const TargetInfo &target,
                                      bool wholeLines = false);
 
+/// The register tile of a depthwise convolution on `target`, where both
+/// operands are vectors along the channels (no broadcast element): the
+/// fewest accumulators that hide the FMA latency, in rows of whole cache
+/// lines (see lib/Target/MicroKernel.cpp).
+RegisterTileShape chooseDepthwiseTile(const TargetInfo &target);
+
 } // namespace mlir::dl
 
 #endif // DL_TARGET_TARGET_H

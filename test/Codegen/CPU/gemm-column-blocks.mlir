@@ -165,3 +165,73 @@ func.func @partial_sums_in_cache(%a: memref<64x512xf32>, %b: memref<512x800xf32>
   }
   return %c : memref<64x800xf32>
 }
+
+// -----
+
+// A depthwise convolution's nest (batch, output row, output column,
+// channel; the 3x3 window reduced): the batch loop stays outside the tiles
+// and has an iteration per thread, so dl-affine-parallelize runs it on the
+// threads and the 32 channels (2 tiles of 16) are not split into blocks
+// for them (split, every block read the input rows again, half of each
+// pixel's lines at a time).
+// TWO-LABEL: func @depthwise_batch_takes_threads
+// TWO: affine.parallel (%{{.*}}) = (0) to (2) {
+// TWO-NEXT: affine.for %{{.*}} = 0 to 8 {
+// TWO-NEXT: affine.for %{{.*}} = 0 to 8 step 4 {
+// TWO-NEXT: affine.for %{{.*}} = 0 to 32 step 16 {
+// TWO: vector.fma
+func.func @depthwise_batch_takes_threads(%x: memref<2x10x10x32xf32>, %w: memref<3x3x32xf32>) -> memref<2x8x8x32xf32> {
+  %c = memref.alloc() : memref<2x8x8x32xf32>
+  affine.for %n = 0 to 2 {
+    affine.for %oh = 0 to 8 {
+      affine.for %ow = 0 to 8 {
+        affine.for %ch = 0 to 32 {
+          affine.for %kh = 0 to 3 {
+            affine.for %kw = 0 to 3 {
+              %0 = affine.load %x[%n, %oh + %kh, %ow + %kw, %ch] : memref<2x10x10x32xf32>
+              %1 = affine.load %w[%kh, %kw, %ch] : memref<3x3x32xf32>
+              %2 = affine.load %c[%n, %oh, %ow, %ch] : memref<2x8x8x32xf32>
+              %3 = arith.mulf %0, %1 : f32
+              %4 = arith.addf %2, %3 : f32
+              affine.store %4, %c[%n, %oh, %ow, %ch] : memref<2x8x8x32xf32>
+            }
+          }
+        }
+      }
+    }
+  }
+  return %c : memref<2x8x8x32xf32>
+}
+
+// -----
+
+// The same nest with one image and one output row: no loop outside the
+// tiles has an iteration per thread, so the channels are split for them as
+// before (2 blocks of one tile), and the blocks run on the threads.
+// TWO-LABEL: func @depthwise_one_row
+// TWO: affine.for %{{.*}} = 0 to 1 {
+// TWO-NEXT: affine.for %{{.*}} = 0 to 1 {
+// TWO-NEXT: affine.parallel (%[[BLOCK:.*]]) = (0) to (32) step (16) {
+// TWO: affine.for %{{.*}} = 0 to 8 step 4 {
+func.func @depthwise_one_row(%x: memref<1x3x10x32xf32>, %w: memref<3x3x32xf32>) -> memref<1x1x8x32xf32> {
+  %c = memref.alloc() : memref<1x1x8x32xf32>
+  affine.for %n = 0 to 1 {
+    affine.for %oh = 0 to 1 {
+      affine.for %ow = 0 to 8 {
+        affine.for %ch = 0 to 32 {
+          affine.for %kh = 0 to 3 {
+            affine.for %kw = 0 to 3 {
+              %0 = affine.load %x[%n, %oh + %kh, %ow + %kw, %ch] : memref<1x3x10x32xf32>
+              %1 = affine.load %w[%kh, %kw, %ch] : memref<3x3x32xf32>
+              %2 = affine.load %c[%n, %oh, %ow, %ch] : memref<1x1x8x32xf32>
+              %3 = arith.mulf %0, %1 : f32
+              %4 = arith.addf %2, %3 : f32
+              affine.store %4, %c[%n, %oh, %ow, %ch] : memref<1x1x8x32xf32>
+            }
+          }
+        }
+      }
+    }
+  }
+  return %c : memref<1x1x8x32xf32>
+}

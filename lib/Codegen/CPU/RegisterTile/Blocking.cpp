@@ -92,11 +92,26 @@ TilePlan mlir::dl::register_tile::planTile(Accumulation &acc,
     // A nest inside a parallel loop (dl-fuse-attention's blocks of query
     // rows) already runs on one thread: its columns are not split further
     // (Whisper's P V in 12-row blocks had V repacked in two 32-column blocks
-    // for every block).
+    // for every block). Nor are they where an output loop that stays
+    // outside the blocks has an iteration per thread: dl-affine-parallelize
+    // takes the outermost parallel loop, that one (a convolution's batch or
+    // output rows). Split for threads that never ran them, the channels of
+    // a depthwise convolution were two passes over every input row, each
+    // reading half of every pixel's lines.
+    int64_t threads = target.getThreads();
+    auto takesThreads = [&](AffineForOp loop) {
+      std::optional<uint64_t> trips = affine::getConstantTripCount(loop);
+      return !trips || static_cast<int64_t>(*trips) >= threads;
+    };
+    bool threadsOutside =
+        llvm::any_of(ArrayRef(acc.nest).take_front(acc.firstMoved),
+                     takesThreads) ||
+        llvm::any_of(acc.outerParallel, takesThreads);
     int64_t cores =
-        acc.nest.front()->getParentOfType<affine::AffineParallelOp>()
+        acc.nest.front()->getParentOfType<affine::AffineParallelOp>() ||
+                threadsOutside
             ? 1
-            : target.getThreads();
+            : threads;
     int64_t tiles = plan.fullColumns / tileColumns;
     int64_t squareTiles = std::max<int64_t>(1, plan.columnBlock / tileColumns);
     if (wholeReductionTiles > 0 && wholeReductionTiles < squareTiles) {

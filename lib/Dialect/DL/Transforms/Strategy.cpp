@@ -29,7 +29,8 @@
 //               direct                depthwise / grouped / f16 / bf16 /
 //                                     dynamic sizes: linalg's convolution
 //                                     ops (register-tiled where the nest
-//                                     allows)
+//                                     allows; a depthwise one in NHWC with
+//                                     chooseDepthwiseTile's tile)
 //   reductions, softmax, norms        vectorized_reduction
 //
 // Direct against im2col, NHWC at batch 1, ms (Zen 4, 2 threads, L2 1-2
@@ -108,8 +109,25 @@ mlir::dl::chooseStrategy(Operation *op, const TargetInfo &target,
                                     /*wholeLines=*/false);
       return StrategyChoice{strategy, why};
     };
-    if (conv.getGroups() != 1)
-      return direct("grouped or depthwise: no GEMM to share");
+    // Depthwise in NHWC (one filter per channel, multiplier 1): the input
+    // is a vector along the output channels like the filter, no operand
+    // is broadcast; the tile of chooseDepthwiseTile.
+    auto result = cast<ShapedType>(conv.getResult().getType());
+    int64_t groups = conv.getGroups();
+    if (groups != 1 && layout == "NHWC" && input.getRank() == 4 &&
+        result.getRank() == 4 && input.getDimSize(3) == groups &&
+        result.getDimSize(3) == groups) {
+      RegisterTileShape tile = chooseDepthwiseTile(target);
+      StrategyAttr strategy =
+          StrategyAttr::get(ctx, StrategyKind::Direct, tile.rows,
+                            tile.vectors, 0, 0, layout);
+      return StrategyChoice{
+          strategy, "depthwise: " + tileText(strategy, target) +
+                        ", both operands vectors along the channels (the "
+                        "fewest accumulators that hide the FMA latency)"};
+    }
+    if (groups != 1)
+      return direct("grouped, or depthwise in NCHW: no GEMM to share");
     // f16/bf16: linalg's convolution accumulating in f32, unless every
     // convolution is to be a GEMM (the GPU pipeline: its GEMM kernels, on
     // tensor cores for 16-bit inputs).

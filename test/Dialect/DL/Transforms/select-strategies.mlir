@@ -29,7 +29,7 @@
 // dl-explain names the target, then each op's strategy and why.
 // EXPLAIN: remark: target znver3 (x86_64-unknown-linux-gnu, from the IR): 16 x 256-bit vector registers, 2 FMA/cycle of latency 4, L1d 32 KiB, L2 512 KiB, 1 thread(s); micro-kernel 4 x 3 vectors (6 x 2 where B is read in rows of whole 64-byte lines); #dl.target<triple = "x86_64-unknown-linux-gnu", cpu = "znver3"
 // EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = im2col_gemm, rows = 6, vectors = 2, layout = "NCHW"> (heuristic: groups = 1, f32: patches as a matrix, one GEMM with a micro-kernel of 6 x 2 vectors of 256 bits (16 vector registers))
-// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = direct, rows = 4, vectors = 3, layout = "NCHW"> (heuristic: grouped or depthwise: no GEMM to share)
+// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = direct, rows = 4, vectors = 3, layout = "NCHW"> (heuristic: grouped, or depthwise in NCHW: no GEMM to share)
 // EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = direct> (given in the IR)
 // EXPLAIN: remark: dl.matmul: #dl.strategy<kind = register_tiled_gemm, rows = 6, vectors = 2> (heuristic: cache-blocked, packed micro-kernel of 6 x 2 vectors of 256 bits (16 vector registers) (rows of B in whole 64-byte lines))
 // EXPLAIN: remark: dl.softmax: #dl.strategy<kind = vectorized_reduction> (heuristic: reduced loops innermost, vectorized where contiguous)
@@ -72,6 +72,28 @@ func.func @nhwc(%x: tensor<1x6x6x8xf32>, %w: tensor<3x3x8x8xf32>, %y: tensor<1x6
   %0 = dl.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NHWC" : (tensor<1x6x6x8xf32>, tensor<3x3x8x8xf32>) -> tensor<1x6x6x8xf32>
   %1 = dl.conv2d %y, %v strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NHWC" : (tensor<1x6x6x128xf32>, tensor<3x3x128x64xf32>) -> tensor<1x6x6x64xf32>
   return %0, %1 : tensor<1x6x6x8xf32>, tensor<1x6x6x64xf32>
+}
+
+// -----
+
+// Depthwise NHWC convolutions (one filter per channel) have no broadcast
+// operand: the fewest accumulators that hide the FMA latency in rows of
+// whole 64-byte lines: 4 x 2 on Zen 3 (2 FMA pipes x 4 cycles), 4 x 1 on
+// Zen 4 (one 512-bit FMA per cycle x 4 cycles). A channel multiplier of 2 (16 filters over 8 channels) is not
+// depthwise in that sense: the GEMM model's 4 x 3 (Zen 3) / 6 x 4 (Zen 4).
+// ZEN4-LABEL: func @depthwise_nhwc
+// ZEN4: dl.conv2d {{.*}} groups = 24 {{.*}} {dl.strategy = #dl.strategy<kind = direct, rows = 4, vectors = 1, layout = "NHWC">}
+// ZEN4: dl.conv2d {{.*}} groups = 8 {{.*}} {dl.strategy = #dl.strategy<kind = direct, rows = 6, vectors = 4, layout = "NHWC">}
+// ZEN3-LABEL: func @depthwise_nhwc
+// ZEN3: dl.conv2d {{.*}} groups = 24 {{.*}} {dl.strategy = #dl.strategy<kind = direct, rows = 4, vectors = 2, layout = "NHWC">}
+// ZEN3: dl.conv2d {{.*}} groups = 8 {{.*}} {dl.strategy = #dl.strategy<kind = direct, rows = 4, vectors = 3, layout = "NHWC">}
+// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = direct, rows = 4, vectors = 2, layout = "NHWC"> (heuristic: depthwise: 4 x 2 vectors of 256 bits (16 vector registers), both operands vectors along the channels (the fewest accumulators that hide the FMA latency))
+// EXPLAIN: remark: dl.conv2d: #dl.strategy<kind = direct, rows = 4, vectors = 3, layout = "NHWC"> (heuristic: grouped, or depthwise in NCHW: no GEMM to share)
+func.func @depthwise_nhwc(%x: tensor<2x9x9x24xf32>, %w: tensor<5x5x1x24xf32>, %y: tensor<1x6x6x8xf32>, %v: tensor<3x3x1x16xf32>)
+    -> (tensor<2x9x9x24xf32>, tensor<1x6x6x16xf32>) {
+  %0 = dl.conv2d %x, %w strides = [1, 1] padding = [2, 2, 2, 2] dilations = [1, 1] groups = 24 layout = "NHWC" : (tensor<2x9x9x24xf32>, tensor<5x5x1x24xf32>) -> tensor<2x9x9x24xf32>
+  %1 = dl.conv2d %y, %v strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 8 layout = "NHWC" : (tensor<1x6x6x8xf32>, tensor<3x3x1x16xf32>) -> tensor<1x6x6x16xf32>
+  return %0, %1 : tensor<2x9x9x24xf32>, tensor<1x6x6x16xf32>
 }
 
 // -----
