@@ -37,16 +37,26 @@ def measure(peers, rounds, block_seconds, options_pause=0.2):
 class Region:
     """One parallel region of a profile: the outlined body `name`, the source
     line of the loop it was outlined from (`source`; equivalent loops of
-    identical layers share one body, and the first one's line), how many
-    times it ran per call (`launches`) and its seconds per call (`seconds`,
-    wall clock on the calling thread, fork and join included)."""
+    identical layers share one body, and the first one's line), the dl op
+    the loop computes (`op`: "dl.conv2d 3x3/2 g72 8x56x56x72 -> 8x28x28x72"
+    — a convolution's window, stride, groups, input and output shape; a
+    product's operand shapes; other ops' result shape; "" where the loop has
+    none), how many times it ran per call (`launches`) and its
+    seconds per call (`seconds`, wall clock on the calling thread, fork and
+    join included)."""
 
-    def __init__(self, name, source, launches, seconds):
+    def __init__(self, name, source, launches, seconds, op=""):
         self.name, self.source, self.launches, self.seconds = name, source, launches, seconds
+        self.op = op
+
+    @property
+    def kind(self):
+        """The op's name alone ("dl.conv2d"), "" where unknown."""
+        return self.op.split(" ", 1)[0]
 
     def __repr__(self):
-        return (f"Region({self.name!r}, {self.source!r}, launches={self.launches:g}, "
-                f"seconds={self.seconds:.3g})")
+        return (f"Region({self.name!r}, {self.source!r}, {self.op!r}, "
+                f"launches={self.launches:g}, seconds={self.seconds:.3g})")
 
 
 class Profile:
@@ -75,16 +85,29 @@ class Profile:
             lines[region.source] = (launches + region.launches, seconds + region.seconds)
         return sorted(((s, n, t) for s, (n, t) in lines.items()), key=lambda x: -x[2])
 
+    def by_op(self, detail=False):
+        """[(op, launches per call, seconds per call)], slowest first: the
+        regions summed by op kind ("dl.conv2d"), or with `detail` by the
+        whole op name (kind, window, stride, groups and shape), which tells a
+        model's depthwise convolutions from its 1x1 ones where one source
+        line holds them all."""
+        ops = {}
+        for region in self.regions:
+            key = (region.op if detail else region.kind) or "?"
+            launches, seconds = ops.get(key, (0, 0.0))
+            ops[key] = (launches + region.launches, seconds + region.seconds)
+        return sorted(((k, n, t) for k, (n, t) in ops.items()), key=lambda x: -x[2])
+
     def table(self, top=20):
         """The slowest `top` regions as a text table."""
         total = max(self.seconds, 1e-12)
         lines = [f"{self.seconds * 1e3:.3f} ms per call ({self.calls} calls); "
                  f"{len(self.regions)} parallel regions, "
                  f"{self.serial_seconds * 1e3:.3f} ms outside them",
-                 f"{'ms/call':>9} {'share':>6} {'launches':>8}  region  source"]
+                 f"{'ms/call':>9} {'share':>6} {'launches':>8}  region  source  op"]
         for region in self.regions[:top]:
             lines.append(f"{region.seconds * 1e3:9.3f} {region.seconds / total:6.1%} "
-                         f"{region.launches:8g}  {region.name}  {region.source}")
+                         f"{region.launches:8g}  {region.name}  {region.source}  {region.op}")
         if len(self.regions) > top:
             rest = self.regions[top:]
             lines.append(f"{sum(r.seconds for r in rest) * 1e3:9.3f} "
@@ -123,8 +146,9 @@ def _compiled_functions(function):
 
 
 def _region_names(compiled_functions):
-    """{trampoline address: (body, source line)} from the region tables
-    dl-lower-parallel-launch emits (dlc_parallel_regions)."""
+    """{trampoline address: (body, source line, op)} from the region tables
+    dl-lower-parallel-launch emits (dlc_parallel_regions: "body file:line |
+    op", either part after the body may be missing)."""
     names = {}
     for function in compiled_functions:
         code = function.code
@@ -136,8 +160,9 @@ def _region_names(compiled_functions):
         table = (ctypes.c_void_p * (2 * count)).from_address(table_address)
         for i in range(count):
             text = ctypes.string_at(table[2 * i + 1]).decode()
-            body, _, source = text.partition(" ")
-            names[table[2 * i]] = (body, _short_source(source))
+            head, _, op = text.partition(" | ")
+            body, _, source = head.partition(" ")
+            names[table[2 * i]] = (body, _short_source(source), op)
     return names
 
 
@@ -181,7 +206,7 @@ def profile(function, *args, calls=10, warmup=2):
         capacity = count
     regions = []
     for i in range(count):
-        body, source = names.get(bodies[i], (f"0x{bodies[i]:x}", "?"))
+        body, source, op = names.get(bodies[i], (f"0x{bodies[i]:x}", "?", ""))
         regions.append(Region(body, source, launches[i] / calls,
-                              nanoseconds[i] * 1e-9 / calls))
+                              nanoseconds[i] * 1e-9 / calls, op))
     return Profile(seconds, regions, calls)

@@ -112,6 +112,46 @@ def test_profile_of_an_imported_torch_model():
     assert any(r.source.endswith(line) for r in profile.regions), profile.regions
 
 
+def test_profile_names_the_op_of_each_region():
+    # One source line can hold a model's every convolution (timm's
+    # ConvNormAct): each region also says which dl op its loop computes, and
+    # by_op sums the regions by op kind or by the whole name.
+    torch = pytest.importorskip("torch")
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.convs = torch.nn.ModuleList([
+                torch.nn.Conv2d(16, 16, 3, padding=1, groups=16),
+                torch.nn.Conv2d(16, 32, 1)])
+
+        def forward(self, x):
+            for conv in self.convs:
+                x = torch.relu(conv(x))  # every convolution
+            return x.mean((2, 3))
+
+    torch.manual_seed(0)
+    module = Block().eval()
+    x = torch.randn(2, 16, 24, 24)
+    f = dlc.from_torch(module, x)
+    profile = dlc.profile(f, x.numpy(), calls=3)
+    ops = {r.op for r in profile.regions}
+    assert "dl.conv2d 3x3 g16 2x24x24x16 -> 2x24x24x16" in ops, ops
+    assert any(op.startswith("dl.conv2d 1x1 ") and op.endswith("-> 2x24x24x32")
+               for op in ops), ops
+    line = f"test_profile.py:{_line_of('every convolution', Block.forward)}"
+    convs = [r for r in profile.regions if r.kind == "dl.conv2d"]
+    assert len(convs) == 2 and all(r.source.endswith(line) for r in convs), profile.regions
+    kinds = {k: (n, t) for k, n, t in profile.by_op()}
+    assert kinds["dl.conv2d"][0] == 2
+    assert kinds["dl.conv2d"][1] == pytest.approx(sum(r.seconds for r in convs))
+    assert sum(t for _, _, t in profile.by_op(detail=True)) == pytest.approx(
+        sum(r.seconds for r in profile.regions))
+    assert "dl.conv2d 3x3 g16" in profile.table()
+    # The ReLUs are the convolutions' epilogues: no region of their own.
+    assert "dl.relu" not in kinds, kinds
+
+
 def test_profile_refuses_what_it_cannot_profile():
     f = dlc.jit(two_layers)
     x = np.ones((4, 4), np.float32)

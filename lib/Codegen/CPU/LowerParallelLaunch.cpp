@@ -12,9 +12,11 @@
 // times each dlc_parallel_for call by the function it is given):
 //   @dlc_parallel_regions = [entry_0, name_0, entry_1, name_1, ...]
 //   @dlc_parallel_region_count = N
-// where name_k is "<body> <file>:<line>", the source line of the parallel
-// loop the body was outlined from (of the first such loop where equivalent
-// loops share one body).
+// where name_k is "<body> <file>:<line> | <op>": the source line of the
+// parallel loop the body was outlined from (of the first such loop where
+// equivalent loops share one body) and the name convert-dl-to-linalg gave
+// the dl op the loop computes ("dl.conv2d 3x3 g72 8x56x56x72 -> 8x56x56x72");
+// either part is left out where the loop's location has none.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +46,21 @@ std::string sourceLine(Location loc) {
   loc->walk([&](Location inner) {
     if (auto file = dyn_cast<FileLineColLoc>(inner)) {
       text = (file.getFilename().getValue() + ":" + Twine(file.getLine())).str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return text;
+}
+
+/// The first name location in `loc` naming a dl op (convert-dl-to-linalg's),
+/// or "".
+std::string loweredOpName(Location loc) {
+  std::string text;
+  loc->walk([&](Location inner) {
+    if (auto name = dyn_cast<NameLoc>(inner);
+        name && name.getName().getValue().starts_with("dl.")) {
+      text = name.getName().getValue().str();
       return WalkResult::interrupt();
     }
     return WalkResult::advance();
@@ -199,9 +216,12 @@ struct DLLowerParallelLaunchPass
       LLVM::LLVMFuncOp entry =
           buildTrampoline(moduleBuilder, stub.getLoc(), body, frame, symbols);
       entries.push_back(entry);
-      std::string line = sourceLine(body.getLoc());
-      names.push_back(line.empty() ? body.getName().str()
-                                   : (body.getName() + " " + line).str());
+      std::string name = body.getName().str();
+      if (std::string line = sourceLine(body.getLoc()); !line.empty())
+        name += " " + line;
+      if (std::string op = loweredOpName(body.getLoc()); !op.empty())
+        name += " | " + op;
+      names.push_back(name);
 
       SmallVector<LLVM::CallOp> calls;
       for (Operation *user : usersOf[stub.getSymNameAttr()]) {

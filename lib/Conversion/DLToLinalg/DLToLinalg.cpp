@@ -15,6 +15,12 @@
 // patterns of the ops whose result depends on the sign read it from the dl
 // type (`isUnsignedTensor`) and use arith's unsigned operations.
 //
+// Before converting, every dl op's location is wrapped in a name that says
+// what it computes ("dl.conv2d 3x3/2 g72 8x56x56x72 -> 8x28x28x72"): the
+// loops lowered from it keep its location, and dl-lower-parallel-launch puts
+// the name of the loop's op in the profiler's region table beside the source
+// line (one line of a model's source often holds all its convolutions).
+//
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
@@ -32,10 +38,73 @@ using namespace mlir::dl;
 
 namespace {
 
+void appendShape(llvm::raw_ostream &os, Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped || !shaped.hasRank())
+    return;
+  os << ' ';
+  llvm::interleave(
+      shaped.getShape(), os,
+      [&](int64_t size) {
+        if (ShapedType::isDynamic(size))
+          os << '?';
+        else
+          os << size;
+      },
+      "x");
+}
+
+/// The profiler's name of `op` (see the file comment): the op; a
+/// convolution's window, stride (where not 1), groups (where not 1), input
+/// and output shapes; a product's operand shapes (B as packed, where
+/// dl-pack-weights packed it); any other op's result shape.
+std::string profileName(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << op->getName().getStringRef();
+  if (auto conv = dyn_cast<Conv2dOp>(op)) {
+    auto filter = cast<ShapedType>(conv.getFilter().getType());
+    bool nhwc = conv.getLayout() == "NHWC";
+    if (filter.hasRank() && filter.getRank() == 4) {
+      auto size = [&](int64_t dim) {
+        int64_t n = filter.getDimSize(dim);
+        return ShapedType::isDynamic(n) ? std::string("?") : std::to_string(n);
+      };
+      os << ' ' << size(nhwc ? 0 : 2) << 'x' << size(nhwc ? 1 : 3);
+    }
+    ArrayRef<int64_t> strides = conv.getStrides();
+    if (llvm::any_of(strides, [](int64_t s) { return s != 1; })) {
+      os << '/';
+      if (strides.size() == 2 && strides[0] == strides[1])
+        os << strides[0];
+      else
+        llvm::interleave(strides, os, "x");
+    }
+    if (conv.getGroups() != 1)
+      os << " g" << conv.getGroups();
+    appendShape(os, conv.getInput().getType());
+    os << " ->";
+  } else if (isa<MatmulOp>(op)) {
+    appendShape(os, op->getOperand(0).getType());
+    os << " *";
+    appendShape(os, op->getOperand(1).getType());
+    return text;
+  }
+  if (op->getNumResults() > 0)
+    appendShape(os, op->getResult(0).getType());
+  return text;
+}
+
 struct ConvertDLToLinalgPass
     : public dl::impl::ConvertDLToLinalgBase<ConvertDLToLinalgPass> {
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
+    getOperation()->walk([&](Operation *op) {
+      if (isa<DLDialect>(op->getDialect()) && op->getNumResults() > 0 &&
+          !isa<ConstantOp>(op))
+        op->setLoc(NameLoc::get(StringAttr::get(ctx, profileName(op)),
+                                op->getLoc()));
+    });
     DLStorageTypeConverter typeConverter;
     ConversionTarget target(*ctx);
     target.addIllegalDialect<DLDialect>();
