@@ -58,6 +58,28 @@ bool indexedBy(Operation *op, ArrayRef<AffineForOp> loops) {
   return true;
 }
 
+/// Whether the access of `op` is [loops... + constants] (a store into the
+/// interior of a padded buffer: [n, h + 1, w + 1, c]).
+bool indexedByShifted(Operation *op, ArrayRef<AffineForOp> loops) {
+  affine::MemRefAccess access(op);
+  affine::AffineValueMap map;
+  access.getAccessMap(&map);
+  if (map.getNumResults() != loops.size())
+    return false;
+  for (unsigned r = 0; r < map.getNumResults(); ++r) {
+    AffineExpr e = map.getResult(r);
+    if (auto sum = dyn_cast<AffineBinaryOpExpr>(e);
+        sum && sum.getKind() == AffineExprKind::Add &&
+        isa<AffineConstantExpr>(sum.getRHS()))
+      e = sum.getLHS();
+    auto dim = dyn_cast<AffineDimExpr>(e);
+    if (!dim || map.getOperand(dim.getPosition()) !=
+                    AffineForOp(loops[r]).getInductionVar())
+      return false;
+  }
+  return true;
+}
+
 /// The value `size` is equal to, looking through memref.dim of an
 /// allocation (to the size it was allocated with) and of the same memref:
 /// convert-linalg-to-affine-loops takes each nest's bounds from its own
@@ -106,21 +128,56 @@ bool sameExtent(AffineForOp a, AffineForOp b) {
          sameSizes(a.getUpperBoundOperands(), b.getUpperBoundOperands());
 }
 
+/// Whether the loop nest `op`, between an accumulation and its epilogue,
+/// may run before the accumulation instead: it only loads and stores
+/// (affine), writing nothing the accumulation reads or writes and reading
+/// nothing it writes. dl-unshare-fills puts a padded buffer's zero borders
+/// there, between the producer and the nest that writes its interior (a
+/// depthwise convolution's input: the activation after the convolution
+/// before it).
+bool independentNest(Operation *op, Accumulation &acc, Value output) {
+  if (!isa<AffineForOp>(op))
+    return false;
+  WalkResult result = op->walk([&](Operation *inner) {
+    if (auto write = dyn_cast<affine::AffineWriteOpInterface>(inner)) {
+      Value memref = write.getMemRef();
+      if (mayAlias(memref, output) ||
+          llvm::any_of(acc.loads, [&](auto &entry) {
+            return mayAlias(
+                cast<affine::AffineLoadOp>(entry.first).getMemRef(), memref);
+          }))
+        return WalkResult::interrupt();
+      return WalkResult::advance();
+    }
+    if (auto read = dyn_cast<affine::AffineReadOpInterface>(inner))
+      return mayAlias(read.getMemRef(), output) ? WalkResult::interrupt()
+                                                : WalkResult::advance();
+    if (isa<AffineForOp, affine::AffineYieldOp>(inner) ||
+        isMemoryEffectFree(inner))
+      return WalkResult::advance();
+    return WalkResult::interrupt();
+  });
+  return !result.wasInterrupted();
+}
+
 } // namespace
 
 /// The epilogue of `acc`, if the nest that follows it is one and fusing it
 /// is legal: it reads C only at [i, j], C has no user after it (its main
-/// tiles will never hold the final sums) unless D is C, D does not overlap anything the
-/// accumulation reads (D is written while they are still read) and its
-/// other inputs neither overlap C nor D (other than D itself at [i, j]).
+/// tiles will never hold the final sums) unless D is C, D does not overlap
+/// anything the accumulation reads (D is written while they are still read)
+/// and its other inputs neither overlap C nor D (other than D itself at
+/// [i, j]). Pure ops, allocations and nests independent of the accumulation
+/// may stand between the two: they move before it.
 std::optional<Epilogue>
 mlir::dl::register_tile::matchEpilogue(Accumulation &acc, std::string &why) {
   AffineForOp root = acc.nest.front();
   Value output = acc.store.getMemRef();
   Epilogue epi;
   Operation *next = root->getNextNode();
-  while (next && next->getNumRegions() == 0 &&
-         (isMemoryEffectFree(next) || isa<memref::AllocOp>(next))) {
+  while (next && ((next->getNumRegions() == 0 &&
+                   (isMemoryEffectFree(next) || isa<memref::AllocOp>(next))) ||
+                  independentNest(next, acc, output))) {
     epi.between.push_back(next);
     next = next->getNextNode();
   }
@@ -227,8 +284,9 @@ mlir::dl::register_tile::matchEpilogue(Accumulation &acc, std::string &why) {
     if (auto store = dyn_cast<affine::AffineStoreOp>(op)) {
       if (epi.store)
         return refuse("it stores more than once");
-      if (!indexedBy(store, epi.loops))
-        return refuse("it stores at another index than its loops'");
+      if (!indexedByShifted(store, epi.loops))
+        return refuse("it stores at another index than its loops' (plus "
+                      "constants)");
       epi.store = store;
     } else if (auto load = dyn_cast<affine::AffineLoadOp>(op)) {
       if (load.getMemRef() == epi.view) {
@@ -272,6 +330,8 @@ mlir::dl::register_tile::matchEpilogue(Accumulation &acc, std::string &why) {
     return refuse("it stores nothing");
   Value result = epi.store.getMemRef();
   bool inPlace = result == epi.view;
+  if (inPlace && !indexedBy(epi.store, epi.loops))
+    return refuse("it stores into the output at another element");
   if (!epi.store.getMemRefType().isLastDimUnitStride())
     return refuse("it writes a buffer with strided columns");
   if (!inPlace) {
