@@ -13,7 +13,9 @@
 //      ops and dl.quantize/dl.dequantize (a per-axis scale follows its
 //      dimension), b(T(x), y) -> T(b(x, T^-1(y))) for broadcasting binary ops
 //      (a lower-rank y is first reshaped to the full rank), so that the
-//      conversion after one convolution meets the one before the next;
+//      conversion after one convolution meets the one before the next; and
+//      through reductions, r(T(x)) -> T'(r(x)) over the permuted axes (a
+//      squeeze-and-excitation block's mean over H and W);
 //   3. transpose(transpose(x)) folds to x (or one transpose), and identical
 //      transposes of one value merge.
 // Transposes a frontend marked `dl.layout_conversion` (the ONNX importer's
@@ -21,7 +23,7 @@
 // steps 2 and 3 too, whether or not the function has an NCHW convolution.
 //
 // What remains are the conversions at the graph's boundaries (and around
-// ops transposes do not cross: reductions, reshapes, matmuls). The function
+// ops transposes do not cross: reshapes, matmuls). The function
 // gets `dl.layout_conversions = N`, the activation transposes this pass
 // introduced that are left (filter transposes are not counted: constant
 // filters fold), and `report` emits it as a remark. Upstream MLIR has no layout
@@ -181,6 +183,69 @@ struct SinkThroughQuantization : public OpRewritePattern<OpTy> {
   }
 };
 
+/// r(T(x), axes) -> T'(r(x, perm[axes])) for the reductions: axis a of T(x)
+/// is axis perm[a] of x. With keepdims T' is T; without, T' orders the
+/// dimensions left as T did (often the identity: a global pool's [N, C]).
+/// A squeeze-and-excitation block's mean over H and W then reads the NHWC
+/// activation itself instead of a converted copy of it.
+template <typename OpTy>
+struct SinkThroughReduction : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    // Other users may keep the conversion: the reduction reads as much
+    // either way, and only its (smaller) result is converted after it.
+    auto t = op.getInput().template getDefiningOp<TransposeOp>();
+    if (!t || !t->hasAttr(kConversion))
+      return failure();
+    ArrayRef<int64_t> perm = t.getPermutation();
+    auto inputType = cast<RankedTensorType>(t.getInput().getType());
+    int64_t rank = inputType.getRank();
+    SmallVector<bool> reduced(rank, false);
+    for (int64_t a : op.getAxes()) {
+      if (a < 0 || a >= rank)
+        return failure();
+      reduced[perm[a]] = true;
+    }
+    SmallVector<int64_t> axes, shape;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (reduced[d])
+        axes.push_back(d);
+      if (!reduced[d])
+        shape.push_back(inputType.getDimSize(d));
+      else if (op.getKeepdims())
+        shape.push_back(1);
+    }
+    SmallVector<int64_t> after;
+    if (op.getKeepdims()) {
+      after.assign(perm.begin(), perm.end());
+    } else {
+      // Position of x's dimension d among the dimensions left.
+      SmallVector<int64_t> position(rank, -1);
+      int64_t next = 0;
+      for (int64_t d = 0; d < rank; ++d)
+        if (!reduced[d])
+          position[d] = next++;
+      for (int64_t d : perm)
+        if (!reduced[d])
+          after.push_back(position[d]);
+    }
+    auto resultType = cast<RankedTensorType>(op.getType());
+    auto moved = OpTy::create(
+        rewriter, op.getLoc(),
+        RankedTensorType::get(shape, resultType.getElementType()),
+        t.getInput(), rewriter.getDenseI64ArrayAttr(axes),
+        op.getKeepdimsAttr());
+    Value result = moved.getResult();
+    if (!llvm::equal(after, llvm::seq<int64_t>(0, after.size())))
+      result = transpose(rewriter, op.getLoc(), result, after);
+    rewriter.replaceOp(op, result);
+    if (t->use_empty())
+      rewriter.eraseOp(t);
+    return success();
+  }
+};
+
 /// b(T(x), y) -> T(b(x, T^-1(y))), and symmetrically, when the other
 /// operand has at most the rank of the result (broadcasting).
 struct SinkThroughBinary : public RewritePattern {
@@ -328,8 +393,11 @@ struct DLLayout : public dl::impl::DLLayoutBase<DLLayout> {
       RewritePatternSet patterns(&getContext());
       patterns.add<SinkThroughUnary, SinkThroughBinary, MergeTransposes,
                    SinkThroughQuantization<QuantizeOp>,
-                   SinkThroughQuantization<DequantizeOp>>(
-          &getContext());
+                   SinkThroughQuantization<DequantizeOp>,
+                   SinkThroughReduction<ReduceSumOp>,
+                   SinkThroughReduction<ReduceMeanOp>,
+                   SinkThroughReduction<ReduceMaxOp>,
+                   SinkThroughReduction<ReduceMinOp>>(&getContext());
       ReshapeOp::getCanonicalizationPatterns(patterns, &getContext());
       if (failed(applyPatternsGreedily(func, std::move(patterns))))
         return signalPassFailure();

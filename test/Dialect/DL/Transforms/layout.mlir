@@ -31,19 +31,44 @@ func.func @block(%x: tensor<1x16x8x8xf32>, %w1: tensor<16x16x3x3xf32>, %w2: tens
 
 // -----
 
-// Left alone: NHWC already, and ops conversions do not cross (a reduction
-// over the channels) keep their conversion.
+// Left alone: NHWC already, and ops conversions do not cross (a reshape
+// that flattens C, H and W) keep their conversion.
 // CHECK-LABEL: func.func @stops
 // CHECK-SAME: dl.layout_conversions = 2
 // CHECK: dl.conv2d {{.*}} layout = "NHWC" {{.*}} -> tensor<2x5x5x4xf32>
 // CHECK: dl.transpose {{.*}} perm = [0, 3, 1, 2] {dl.layout_conversion}
-// CHECK: dl.reduce_sum
+// CHECK: dl.reshape
 // expected-remark @below {{dl-layout: 1 convolution/pooling op(s) in NHWC, 2 layout conversion(s) left}}
-func.func @stops(%x: tensor<2x3x5x5xf32>, %w: tensor<4x3x1x1xf32>, %y: tensor<2x5x5x3xf32>, %v: tensor<1x1x3x4xf32>) -> (tensor<2x5x5xf32>, tensor<2x5x5x4xf32>) {
+func.func @stops(%x: tensor<2x3x5x5xf32>, %w: tensor<4x3x1x1xf32>, %y: tensor<2x5x5x3xf32>, %v: tensor<1x1x3x4xf32>) -> (tensor<2x100xf32>, tensor<2x5x5x4xf32>) {
   %c = dl.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<2x3x5x5xf32>, tensor<4x3x1x1xf32>) -> tensor<2x4x5x5xf32>
-  %r = dl.reduce_sum %c axes = [1] : tensor<2x4x5x5xf32> -> tensor<2x5x5xf32>
+  %r = dl.reshape %c shape = [2, 100] : tensor<2x4x5x5xf32> -> tensor<2x100xf32>
   %n = dl.conv2d %y, %v strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 layout = "NHWC" : (tensor<2x5x5x3xf32>, tensor<1x1x3x4xf32>) -> tensor<2x5x5x4xf32>
-  return %r, %n : tensor<2x5x5xf32>, tensor<2x5x5x4xf32>
+  return %r, %n : tensor<2x100xf32>, tensor<2x5x5x4xf32>
+}
+
+// -----
+
+// Reductions: the conversion sinks through them, the axes following their
+// dimensions. A mean over H and W with keepdims (a squeeze-and-excitation
+// block) reads the NHWC activation (axes [1, 2]) and its [2,1,1,4] result is
+// converted instead; the global pool without keepdims leaves [N, C] in
+// either layout (no conversion at all); a sum over the channels (axis 3 in
+// NHWC) leaves [N, H, W] in the order T gave them.
+// CHECK-LABEL: func.func @reductions
+// CHECK-SAME: dl.layout_conversions = 2
+// CHECK: %[[C:.*]] = dl.conv2d {{.*}} layout = "NHWC" {{.*}} -> tensor<2x5x5x4xf32>
+// CHECK-DAG: %[[M:.*]] = dl.reduce_mean %[[C]] axes = [1, 2] keepdims : tensor<2x5x5x4xf32> -> tensor<2x1x1x4xf32>
+// CHECK-DAG: dl.transpose %[[M]] perm = [0, 3, 1, 2] {dl.layout_conversion} : tensor<2x1x1x4xf32> -> tensor<2x4x1x1xf32>
+// CHECK-DAG: %[[P:.*]] = dl.reduce_max %[[C]] axes = [1, 2] : tensor<2x5x5x4xf32> -> tensor<2x4xf32>
+// CHECK-DAG: %[[S:.*]] = dl.reduce_sum %[[C]] axes = [3] : tensor<2x5x5x4xf32> -> tensor<2x5x5xf32>
+// CHECK: return {{.*}}, %[[P]], %[[S]]
+// expected-remark @below {{dl-layout: 1 convolution/pooling op(s) in NHWC, 2 layout conversion(s) left}}
+func.func @reductions(%x: tensor<2x3x5x5xf32>, %w: tensor<4x3x1x1xf32>) -> (tensor<2x4x1x1xf32>, tensor<2x4xf32>, tensor<2x5x5xf32>) {
+  %c = dl.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<2x3x5x5xf32>, tensor<4x3x1x1xf32>) -> tensor<2x4x5x5xf32>
+  %m = dl.reduce_mean %c axes = [2, 3] keepdims : tensor<2x4x5x5xf32> -> tensor<2x4x1x1xf32>
+  %p = dl.reduce_max %c axes = [2, 3] : tensor<2x4x5x5xf32> -> tensor<2x4xf32>
+  %s = dl.reduce_sum %c axes = [1] : tensor<2x4x5x5xf32> -> tensor<2x5x5xf32>
+  return %m, %p, %s : tensor<2x4x1x1xf32>, tensor<2x4xf32>, tensor<2x5x5xf32>
 }
 
 // -----
