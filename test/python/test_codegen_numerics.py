@@ -148,6 +148,37 @@ def test_conv2d_im2col_across_blocks(n, c, h, w, f, k, stride, padding, dilation
     close(fn(x, weights, bias), expected, c * k * k)
 
 
+@pytest.mark.parametrize("stride", [1, 2])
+def test_epilogue_into_the_interior_of_a_padded_buffer(stride, threads):
+    # 1x1 convolution + bias + hard-swish feeding a padded depthwise
+    # convolution (MobileNet's inverted residual): the activation is the 1x1's
+    # epilogue, stored straight into the interior of the depthwise input's
+    # padded buffer (its zero border written first); odd sizes leave
+    # remainder rows and columns to the scalar nests, which store there too.
+    rng = np.random.default_rng(stride)
+    n, c, h, f = 2, 20, 11, 36
+    x = rng.standard_normal((n, h, h, c), dtype=F32)
+    w1 = rng.standard_normal((1, 1, c, f), dtype=F32) / 4
+    b1 = rng.standard_normal(f, dtype=F32)
+    w2 = rng.standard_normal((3, 3, 1, f), dtype=F32)
+    b2 = rng.standard_normal(f, dtype=F32)
+
+    def block(x, w1, b1, w2, b2):
+        y = dlc.hardswish(dlc.conv2d(x, w1, b1, layout="NHWC"))
+        return dlc.conv2d(y, w2, b2, stride=stride, padding=1, groups=f, layout="NHWC")
+
+    fn = jit(block)
+    lowered = fn.lower(x, w1, b1, w2, b2)
+    # Both convolutions' epilogues: the hard-swish into the padded interior
+    # (left a nest of its own before: the border fills stood between).
+    assert lowered.fused_epilogues() == 2, lowered.as_text("fused")
+    y = np.einsum("nhwc,cf->nhwf", x.astype(np.float64), w1[0, 0]) + b1
+    y = y * np.clip(y + 3, 0, 6) / 6
+    nchw = conv2d_reference(y.transpose(0, 3, 1, 2), w2.transpose(3, 2, 0, 1), b2,
+                            (stride, stride), (1, 1, 1, 1), (1, 1), groups=f)
+    close(fn(x, w1, b1, w2, b2), nchw.transpose(0, 2, 3, 1), 9 * c)
+
+
 def _l2_bytes():
     """This machine's L2 per core (as dl-layout reads it), or None."""
     try:
