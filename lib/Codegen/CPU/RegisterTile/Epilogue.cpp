@@ -42,25 +42,11 @@ AffineMap expansionMap(memref::ExpandShapeOp expand) {
   return AffineMap::get(expand.getSrcType().getRank(), 0, results, ctx);
 }
 
-/// Whether the access of `op` (affine load or store) is [loops...].
-bool indexedBy(Operation *op, ArrayRef<AffineForOp> loops) {
-  affine::MemRefAccess access(op);
-  affine::AffineValueMap map;
-  access.getAccessMap(&map);
-  if (map.getNumResults() != loops.size())
-    return false;
-  for (unsigned r = 0; r < map.getNumResults(); ++r) {
-    auto dim = dyn_cast<AffineDimExpr>(map.getResult(r));
-    AffineForOp loop = loops[r];
-    if (!dim || map.getOperand(dim.getPosition()) != loop.getInductionVar())
-      return false;
-  }
-  return true;
-}
-
-/// Whether the access of `op` is [loops... + constants] (a store into the
-/// interior of a padded buffer: [n, h + 1, w + 1, c]).
-bool indexedByShifted(Operation *op, ArrayRef<AffineForOp> loops) {
+/// Whether the access of `op` (affine load or store) is [loops...], or with
+/// `shifted` [loops... + constants] (a store into the interior of a padded
+/// buffer: [n, h + 1, w + 1, c]).
+bool indexedBy(Operation *op, ArrayRef<AffineForOp> loops,
+               bool shifted = false) {
   affine::MemRefAccess access(op);
   affine::AffineValueMap map;
   access.getAccessMap(&map);
@@ -69,12 +55,12 @@ bool indexedByShifted(Operation *op, ArrayRef<AffineForOp> loops) {
   for (unsigned r = 0; r < map.getNumResults(); ++r) {
     AffineExpr e = map.getResult(r);
     if (auto sum = dyn_cast<AffineBinaryOpExpr>(e);
-        sum && sum.getKind() == AffineExprKind::Add &&
+        shifted && sum && sum.getKind() == AffineExprKind::Add &&
         isa<AffineConstantExpr>(sum.getRHS()))
       e = sum.getLHS();
     auto dim = dyn_cast<AffineDimExpr>(e);
-    if (!dim || map.getOperand(dim.getPosition()) !=
-                    AffineForOp(loops[r]).getInductionVar())
+    AffineForOp loop = loops[r];
+    if (!dim || map.getOperand(dim.getPosition()) != loop.getInductionVar())
       return false;
   }
   return true;
@@ -284,7 +270,7 @@ mlir::dl::register_tile::matchEpilogue(Accumulation &acc, std::string &why) {
     if (auto store = dyn_cast<affine::AffineStoreOp>(op)) {
       if (epi.store)
         return refuse("it stores more than once");
-      if (!indexedByShifted(store, epi.loops))
+      if (!indexedBy(store, epi.loops, /*shifted=*/true))
         return refuse("it stores at another index than its loops' (plus "
                       "constants)");
       epi.store = store;
