@@ -71,18 +71,8 @@ struct DLLinalgFusePass
     };
     linalg::ControlFusionFn foldReshape = [](OpOperand *fused) {
       Operation *producer = fused->get().getDefiningOp();
-      if (!producer || !producer->hasOneUse())
-        return false;
-      // A static expand_shape of an elementwise result (an NHWC 1x1 or
-      // im2col convolution's bias add on its [N*OH*OW, F] GEMM, expanded
-      // to [N, OH, OW, F]): the elementwise op runs expanded instead, so
-      // that the activation after the reshape fuses with it and both
-      // become the GEMM's epilogue (which reads C through a static
-      // expand_shape; a dynamic one would refuse the bias it takes now).
-      if (auto expand = dyn_cast<tensor::ExpandShapeOp>(fused->getOwner()))
-        return allParallel(producer) &&
-               expand.getResultType().hasStaticShape();
-      return allParallel(fused->getOwner()) &&
+      return producer && producer->hasOneUse() &&
+             allParallel(fused->getOwner()) &&
              (!isa<linalg::LinalgOp>(producer) || allParallel(producer));
     };
     linalg::populateElementwiseOpsFusionPatterns(patterns, fuseProducer);
