@@ -550,3 +550,97 @@ func.func @in_place_shifted(%a: memref<16x32xf32>, %b: memref<32x16xf32>) -> mem
   }
   return %c : memref<17x16xf32>
 }
+
+// -----
+
+// C used after the epilogue, but first filled all over (the memory plan
+// gives the next convolution the same arena view): the sums are dead after
+// the epilogue, so it is fused; the later nest reads the new values.
+// CHECK-LABEL: func @refilled_after
+// CHECK-SAME: attributes {dl.fused_epilogues = 1 : i64}
+// CHECK: } {dl.fused_epilogue = ["arith.negf"]}
+// CHECK: affine.store %{{.*}}, %[[C:.*]][%{{.*}}, %{{.*}}] : memref<16x16xf32>
+// CHECK: affine.load %[[C]]
+func.func @refilled_after(%a: memref<16x32xf32>, %b: memref<32x16xf32>, %e: memref<16x16xf32>) -> memref<16x16xf32> {
+  %one = arith.constant 1.0 : f32
+  %c = memref.alloc() : memref<16x16xf32>
+  affine.for %i = 0 to 16 {
+    affine.for %k = 0 to 32 {
+      affine.for %j = 0 to 16 {
+        %0 = affine.load %a[%i, %k] : memref<16x32xf32>
+        %1 = affine.load %b[%k, %j] : memref<32x16xf32>
+        %2 = affine.load %c[%i, %j] : memref<16x16xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j] : memref<16x16xf32>
+      }
+    }
+  }
+  %d = memref.alloc() : memref<16x16xf32>
+  affine.for %i = 0 to 16 {
+    affine.for %j = 0 to 16 {
+      %0 = affine.load %c[%i, %j] : memref<16x16xf32>
+      %1 = arith.negf %0 : f32
+      affine.store %1, %d[%i, %j] : memref<16x16xf32>
+    }
+  }
+  affine.for %i = 0 to 16 {
+    affine.for %j = 0 to 16 {
+      affine.store %one, %c[%i, %j] : memref<16x16xf32>
+    }
+  }
+  affine.for %i = 0 to 16 {
+    affine.for %j = 0 to 16 {
+      %0 = affine.load %c[%i, %j] : memref<16x16xf32>
+      affine.store %0, %e[%i, %j] : memref<16x16xf32>
+    }
+  }
+  memref.dealloc %c : memref<16x16xf32>
+  return %d : memref<16x16xf32>
+}
+
+// -----
+
+// Refused: the first use after the epilogue reads C (a fill of only a part
+// of it would not do either).
+// REMARK: remark: dl-affine-register-tile: the elementwise nest after this accumulation is not fused: the output is used after it (it would keep partial sums in the tiles' place)
+// CHECK-LABEL: func @read_before_refill
+// CHECK-NOT: dl.fused_epilogue
+// CHECK: arith.negf
+func.func @read_before_refill(%a: memref<16x32xf32>, %b: memref<32x16xf32>, %e: memref<16x16xf32>) -> memref<16x16xf32> {
+  %one = arith.constant 1.0 : f32
+  %c = memref.alloc() : memref<16x16xf32>
+  affine.for %i = 0 to 16 {
+    affine.for %k = 0 to 32 {
+      affine.for %j = 0 to 16 {
+        %0 = affine.load %a[%i, %k] : memref<16x32xf32>
+        %1 = affine.load %b[%k, %j] : memref<32x16xf32>
+        %2 = affine.load %c[%i, %j] : memref<16x16xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j] : memref<16x16xf32>
+      }
+    }
+  }
+  %d = memref.alloc() : memref<16x16xf32>
+  affine.for %i = 0 to 16 {
+    affine.for %j = 0 to 16 {
+      %0 = affine.load %c[%i, %j] : memref<16x16xf32>
+      %1 = arith.negf %0 : f32
+      affine.store %1, %d[%i, %j] : memref<16x16xf32>
+    }
+  }
+  affine.for %i = 0 to 16 {
+    affine.for %j = 0 to 16 {
+      %0 = affine.load %c[%i, %j] : memref<16x16xf32>
+      affine.store %0, %e[%i, %j] : memref<16x16xf32>
+    }
+  }
+  affine.for %i = 0 to 16 {
+    affine.for %j = 0 to 8 {
+      affine.store %one, %c[%i, %j] : memref<16x16xf32>
+    }
+  }
+  memref.dealloc %c : memref<16x16xf32>
+  return %d : memref<16x16xf32>
+}

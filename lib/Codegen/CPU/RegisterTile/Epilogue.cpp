@@ -66,6 +66,31 @@ bool indexedBy(Operation *op, ArrayRef<AffineForOp> loops,
   return true;
 }
 
+/// Whether `nest` stores one value defined outside it into every element of
+/// `memref` (static shape) and does nothing else: linalg.fill's nest.
+bool fillsAll(AffineForOp nest, Value memref) {
+  auto type = dyn_cast<MemRefType>(memref.getType());
+  if (!type || !type.hasStaticShape())
+    return false;
+  SmallVector<AffineForOp> loops;
+  affine::getPerfectlyNestedLoops(loops, nest);
+  if (loops.size() != static_cast<size_t>(type.getRank()))
+    return false;
+  Block *body = loops.back().getBody();
+  auto store = dyn_cast<affine::AffineStoreOp>(&body->front());
+  if (!store || body->getOperations().size() != 2 ||
+      store.getMemRef() != memref ||
+      !store.getValueToStore().getParentRegion()->isProperAncestor(
+          &nest.getRegion()))
+    return false;
+  for (auto [dim, loop] : llvm::enumerate(loops))
+    if (!loop.hasConstantBounds() || loop.getConstantLowerBound() != 0 ||
+        loop.getConstantUpperBound() != type.getDimSize(dim) ||
+        loop.getStepAsInt() != 1)
+      return false;
+  return indexedBy(store, loops);
+}
+
 /// The value `size` is equal to, looking through memref.dim of an
 /// allocation (to the size it was allocated with) and of the same memref:
 /// convert-linalg-to-affine-loops takes each nest's bounds from its own
@@ -335,19 +360,32 @@ mlir::dl::register_tile::matchEpilogue(Accumulation &acc, std::string &why) {
       return refuse("it reads its own result at another element");
   }
   // In place (D is C), C ends up holding D everywhere: later users are fine.
+  // Otherwise C must be dead after the epilogue: no later user, or the first
+  // later one fills all of it (the memory plan gives several outputs one
+  // arena view, which CSE merges: the next convolution's fill of that view
+  // is C's next value, not a read of the sums).
   if (!inPlace) {
     Block *block = root->getBlock();
+    SmallVector<Operation *> later;
     for (Value value : {buffer, output, epi.view})
       for (Operation *user : value.getUsers()) {
         if (isa<memref::DeallocOp>(user) || user == epi.view.getDefiningOp() ||
             user == output.getDefiningOp())
           continue;
         Operation *top = block->findAncestorOpInBlock(*user);
-        if (!top ||
-            !(top == root || top == epi.root || top->isBeforeInBlock(root)))
-          return refuse("the output is used after it (it would keep partial "
-                        "sums in the tiles' place)");
+        if (!top)
+          return refuse("the output is used in another block");
+        if (!(top == root || top == epi.root || top->isBeforeInBlock(root)))
+          later.push_back(top);
       }
+    if (!later.empty()) {
+      Operation *first = *llvm::min_element(
+          later, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+      auto fill = dyn_cast<AffineForOp>(first);
+      if (!fill || !(fillsAll(fill, buffer) || fillsAll(fill, output)))
+        return refuse("the output is used after it (it would keep partial "
+                      "sums in the tiles' place)");
+    }
   }
   return epi;
 }
