@@ -53,6 +53,27 @@ bool allParallel(Operation *op) {
          linalgOp.getNumParallelLoops() == linalgOp.getNumLoops();
 }
 
+/// An all-parallel linalg op whose maps are projected permutations and whose
+/// body computes on its block arguments only: no linalg.index, no reads of
+/// tensors or memrefs.
+bool plainElementwise(Operation *op) {
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || !allParallel(op) || op->getNumRegions() != 1 ||
+      !llvm::all_of(linalgOp.getIndexingMapsArray(), [](AffineMap map) {
+        return map.isProjectedPermutation();
+      }))
+    return false;
+  WalkResult result = op->getRegion(0).walk([](Operation *inner) {
+    if (isa<linalg::IndexOp>(inner) || inner->getNumRegions() != 0 ||
+        llvm::any_of(inner->getOperandTypes(), [](Type type) {
+          return isa<ShapedType>(type);
+        }))
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return !result.wasInterrupted();
+}
+
 struct DLLinalgFusePass
     : public dl::impl::DLLinalgFuseBase<DLLinalgFusePass> {
   using DLLinalgFuseBase::DLLinalgFuseBase;
@@ -71,8 +92,22 @@ struct DLLinalgFusePass
     };
     linalg::ControlFusionFn foldReshape = [](OpOperand *fused) {
       Operation *producer = fused->get().getDefiningOp();
-      return producer && producer->hasOneUse() &&
-             allParallel(fused->getOwner()) &&
+      if (!producer || !producer->hasOneUse())
+        return false;
+      // A static expand_shape of an elementwise result (an NHWC 1x1 or
+      // im2col convolution's bias add on its [N*OH*OW, F] GEMM, expanded
+      // to [N, OH, OW, F]): the elementwise op runs expanded instead, so
+      // that the activation after the reshape fuses with it and both
+      // become the GEMM's epilogue (which reads C through a static
+      // expand_shape; a dynamic one would refuse the bias it takes now).
+      // Only plain elementwise producers: one whose body asks for its
+      // indices (linalg.index: a gather's or a resize's coordinate
+      // arithmetic) or reads a tensor would have them rewritten over the
+      // expanded dimensions, which the affine lowering later refuses.
+      if (auto expand = dyn_cast<tensor::ExpandShapeOp>(fused->getOwner()))
+        return plainElementwise(producer) &&
+               expand.getResultType().hasStaticShape();
+      return allParallel(fused->getOwner()) &&
              (!isa<linalg::LinalgOp>(producer) || allParallel(producer));
     };
     linalg::populateElementwiseOpsFusionPatterns(patterns, fuseProducer);

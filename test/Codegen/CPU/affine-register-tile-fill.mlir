@@ -142,3 +142,50 @@ func.func @view_written_between(%a: memref<8x12xf32>, %b: memref<12x32xf32>) -> 
 // CHECK:         memref.subview
 // CHECK-NOT:     vector.broadcast %{{.*}} : f32 to vector<8xf32>
 // CHECK:         affine.vector_load %{{.*}} : memref<8x32xf32>, vector<8xf32>
+
+// -----
+
+// The epilogue reads C through an expand_shape (an NHWC 1x1 convolution's
+// [N*H*W, F] GEMM read as [N, H, W, F] by its bias + relu): the view is C,
+// nothing else reads it, so the fill goes here too and the tiles start
+// from the constant.
+// CHECK-LABEL: func.func @epilogue_through_a_view
+// CHECK-NOT:     affine.store
+// CHECK:         vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// CHECK:         arith.maximumf
+// CHECK:         affine.vector_store %{{.*}}, %{{.*}} : memref<2x4x32xf32>, vector<8xf32>
+// CHECK:         } {dl.fused_epilogue = ["arith.maximumf"]}
+func.func @epilogue_through_a_view(%a: memref<8x12xf32>, %b: memref<12x32xf32>) -> memref<2x4x32xf32> {
+  %c = memref.alloc() : memref<8x32xf32>
+  %zero = arith.constant 0.0 : f32
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 32 {
+      affine.store %zero, %c[%i, %j] : memref<8x32xf32>
+    }
+  }
+  affine.for %i = 0 to 8 {
+    affine.for %k = 0 to 12 {
+      affine.for %j = 0 to 32 {
+        %0 = affine.load %a[%i, %k] : memref<8x12xf32>
+        %1 = affine.load %b[%k, %j] : memref<12x32xf32>
+        %2 = affine.load %c[%i, %j] : memref<8x32xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j] : memref<8x32xf32>
+      }
+    }
+  }
+  %v = memref.expand_shape %c [[0, 1], [2]] output_shape [2, 4, 32] : memref<8x32xf32> into memref<2x4x32xf32>
+  %d = memref.alloc() : memref<2x4x32xf32>
+  affine.for %n = 0 to 2 {
+    affine.for %h = 0 to 4 {
+      affine.for %f = 0 to 32 {
+        %0 = affine.load %v[%n, %h, %f] : memref<2x4x32xf32>
+        %1 = arith.maximumf %0, %zero : f32
+        affine.store %1, %d[%n, %h, %f] : memref<2x4x32xf32>
+      }
+    }
+  }
+  memref.dealloc %c : memref<8x32xf32>
+  return %d : memref<2x4x32xf32>
+}

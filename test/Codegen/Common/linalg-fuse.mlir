@@ -15,7 +15,47 @@
 // CHECK: linalg.generic
 // CHECK: arith.maximumf
 // CHECK: linalg.matmul ins(%1,
+
+// An NHWC 1x1 convolution as dl-to-linalg writes it: the GEMM over
+// [N*H*W, F], its bias add, expanded to [N, H, W, F], then relu. The bias
+// add runs expanded (reading the GEMM through the expand_shape), so relu
+// fuses with it: one elementwise kernel, the GEMM's epilogue later.
+// CHECK-LABEL: func @bias_expand_relu
+// CHECK: %[[P:.*]] = linalg.matmul
+// CHECK: %[[E:.*]] = tensor.expand_shape %[[P]] {{\[\[}}0, 1, 2], [3]] output_shape [3, 2, 2, 8]
+// CHECK: linalg.generic {{.*}} ins(%[[E]], %{{.*}} : tensor<3x2x2x8xf32>, tensor<8xf32>)
+// CHECK: arith.addf
+// CHECK-NEXT: arith.maximumf
+// CHECK-NOT: linalg.generic
+// CHECK: return
+
+// Refused with a dynamic expansion (the register tile's epilogue reads C
+// only through a static one): the bias add stays 2-D, relu its own kernel.
+// CHECK-LABEL: func @bias_expand_dynamic
+// CHECK: linalg.matmul
+// CHECK: linalg.generic
+// CHECK: arith.addf
+// CHECK-NEXT: linalg.yield
+// CHECK-NEXT: } -> tensor<?x8xf32>
+// CHECK: tensor.expand_shape
+// CHECK: linalg.generic
+// CHECK: arith.maximumf
+// CHECK-NEXT: linalg.yield
+// CHECK-NEXT: } -> tensor<?x2x2x8xf32>
+
+// Refused for a producer that asks for its indices (a gather's or a
+// resize's coordinates): it stays 2-D, its index arithmetic untouched.
+// CHECK-LABEL: func @index_expand
+// CHECK: linalg.generic
+// CHECK: linalg.index 0
+// CHECK: } -> tensor<12x8xf32>
+// CHECK: tensor.expand_shape
+// CHECK: linalg.generic
+// CHECK: arith.maximumf
+// CHECK: } -> tensor<3x2x2x8xf32>
 #map = affine_map<(d0, d1) -> (d0, d1)>
+#bias = affine_map<(d0, d1) -> (d1)>
+#map4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 module {
   func.func @chain(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
     %cst = arith.constant 0.000000e+00 : f32
@@ -46,5 +86,64 @@ module {
     %4 = linalg.matmul ins(%1, %arg1 : tensor<4x8xf32>, tensor<8x16xf32>) outs(%3 : tensor<4x16xf32>) -> tensor<4x16xf32>
     return %4 : tensor<4x16xf32>
   }
+  func.func @bias_expand_relu(%x: tensor<12x4xf32>, %w: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<3x2x2x8xf32> {
+    %cst = arith.constant 0.000000e+00 : f32
+    %0 = tensor.empty() : tensor<12x8xf32>
+    %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<12x8xf32>) -> tensor<12x8xf32>
+    %2 = linalg.matmul ins(%x, %w : tensor<12x4xf32>, tensor<4x8xf32>) outs(%1 : tensor<12x8xf32>) -> tensor<12x8xf32>
+    %3 = linalg.generic {indexing_maps = [#map, #bias, #map], iterator_types = ["parallel", "parallel"]} ins(%2, %b : tensor<12x8xf32>, tensor<8xf32>) outs(%0 : tensor<12x8xf32>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %6 = arith.addf %in, %in_0 : f32
+      linalg.yield %6 : f32
+    } -> tensor<12x8xf32>
+    %4 = tensor.expand_shape %3 [[0, 1, 2], [3]] output_shape [3, 2, 2, 8] : tensor<12x8xf32> into tensor<3x2x2x8xf32>
+    %5 = tensor.empty() : tensor<3x2x2x8xf32>
+    %6 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%4 : tensor<3x2x2x8xf32>) outs(%5 : tensor<3x2x2x8xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %7 = arith.maximumf %in, %cst : f32
+      linalg.yield %7 : f32
+    } -> tensor<3x2x2x8xf32>
+    return %6 : tensor<3x2x2x8xf32>
+  }
+  func.func @bias_expand_dynamic(%x: tensor<?x4xf32>, %w: tensor<4x8xf32>, %b: tensor<8xf32>, %n: index) -> tensor<?x2x2x8xf32> {
+    %cst = arith.constant 0.000000e+00 : f32
+    %c0 = arith.constant 0 : index
+    %rows = tensor.dim %x, %c0 : tensor<?x4xf32>
+    %0 = tensor.empty(%rows) : tensor<?x8xf32>
+    %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<?x8xf32>) -> tensor<?x8xf32>
+    %2 = linalg.matmul ins(%x, %w : tensor<?x4xf32>, tensor<4x8xf32>) outs(%1 : tensor<?x8xf32>) -> tensor<?x8xf32>
+    %3 = linalg.generic {indexing_maps = [#map, #bias, #map], iterator_types = ["parallel", "parallel"]} ins(%2, %b : tensor<?x8xf32>, tensor<8xf32>) outs(%0 : tensor<?x8xf32>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %6 = arith.addf %in, %in_0 : f32
+      linalg.yield %6 : f32
+    } -> tensor<?x8xf32>
+    %4 = tensor.expand_shape %3 [[0, 1, 2], [3]] output_shape [%n, 2, 2, 8] : tensor<?x8xf32> into tensor<?x2x2x8xf32>
+    %5 = tensor.empty(%n) : tensor<?x2x2x8xf32>
+    %6 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%4 : tensor<?x2x2x8xf32>) outs(%5 : tensor<?x2x2x8xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %7 = arith.maximumf %in, %cst : f32
+      linalg.yield %7 : f32
+    } -> tensor<?x2x2x8xf32>
+    return %6 : tensor<?x2x2x8xf32>
+  }
+  func.func @index_expand(%x: tensor<12x8xf32>) -> tensor<3x2x2x8xf32> {
+    %cst = arith.constant 0.000000e+00 : f32
+    %0 = tensor.empty() : tensor<12x8xf32>
+    %3 = linalg.generic {indexing_maps = [#map, #map], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<12x8xf32>) outs(%0 : tensor<12x8xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %i = linalg.index 0 : index
+      %ii = arith.index_cast %i : index to i32
+      %f = arith.sitofp %ii : i32 to f32
+      %6 = arith.addf %in, %f : f32
+      linalg.yield %6 : f32
+    } -> tensor<12x8xf32>
+    %4 = tensor.expand_shape %3 [[0, 1, 2], [3]] output_shape [3, 2, 2, 8] : tensor<12x8xf32> into tensor<3x2x2x8xf32>
+    %5 = tensor.empty() : tensor<3x2x2x8xf32>
+    %6 = linalg.generic {indexing_maps = [#map4, #map4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%4 : tensor<3x2x2x8xf32>) outs(%5 : tensor<3x2x2x8xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %7 = arith.maximumf %in, %cst : f32
+      linalg.yield %7 : f32
+    } -> tensor<3x2x2x8xf32>
+    return %6 : tensor<3x2x2x8xf32>
+  }
 }
-

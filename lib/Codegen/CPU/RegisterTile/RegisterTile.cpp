@@ -654,9 +654,19 @@ mlir::dl::registerTile(affine::AffineForOp root, const TargetInfo &target,
   // (Rows left to the scalar nest come only from a dynamic row count, whose
   // output has no fill found.)
   if (fillValue && !blockReduction && spansOutput && !scalarRows) {
-    bool otherUsers = llvm::any_of(output.getUsers(), [&](Operation *user) {
+    // The epilogue's view of C (an expand_shape: an im2col GEMM's
+    // [N*OH*OW, F] read as [N, OH, OW, F]) is C: its users are C's.
+    Operation *view = epi && epi->view != output
+                          ? epi->view.getDefiningOp()
+                          : nullptr;
+    auto other = [&](Operation *user) {
       return !fill->isAncestor(user) && !subnest->isAncestor(user) &&
              !isa<memref::DeallocOp>(user);
+    };
+    bool otherUsers = llvm::any_of(output.getUsers(), [&](Operation *user) {
+      if (user == view)
+        return llvm::any_of(view->getUsers(), other);
+      return other(user);
     });
     if (!epi || !otherUsers) {
       // The fill's loop d walks the output's dimension d (findFill).
