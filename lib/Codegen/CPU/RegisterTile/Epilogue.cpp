@@ -66,31 +66,6 @@ bool indexedBy(Operation *op, ArrayRef<AffineForOp> loops,
   return true;
 }
 
-/// Whether `nest` stores one value defined outside it into every element of
-/// `memref` (static shape) and does nothing else: linalg.fill's nest.
-bool fillsAll(AffineForOp nest, Value memref) {
-  auto type = dyn_cast<MemRefType>(memref.getType());
-  if (!type || !type.hasStaticShape())
-    return false;
-  SmallVector<AffineForOp> loops;
-  affine::getPerfectlyNestedLoops(loops, nest);
-  if (loops.size() != static_cast<size_t>(type.getRank()))
-    return false;
-  Block *body = loops.back().getBody();
-  auto store = dyn_cast<affine::AffineStoreOp>(&body->front());
-  if (!store || body->getOperations().size() != 2 ||
-      store.getMemRef() != memref ||
-      !store.getValueToStore().getParentRegion()->isProperAncestor(
-          &nest.getRegion()))
-    return false;
-  for (auto [dim, loop] : llvm::enumerate(loops))
-    if (!loop.hasConstantBounds() || loop.getConstantLowerBound() != 0 ||
-        loop.getConstantUpperBound() != type.getDimSize(dim) ||
-        loop.getStepAsInt() != 1)
-      return false;
-  return indexedBy(store, loops);
-}
-
 /// The value `size` is equal to, looking through memref.dim of an
 /// allocation (to the size it was allocated with) and of the same memref:
 /// convert-linalg-to-affine-loops takes each nest's bounds from its own
@@ -172,6 +147,29 @@ bool independentNest(Operation *op, Accumulation &acc, Value output) {
 }
 
 } // namespace
+
+Value mlir::dl::register_tile::filledWith(AffineForOp nest, Value memref) {
+  auto type = dyn_cast<MemRefType>(memref.getType());
+  if (!type || !type.hasStaticShape())
+    return {};
+  SmallVector<AffineForOp> loops;
+  affine::getPerfectlyNestedLoops(loops, nest);
+  if (loops.size() != static_cast<size_t>(type.getRank()))
+    return {};
+  Block *body = loops.back().getBody();
+  auto store = dyn_cast<affine::AffineStoreOp>(&body->front());
+  if (!store || body->getOperations().size() != 2 ||
+      store.getMemRef() != memref ||
+      !store.getValueToStore().getParentRegion()->isProperAncestor(
+          &nest.getRegion()))
+    return {};
+  for (auto [dim, loop] : llvm::enumerate(loops))
+    if (!loop.hasConstantBounds() || loop.getConstantLowerBound() != 0 ||
+        loop.getConstantUpperBound() != type.getDimSize(dim) ||
+        loop.getStepAsInt() != 1)
+      return {};
+  return indexedBy(store, loops) ? store.getValueToStore() : Value();
+}
 
 /// The epilogue of `acc`, if the nest that follows it is one and fusing it
 /// is legal: it reads C only at [i, j], C has no user after it (its main
@@ -382,7 +380,7 @@ mlir::dl::register_tile::matchEpilogue(Accumulation &acc, std::string &why) {
       Operation *first = *llvm::min_element(
           later, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
       auto fill = dyn_cast<AffineForOp>(first);
-      if (!fill || !(fillsAll(fill, buffer) || fillsAll(fill, output)))
+      if (!fill || !(filledWith(fill, buffer) || filledWith(fill, output)))
         return refuse("the output is used after it (it would keep partial "
                       "sums in the tiles' place)");
     }

@@ -84,9 +84,6 @@ Value minus(OpBuilder &b, Location loc, Value index, Value base) {
 /// dimension, one affine.store of the value at the loops' indices), with
 /// no op between it and `root` using `output`; its value in `value`.
 AffineForOp findFill(AffineForOp root, Value output, Value &value) {
-  auto type = dyn_cast<MemRefType>(output.getType());
-  if (!type || !type.hasStaticShape())
-    return {};
   for (Operation *op = root->getPrevNode(); op; op = op->getPrevNode()) {
     // Any access to a memref that may share bytes with the output (a view
     // of it, an overlapping view of the same arena) counts as a use; making
@@ -101,30 +98,8 @@ AffineForOp findFill(AffineForOp root, Value output, Value &value) {
     if (!uses)
       continue;
     auto fill = dyn_cast<AffineForOp>(op);
-    if (!fill)
+    if (!fill || !(value = filledWith(fill, output)))
       return {};
-    SmallVector<AffineForOp> nest;
-    affine::getPerfectlyNestedLoops(nest, fill);
-    if (nest.size() != static_cast<size_t>(type.getRank()))
-      return {};
-    Block *body = nest.back().getBody();
-    auto store = dyn_cast<affine::AffineStoreOp>(&body->front());
-    if (!store || body->getOperations().size() != 2 ||
-        store.getMemRef() != output ||
-        !store.getValueToStore().getParentRegion()->isProperAncestor(
-            &fill.getRegion()))
-      return {};
-    for (auto [dim, loop] : llvm::enumerate(nest)) {
-      if (!loop.hasConstantBounds() || loop.getConstantLowerBound() != 0 ||
-          loop.getConstantUpperBound() != type.getDimSize(dim) ||
-          loop.getStepAsInt() != 1)
-        return {};
-      auto index = dyn_cast<AffineDimExpr>(store.getAffineMap().getResult(dim));
-      if (!index ||
-          store.getMapOperands()[index.getPosition()] != loop.getInductionVar())
-        return {};
-    }
-    value = store.getValueToStore();
     return fill;
   }
   return {};

@@ -58,6 +58,12 @@ Value rootMemRef(Value memref);
 /// ranges (dl-plan-memory's arena).
 bool mayAlias(Value a, Value b);
 
+/// The value `nest` stores into every element of `memref` (static shape), if
+/// that is all it does: linalg.fill's nest (loops 0..size over each
+/// dimension, one affine.store at the loops' indices of a value defined
+/// outside it). Null otherwise.
+Value filledWith(AffineForOp nest, Value memref);
+
 /// An elementwise nest right after the accumulation nest that reads its
 /// output element by element: D[i, j] = f(C[i, j], bias[j], R[i, j], ...)
 /// (bias, activation, residual add). It is computed on the output tile
