@@ -370,16 +370,19 @@ mlir::dl::register_tile::matchEpilogue(Accumulation &acc, std::string &why) {
         if (isa<memref::DeallocOp>(user) || user == epi.view.getDefiningOp() ||
             user == output.getDefiningOp())
           continue;
+        // A user outside this block (null) is a later use no fill ends.
         Operation *top = block->findAncestorOpInBlock(*user);
-        if (!top)
-          return refuse("the output is used in another block");
-        if (!(top == root || top == epi.root || top->isBeforeInBlock(root)))
+        if (!top || !(top == root || top == epi.root || top->isBeforeInBlock(root)))
           later.push_back(top);
       }
     if (!later.empty()) {
-      Operation *first = *llvm::min_element(
-          later, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-      auto fill = dyn_cast<AffineForOp>(first);
+      Operation *first =
+          llvm::is_contained(later, nullptr)
+              ? nullptr
+              : *llvm::min_element(later, [](Operation *a, Operation *b) {
+                  return a->isBeforeInBlock(b);
+                });
+      auto fill = dyn_cast_or_null<AffineForOp>(first);
       if (!fill || !(filledWith(fill, buffer) || filledWith(fill, output)))
         return refuse("the output is used after it (it would keep partial "
                       "sums in the tiles' place)");
