@@ -4,6 +4,9 @@
 // - reshape: tensor.collapse_shape to 1-D and tensor.expand_shape to the new
 //   shape (row-major order makes every reshape "flatten, then unflatten"; both
 //   bufferize to views, no copy), the size operands as its output shape;
+//   static shapes collapse and expand only the groups of dimensions that
+//   merge or split ([197, 64, 24] -> [1, 197, 1536]: 64 x 24 collapsed, 197
+//   expanded to 1 x 197);
 // - broadcast_to: a broadcasting linalg.generic;
 // - slice: tensor.extract_slice (a view) when every stride is positive, else a
 //   linalg.generic reading `start + stride * i`; a run-time size is clamped to
@@ -52,6 +55,51 @@ struct TransposeLowering : OpConversionPattern<TransposeOp> {
   }
 };
 
+/// For static shapes (no zero sizes) of rank >= 1: the coarsest shape both
+/// `from` and `to` refine, as the groups of `from`'s and `to`'s dimensions
+/// each of its dimensions collects (unit dimensions join the group before
+/// them, or the first group). None when the shapes have no such form (their
+/// element counts differ). [197, 64, 24] -> [1, 197, 1536]: groups
+/// {0}, {1, 2} of `from` and {0, 1}, {2} of `to`, through [197, 1536].
+std::optional<std::pair<SmallVector<ReassociationIndices>,
+                        SmallVector<ReassociationIndices>>>
+commonGroups(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
+  SmallVector<ReassociationIndices> fromGroups, toGroups;
+  size_t i = 0, j = 0;
+  while (i < from.size() || j < to.size()) {
+    ReassociationIndices a, b;
+    int64_t pa = 1, pb = 1;
+    // Each group takes at least one dimension of each side that has any left.
+    if (i < from.size())
+      pa *= from[i], a.push_back(i++);
+    if (j < to.size())
+      pb *= to[j], b.push_back(j++);
+    while (pa != pb) {
+      if (pa < pb && i < from.size())
+        pa *= from[i], a.push_back(i++);
+      else if (pb < pa && j < to.size())
+        pb *= to[j], b.push_back(j++);
+      else
+        return std::nullopt;
+    }
+    // Trailing unit dimensions stay in this group.
+    while (i < from.size() && from[i] == 1 && (j >= to.size() || to[j] != 1))
+      a.push_back(i++);
+    while (j < to.size() && to[j] == 1 && (i >= from.size() || from[i] != 1))
+      b.push_back(j++);
+    if (a.empty() || b.empty()) { // one side ran out: join the last group
+      if (fromGroups.empty())
+        return std::nullopt;
+      fromGroups.back().append(a.begin(), a.end());
+      toGroups.back().append(b.begin(), b.end());
+      continue;
+    }
+    fromGroups.push_back(a);
+    toGroups.push_back(b);
+  }
+  return std::make_pair(fromGroups, toGroups);
+}
+
 struct ReshapeLowering : OpConversionPattern<ReshapeOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -63,6 +111,37 @@ struct ReshapeLowering : OpConversionPattern<ReshapeOp> {
     auto resultType = storageType(*getTypeConverter(), op.getType());
     Type elementType = inputType.getElementType();
 
+    // Static shapes: collapse the groups of dimensions that merge, expand
+    // those that split (views of the same row-major buffer, no 1-D detour),
+    // so that later folds see which dimensions stay whole: a transpose's
+    // [R, J, p] read as [1, R, J*p] keeps R apart.
+    if (inputType.hasStaticShape() && resultType.hasStaticShape() &&
+        inputType.getRank() > 0 && resultType.getRank() > 0 &&
+        !llvm::is_contained(inputType.getShape(), 0) &&
+        !llvm::is_contained(resultType.getShape(), 0)) {
+      if (auto groups = commonGroups(inputType.getShape(), resultType.getShape())) {
+        auto &[fromGroups, toGroups] = *groups;
+        if (fromGroups.size() != static_cast<size_t>(inputType.getRank())) {
+          SmallVector<int64_t> middle;
+          for (const ReassociationIndices &group : toGroups) {
+            int64_t size = 1;
+            for (int64_t d : group)
+              size *= resultType.getDimSize(d);
+            middle.push_back(size);
+          }
+          value = tensor::CollapseShapeOp::create(
+              rewriter, loc, RankedTensorType::get(middle, elementType), value,
+              fromGroups);
+        }
+        if (toGroups.size() != static_cast<size_t>(resultType.getRank()))
+          value = tensor::ExpandShapeOp::create(rewriter, loc, resultType, value,
+                                                toGroups);
+        if (value.getType() != resultType)
+          value = tensor::CastOp::create(rewriter, loc, resultType, value);
+        rewriter.replaceOp(op, value);
+        return success();
+      }
+    }
     // Row-major order makes every reshape "flatten, then unflatten".
     if (inputType.getRank() == 0) {
       value = tensor::ExpandShapeOp::create(

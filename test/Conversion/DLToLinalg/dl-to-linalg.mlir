@@ -215,6 +215,26 @@ func.func @reshape(%a: tensor<?x3x4xf32>, %s: tensor<f32>, %t: tensor<1x1xf32>) 
 
 // -----
 
+// Static shapes: only the groups of dimensions that merge are collapsed and
+// only those that split are expanded ([R, J, p] read as [1, R, J*p] keeps R
+// a dimension of its own); a pure collapse or expansion is one op.
+// CHECK-LABEL: func @reshape_static
+// CHECK: %[[C:.*]] = tensor.collapse_shape %arg0 {{\[\[}}0], [1, 2]] : tensor<5x3x8xf32> into tensor<5x24xf32>
+// CHECK: tensor.expand_shape %[[C]] {{\[\[}}0, 1], [2]] output_shape [1, 5, 24] : tensor<5x24xf32> into tensor<1x5x24xf32>
+// CHECK: tensor.collapse_shape %arg0 {{\[\[}}0, 1, 2]] : tensor<5x3x8xf32> into tensor<120xf32>
+// CHECK: tensor.expand_shape %arg1 {{\[\[}}0, 1], [2]] output_shape [2, 3, 4] : tensor<6x4xf32> into tensor<2x3x4xf32>
+// CHECK: %[[U:.*]] = tensor.collapse_shape %arg1 {{\[\[}}0, 1]] : tensor<6x4xf32> into tensor<24xf32>
+// CHECK: tensor.expand_shape %[[U]] {{\[\[}}0, 1, 2]] output_shape [4, 1, 6] : tensor<24xf32> into tensor<4x1x6xf32>
+func.func @reshape_static(%a: tensor<5x3x8xf32>, %b: tensor<6x4xf32>) -> (tensor<1x5x24xf32>, tensor<120xf32>, tensor<2x3x4xf32>, tensor<4x1x6xf32>) {
+  %0 = dl.reshape %a shape = [1, 5, 24] : tensor<5x3x8xf32> -> tensor<1x5x24xf32>
+  %1 = dl.reshape %a shape = [120] : tensor<5x3x8xf32> -> tensor<120xf32>
+  %2 = dl.reshape %b shape = [2, 3, 4] : tensor<6x4xf32> -> tensor<2x3x4xf32>
+  %3 = dl.reshape %b shape = [4, 1, 6] : tensor<6x4xf32> -> tensor<4x1x6xf32>
+  return %0, %1, %2, %3 : tensor<1x5x24xf32>, tensor<120xf32>, tensor<2x3x4xf32>, tensor<4x1x6xf32>
+}
+
+// -----
+
 // Softmax: max-reduce, exp(x - max), sum-reduce, times the reciprocal of
 // the row's sum (1 / sum depends on the row only: one division per row once
 // the loop-invariant code moves out of the loop over it).
