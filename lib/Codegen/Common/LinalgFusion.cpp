@@ -11,6 +11,15 @@
 // consumers without reductions for the same reason (expanding a GEMM's rows
 // into (n, oh, ow) would hide it from the register-tiled micro-kernel).
 //
+// Ours also has a reduction write its result transposed when a transpose is
+// its only use (FoldTransposeIntoReduction: dl-pack-weights' [J, R, p]
+// products store their rows in place), and bubbles an expand_shape up
+// through a collapse_shape of other dimensions (upstream's patterns), so an
+// elementwise op after `[R, J, p] -> [1, R, J*p]` runs expanded over
+// [1, R, J, p] and reads the product through an expand_shape that keeps its
+// columns whole: the register tile's epilogue. ViT-S's fc1 + bias + GELU:
+// one kernel instead of three (GEMM, transpose, bias-GELU).
+//
 //===----------------------------------------------------------------------===//
 
 #include "dl/Codegen/Common/Passes.h"
@@ -74,6 +83,69 @@ bool plainElementwise(Operation *op) {
   return !result.wasInterrupted();
 }
 
+/// A transpose of a reduction's result computed by the reduction itself: the
+/// producer writes its output through the transpose's permutation (its
+/// output map's results permuted), into a fill of the transposed shape. dl-
+/// pack-weights' products, [J, R, p] turned back into rows [R, J, p], so
+/// store their tiles where the rows go (no pass over the result) and the
+/// bias and activation after the reshape become the GEMM's epilogue. Only a
+/// producer whose single result has a single use (the transpose), an output
+/// map that is a permutation, and an init that is a fill of an empty tensor
+/// (or the empty tensor): anything else would need its init transposed too.
+struct FoldTransposeIntoReduction
+    : public OpRewritePattern<linalg::TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::TransposeOp transpose,
+                                PatternRewriter &rewriter) const override {
+    auto producer = transpose.getInput().getDefiningOp<linalg::GenericOp>();
+    if (!producer || producer.getNumDpsInits() != 1 ||
+        producer->getNumResults() != 1 || !producer->hasOneUse() ||
+        producer.getNumReductionLoops() == 0 || !producer.hasPureTensorSemantics())
+      return rewriter.notifyMatchFailure(transpose, "not a reduction's only use");
+    OpOperand *init = producer.getDpsInitOperand(0);
+    AffineMap outMap = producer.getMatchingIndexingMap(init);
+    if (!outMap.isProjectedPermutation())
+      return rewriter.notifyMatchFailure(transpose, "output map not a projection");
+    Value empty = init->get();
+    linalg::FillOp fill = empty.getDefiningOp<linalg::FillOp>();
+    if (fill) {
+      if (!fill->hasOneUse())
+        return rewriter.notifyMatchFailure(transpose, "fill has other users");
+      empty = fill.getOutputs()[0];
+    }
+    if (!empty.getDefiningOp<tensor::EmptyOp>())
+      return rewriter.notifyMatchFailure(transpose, "init neither fill nor empty");
+    auto type = cast<RankedTensorType>(transpose.getInit().getType());
+    if (!type.hasStaticShape())
+      return rewriter.notifyMatchFailure(transpose, "dynamic shape");
+
+    Location loc = producer.getLoc(); // the profile names the GEMM
+    rewriter.setInsertionPoint(producer);
+    Value newInit =
+        tensor::EmptyOp::create(rewriter, loc, type.getShape(), type.getElementType());
+    if (fill)
+      newInit = linalg::FillOp::create(rewriter, loc, fill.getInputs(), newInit)
+                    .getResult(0);
+    ArrayRef<int64_t> permutation = transpose.getPermutation();
+    SmallVector<AffineExpr> results;
+    for (int64_t from : permutation)
+      results.push_back(outMap.getResult(from));
+    SmallVector<AffineMap> maps = producer.getIndexingMapsArray();
+    maps[init->getOperandNumber()] = AffineMap::get(
+        outMap.getNumDims(), outMap.getNumSymbols(), results, getContext());
+    auto replacement = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{type}, producer.getDpsInputs(),
+        ValueRange{newInit}, maps, producer.getIteratorTypesArray());
+    rewriter.inlineRegionBefore(producer.getRegion(), replacement.getRegion(),
+                                replacement.getRegion().begin());
+    replacement->setDiscardableAttrs(producer->getDiscardableAttrDictionary());
+    rewriter.replaceOp(transpose, replacement->getResults());
+    rewriter.eraseOp(producer);
+    return success();
+  }
+};
+
 struct DLLinalgFusePass
     : public dl::impl::DLLinalgFuseBase<DLLinalgFusePass> {
   using DLLinalgFuseBase::DLLinalgFuseBase;
@@ -112,6 +184,10 @@ struct DLLinalgFusePass
     };
     linalg::populateElementwiseOpsFusionPatterns(patterns, fuseProducer);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, foldReshape);
+    patterns.add<FoldTransposeIntoReduction>(context);
+    // expand(collapse(x)) on disjoint dimensions as collapse(expand(x)), so
+    // that an elementwise consumer of the collapse runs expanded (above).
+    tensor::populateBubbleUpExpandShapePatterns(patterns);
     affine::AffineApplyOp::getCanonicalizationPatterns(patterns, context);
     linalg::GenericOp::getCanonicalizationPatterns(patterns, context);
     tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, context);

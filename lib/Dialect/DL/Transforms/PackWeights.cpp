@@ -13,6 +13,10 @@
 //        transpose [1, 0, 2] (when R > 1)    : [R, J, p]
 //        reshape [R, J*p], slice [R, N], reshape to x @ W's shape
 //
+// (dl-linalg-fuse later has the product store its tiles as [R, J, p]
+// directly, and its bias and activation run as the GEMM's epilogue: no
+// transpose runs.)
+//
 // so that the micro-kernel walks each panel's rows one after the other
 // (K*p*4 contiguous bytes) instead of reading p columns out of every row of
 // W, N*4 bytes apart: a page and a TLB entry per row for a wide W. The
