@@ -92,6 +92,8 @@ bool plainElementwise(Operation *op) {
 /// producer whose single result has a single use (the transpose), an output
 /// map that is a permutation, and an init that is a fill of an empty tensor
 /// (or the empty tensor): anything else would need its init transposed too.
+/// Applied before the reshape folds, which would otherwise expand the
+/// transpose and leave an expand_shape between it and the reduction.
 struct FoldTransposeIntoReduction
     : public OpRewritePattern<linalg::TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -109,11 +111,8 @@ struct FoldTransposeIntoReduction
       return rewriter.notifyMatchFailure(transpose, "output map not a projection");
     Value empty = init->get();
     linalg::FillOp fill = empty.getDefiningOp<linalg::FillOp>();
-    if (fill) {
-      if (!fill->hasOneUse())
-        return rewriter.notifyMatchFailure(transpose, "fill has other users");
+    if (fill) // may be shared (CSE merges equal fills): a new one is made
       empty = fill.getOutputs()[0];
-    }
     if (!empty.getDefiningOp<tensor::EmptyOp>())
       return rewriter.notifyMatchFailure(transpose, "init neither fill nor empty");
     auto type = cast<RankedTensorType>(transpose.getInit().getType());
@@ -155,6 +154,12 @@ struct DLLinalgFusePass
     MLIRContext *context = op->getContext();
     RewritePatternSet patterns(context);
     unsigned limit = maxFusedOps;
+    {
+      RewritePatternSet transposes(context);
+      transposes.add<FoldTransposeIntoReduction>(context);
+      if (failed(applyPatternsGreedily(op, std::move(transposes))))
+        return signalPassFailure();
+    }
     linalg::ControlFusionFn fuseProducer = [limit](OpOperand *fused) {
       Operation *producer = fused->get().getDefiningOp();
       if (!producer || !producer->hasOneUse() || !readsEachElementOnce(fused))
@@ -184,7 +189,6 @@ struct DLLinalgFusePass
     };
     linalg::populateElementwiseOpsFusionPatterns(patterns, fuseProducer);
     linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, foldReshape);
-    patterns.add<FoldTransposeIntoReduction>(context);
     // expand(collapse(x)) on disjoint dimensions as collapse(expand(x)), so
     // that an elementwise consumer of the collapse runs expanded (above).
     tensor::populateBubbleUpExpandShapePatterns(patterns);

@@ -89,6 +89,11 @@
 // CHECK: linalg.generic {{.*}} ins(%[[E]], %[[B]] : tensor<1x5x3x8xf32>, tensor<3x8xf32>)
 // CHECK: arith.addf
 // CHECK: tensor.collapse_shape %{{.*}} {{\[\[}}0], [1], [2, 3]] : tensor<1x5x3x8xf32> into tensor<1x5x24xf32>
+// A fill that CSE shared between two products is rebuilt for each.
+// CHECK-LABEL: func @packed_shared_fill
+// CHECK-COUNT-2: linalg.generic {indexing_maps = [#{{[a-z0-9]*}}, #{{[a-z0-9]*}}, #[[$ROWS]]]
+// CHECK-NOT: linalg.transpose
+// CHECK: return
 #map = affine_map<(d0, d1) -> (d0, d1)>
 #bias = affine_map<(d0, d1) -> (d1)>
 #map4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
@@ -246,5 +251,26 @@ module {
       linalg.yield %6 : f32
     } -> tensor<1x5x24xf32>
     return %4 : tensor<1x5x24xf32>
+  }
+  func.func @packed_shared_fill(%x: tensor<1x5x4xf32>, %w: tensor<3x4x8xf32>, %v: tensor<3x4x8xf32>) -> (tensor<5x3x8xf32>, tensor<5x3x8xf32>) {
+    %cst = arith.constant 0.000000e+00 : f32
+    %0 = tensor.empty() : tensor<3x5x8xf32>
+    %1 = linalg.fill ins(%cst : f32) outs(%0 : tensor<3x5x8xf32>) -> tensor<3x5x8xf32>
+    %2 = linalg.generic {indexing_maps = [#pa, #pb, #pc], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x, %w : tensor<1x5x4xf32>, tensor<3x4x8xf32>) outs(%1 : tensor<3x5x8xf32>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %m = arith.mulf %in, %in_0 : f32
+      %s = arith.addf %out, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<3x5x8xf32>
+    %3 = linalg.generic {indexing_maps = [#pa, #pb, #pc], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x, %v : tensor<1x5x4xf32>, tensor<3x4x8xf32>) outs(%1 : tensor<3x5x8xf32>) {
+    ^bb0(%in: f32, %in_0: f32, %out: f32):
+      %m = arith.mulf %in, %in_0 : f32
+      %s = arith.addf %out, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<3x5x8xf32>
+    %4 = tensor.empty() : tensor<5x3x8xf32>
+    %t = linalg.transpose ins(%2 : tensor<3x5x8xf32>) outs(%4 : tensor<5x3x8xf32>) permutation = [1, 0, 2]
+    %u = linalg.transpose ins(%3 : tensor<3x5x8xf32>) outs(%4 : tensor<5x3x8xf32>) permutation = [1, 0, 2]
+    return %t, %u : tensor<5x3x8xf32>, tensor<5x3x8xf32>
   }
 }
