@@ -145,6 +145,7 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
     copies.all = true;
     func.addPass(createDLMemRefCopyToLinalg(copies));
     func.addPass(createDLGPUScalarKernels());
+    func.addPass(createDLGPUParallelOuter());
     func.addPass(createConvertLinalgToParallelLoopsPass());
     DLGPUTileForBlocksOptions blocks;
     blocks.blockSize = options.blockSize;

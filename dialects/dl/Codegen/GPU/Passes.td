@@ -134,6 +134,20 @@ def DLGPUScalarKernels : Pass<"dl-gpu-scalar-kernels", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
 
+def DLGPUParallelOuter : Pass<"dl-gpu-parallel-outer", "::mlir::func::FuncOp"> {
+  let summary = "Put the parallel loops of linalg ops outside their reductions";
+  let description = [{
+    Interchanges the loops of every linalg op (not inside an `scf.parallel`)
+    with a parallel loop below a reduction loop, so that the parallel loops
+    come first, each group in its order; named ops with such an order are
+    generalized first. `convert-linalg-to-parallel-loops` maps only the
+    parallel loops above the first reduction; the others would run
+    sequentially in every thread (a channels-last average pool, `(n, h, w,
+    c)` reducing `h` and `w`, ran one thread per image).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def DLGPUTileForBlocks : Pass<"dl-gpu-tile-for-blocks", "::mlir::func::FuncOp"> {
   let summary = "Tile parallel loops into GPU blocks and threads, and map them";
   let description = [{
