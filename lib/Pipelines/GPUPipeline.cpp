@@ -144,8 +144,12 @@ mlir::dl::buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options,
     DLMemRefCopyToLinalgOptions copies;
     copies.all = true;
     func.addPass(createDLMemRefCopyToLinalg(copies));
-    func.addPass(createDLGPUScalarKernels());
+    // Loops parallel first, then reductions along contiguous rows as one
+    // block per output element; what is left (full reductions of fewer
+    // than 32 elements among it) goes through the parallel-loop path.
     func.addPass(createDLGPUParallelOuter());
+    func.addPass(createDLGPURowReductions());
+    func.addPass(createDLGPUScalarKernels());
     func.addPass(createConvertLinalgToParallelLoopsPass());
     DLGPUTileForBlocksOptions blocks;
     blocks.blockSize = options.blockSize;

@@ -409,6 +409,10 @@ void mgpuLaunchKernel(Handle function, intptr_t gridX, intptr_t gridY,
     std::snprintf(lastError, sizeof lastError, "no kernel to launch");
     return;
   }
+  // A grid without blocks (a batch of 0 rows) computes nothing; the driver
+  // would refuse it as an invalid value.
+  if (gridX <= 0 || gridY <= 0 || gridZ <= 0)
+    return;
   Scoped scoped;
   check(driver.cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY,
                               blockZ, sharedBytes, stream, params, extra),

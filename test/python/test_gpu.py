@@ -124,6 +124,47 @@ def test_emulation_with_a_dynamic_batch(rng):
     assert f.cache_size() == 1
 
 
+def test_row_reductions_run_one_block_per_row(rng):
+    """Layer norm, softmax and a whole-tensor sum reduce along contiguous
+    rows: one block per output element whose threads stride along the row
+    and combine in workgroup memory (dl-gpu-row-reductions), for a dynamic
+    batch (0 rows included) and rows of any length; a channels-last pool
+    reduces across the contiguous dimension and keeps one thread per output
+    element (dl-gpu-parallel-outer puts n and c on the threads). Same
+    results as numpy."""
+    gamma = rng.standard_normal(300).astype(np.float32)
+
+    def softmax64(y):
+        e = np.exp(y - y.max(-1, keepdims=True))
+        return e / e.sum(-1, keepdims=True)
+
+    norm = dlc.jit(lambda x: dlc.softmax(dlc.layer_norm(x, gamma, None, axis=-1), axis=-1),
+                   target="cuda", emulate=True, dynamic_batch=(0,))
+    # the layer norm's mean and centred sums, softmax's max and sum: a tree
+    # of 8 steps (256 threads) each
+    assert norm.lower(np.zeros((1, 5, 300), np.float32)).as_text("gpu").count(
+        "gpu.barrier") >= 4 * 9
+    for batch in (2, 1, 0):
+        x = rng.standard_normal((batch, 5, 300)).astype(np.float32)
+        c = x.astype(np.float64) - x.mean(-1, keepdims=True)
+        y = c / np.sqrt((c ** 2).mean(-1, keepdims=True) + 1e-5) * gamma
+        np.testing.assert_allclose(norm(x), softmax64(y), rtol=1e-4, atol=1e-6)
+
+    rows = dlc.jit(lambda x: (dlc.softmax(x, axis=-1), dlc.sum(x)), target="cuda",
+                   emulate=True, dynamic={"x": {1: "row"}})
+    for length in (33, 1, 300, 1000):
+        x = rng.standard_normal((3, length)).astype(np.float32)
+        soft, total = rows(x)
+        np.testing.assert_allclose(soft, softmax64(x.astype(np.float64)), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(total, x.astype(np.float64).sum(), rtol=1e-5, atol=1e-4)
+
+    pool = dlc.jit(lambda x: dlc.mean(x, axis=(1, 2)), target="cuda", emulate=True)
+    x = rng.standard_normal((2, 7, 7, 64)).astype(np.float32)
+    gpu = pool.lower(x).as_text("gpu")
+    assert "gpu.barrier" not in gpu
+    np.testing.assert_allclose(pool(x), x.astype(np.float64).mean((1, 2)), rtol=1e-5, atol=1e-6)
+
+
 def test_emulated_unsigned_and_quantize_kernels(rng):
     """uint8 compares, max and casts, and a quantize/dequantize pair, as GPU
     kernels (emulated): the same numbers as the CPU's."""

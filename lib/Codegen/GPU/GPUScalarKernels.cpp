@@ -7,8 +7,9 @@
 // leave a full reduction as scf.for loops in the host function). Copies become
 // kernels through dl-memref-copy-to-linalg{all=true}.
 //
-// A full reduction then runs on one GPU thread: correct, but slow on large
-// tensors; splitting it across blocks is left to a later change.
+// A full reduction along contiguous elements (32 or more) is taken before,
+// by dl-gpu-row-reductions (one block of up to 256 threads); the others run
+// here on one GPU thread: correct, but slow on large tensors.
 //
 //===----------------------------------------------------------------------===//
 

@@ -148,6 +148,31 @@ def DLGPUParallelOuter : Pass<"dl-gpu-parallel-outer", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def DLGPURowReductions : Pass<"dl-gpu-row-reductions", "::mlir::func::FuncOp"> {
+  let summary = "Reductions along the contiguous dimension as one block per output element";
+  let description = [{
+    Replaces each linalg op on memrefs (outside any `scf.parallel`) whose
+    loops are its parallel ones then its reductions, with one input read
+    along the reductions (not a contraction), whose innermost loop is
+    that input's last index, whose reduced extent is at least 32 (or
+    dynamic), and whose every yielded value is `out (+) x` ((+) one of
+    `addf`, `maximumf`, `maxnumf`, `minimumf`, `minnumf`; `x` free of the
+    outputs and of side effects) by a `gpu.launch` of one block per output
+    element: its threads (32 to 256, the power of two covering the reduced
+    extent) stride along the reduced elements, then combine their partial
+    results in workgroup memory between barriers, and thread 0 combines the
+    total into the output. Other ops are left to the parallel-loop path.
+  }];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 def DLGPUTileForBlocks : Pass<"dl-gpu-tile-for-blocks", "::mlir::func::FuncOp"> {
   let summary = "Tile parallel loops into GPU blocks and threads, and map them";
   let description = [{
