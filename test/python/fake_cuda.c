@@ -61,7 +61,9 @@ int cuModuleGetFunction(void **function, void *module, const char *name) {
 int cuLaunchKernel(void *function, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                    unsigned by, unsigned bz, unsigned smem, void *stream, void **params,
                    void **extra) {
-  (void)gz; (void)by; (void)bz; (void)smem; (void)stream; (void)params; (void)extra;
+  (void)by; (void)bz; (void)smem; (void)stream; (void)params; (void)extra;
+  if (gx == 0 || gy == 0 || gz == 0)
+    return 1; /* CUDA_ERROR_INVALID_VALUE, as the real driver answers */
   logf_("launch %s %lld %lld", (const char *)function, (long long)gx * gy, bx);
   logf_("on-stream%s %lld %lld", "", stream ? *(long long *)stream : 0, 0);
   return getenv("FAKE_CUDA_FAIL_LAUNCH") ? 719 : 0;

@@ -559,6 +559,20 @@ def test_cuda_library_calls_the_driver_in_order(cuda_library, fake_cuda, tmp_pat
         sum(line.startswith("free") for line in log) + 2
 
 
+def test_cuda_library_with_an_empty_batch(cuda_library, fake_cuda, tmp_path):
+    """A batch of 0 rows: every grid is empty, and the driver refuses an
+    empty grid (CUDA_ERROR_INVALID_VALUE; the stand-in too), so the shim
+    launches nothing and the result is empty."""
+    path, _, _ = cuda_library
+    script = textwrap.dedent(f"""
+        import numpy as np, dlcrt
+        print("shape", dlcrt.load({path!r})(np.ones((0, 20), np.float32)).shape)
+    """)
+    out, log = run_on_fake_cuda(fake_cuda, script, tmp_path / "log.txt")
+    assert "shape (0, 5)" in out, out
+    assert not [line for line in log if line.startswith("launch ")]
+
+
 def test_cuda_library_without_kernels(fake_cuda, tmp_path):
     """A function whose result is empty has no kernel and no GPU module to
     load: it still exports (found by the device check's bundle, where it
