@@ -25,16 +25,22 @@
 //     packed at compile time into a new global; any other B once per call
 //     (and per batch when it has batch dimensions);
 //   - g consecutive k of a row of A are one i32, broadcast to every lane;
+//     for vpmaddwd A's rows are first widened to i16 into a buffer (zero
+//     past K, 16 at a time), so the broadcast is a load from memory and not
+//     two shuffles per row and step (on AVX2 those had the kernel at the f32
+//     GEMM's speed: 1.0-1.1x where vpmaddwd does twice its multiply-adds);
 //   - vpdpbusd takes an unsigned A as it is; a signed A is read shifted by
 //     128 (xor 0x80: a + 128 as u8) and 128 x the column sums of B, computed
 //     with the packing, are subtracted: results are exact;
-//   - R rows x V vectors of accumulators (the target's register tile,
-//     `chooseRegisterTile`, fewer rows where the registers of B's panels, A
-//     and vpmaddwd's sums would not fit) stay in registers over the whole
+//   - R rows x V vectors of accumulators (vpdpbusd: the target's register
+//     tile, `chooseRegisterTile`, fewer rows where B's panels and A would
+//     not fit; vpmaddwd: the most accumulators beside V panels, A and the
+//     products, 6 x 2 on AVX2's 16 registers) stay in registers over the whole
 //     reduction; the output's previous contents (the fill of 0) are added
 //     once at the end; columns past N are masked (vector.maskedload/
-//     maskedstore), rows past M run one-row kernels, a K that is not a
-//     multiple of g ends with a masked load of A;
+//     maskedstore: only in tiles that reach past N), rows past M run
+//     one-row kernels, a K that is not a multiple of g ends with a masked
+//     load of A (vpdpbusd) or reads the widened copy's zeros (vpmaddwd);
 //   - the outer loop over column groups (or row tiles when there are fewer
 //     groups than twice the threads) is an scf.parallel, which
 //     dl-outline-parallel runs on dlc's thread pool, when the product has at
@@ -53,6 +59,7 @@
 #include "dl/Target/Target.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -281,6 +288,9 @@ public:
 private:
   Value index(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
   Value dim(Value memref, int64_t d) {
+    int64_t size = cast<MemRefType>(memref.getType()).getDimSize(d);
+    if (!ShapedType::isDynamic(size))
+      return index(size);
     return memref::DimOp::create(b, loc, memref, d);
   }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
@@ -318,6 +328,9 @@ private:
   void fullOrEach(Value start, int64_t width, Value bound,
                   function_ref<void(Value, int64_t)> body);
   Value loadGroup(Value row, Value k, Value valid);
+  void widenA();
+  void storeTile(Value row0, Value col, ArrayRef<Value> sums, Value shift,
+                 Value mask);
 
   IntegerMatmul &m;
   DotProduct dot;
@@ -332,6 +345,8 @@ private:
   Value rowsM, colsN, depthK, panels, groups, fullGroups;
   Value packed;     // [panels][groups][group * lanes] of elementType
   Value correction; // [panels * lanes] i32: 128 x column sums (signed A)
+  Value widened;    // vpmaddwd: A's rows as i16, [M][K rounded up to 16]
+  Value widenedCols;
   bool ownsPacked = false, packAtCompileTimeDone = false;
   SmallVector<Value> batch;
 };
@@ -476,6 +491,20 @@ bool Emitter::packAtCompileTime(ModuleOp module) {
 /// to every lane: bytes shifted to u8 for a signed A (vpdpbusd), or two
 /// values widened to i16 by A's sign (vpmaddwd).
 Value Emitter::loadGroup(Value row, Value k, Value valid) {
+  if (widened) {
+    // Two 16-bit values of the widened copy (zero past K): one i32, which
+    // LLVM broadcasts straight from memory (vpbroadcastd ymm, m32: a load,
+    // no shuffle).
+    Value pair = vector::LoadOp::create(
+        b, loc, VectorType::get({group}, elementType), widened,
+        ValueRange{row, k});
+    Value word = vector::BitCastOp::create(
+        b, loc, VectorType::get({1}, i32), pair);
+    Value scalar =
+        vector::ExtractOp::create(b, loc, word, ArrayRef<int64_t>{0});
+    Value splat = vector::BroadcastOp::create(b, loc, accType, scalar);
+    return vector::BitCastOp::create(b, loc, operandType, splat);
+  }
   SmallVector<Value> indices = operandIndices(m.aMap, row, k);
   Value bytes;
   if (valid) {
@@ -539,8 +568,9 @@ void Emitter::emitTile(Value row0, Value nb0, int64_t rows, int64_t vectors) {
     }
     return next;
   };
+  // With A widened (zero past K, as B's panels are) every group is whole.
   auto loop = scf::ForOp::create(
-      b, loc, index(0), fullGroups, index(1), inits,
+      b, loc, index(0), widened ? groups : fullGroups, index(1), inits,
       [&](OpBuilder &nested, Location, Value q, ValueRange accs) {
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPoint(nested.getInsertionBlock(),
@@ -550,46 +580,154 @@ void Emitter::emitTile(Value row0, Value nb0, int64_t rows, int64_t vectors) {
   SmallVector<Value> accs(loop.getResults());
 
   // K % group columns left: one more step, A's bytes past K masked.
-  Value left = arith::SubIOp::create(b, loc, depthK, mul(fullGroups, cGroup));
-  Value hasTail = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, left,
-                                        index(0));
-  auto tail = scf::IfOp::create(
-      b, loc, hasTail,
+  if (!widened) {
+    Value left =
+        arith::SubIOp::create(b, loc, depthK, mul(fullGroups, cGroup));
+    Value hasTail = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                          left, index(0));
+    auto tail = scf::IfOp::create(
+        b, loc, hasTail,
+        [&](OpBuilder &nested, Location) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          scf::YieldOp::create(b, loc, step(fullGroups, accs, left));
+        },
+        [&](OpBuilder &nested, Location) {
+          scf::YieldOp::create(nested, loc, accs);
+        });
+    accs.assign(tail.getResults().begin(), tail.getResults().end());
+  }
+
+  // C += acc (- 128 x column sums): plain vector loads and stores where the
+  // tile's columns are all inside C (every tile when N is a constant
+  // multiple of the lanes: masked moves are microcoded on AMD, vpmaskmovd's
+  // store alone ~12 cycles on Zen 3), masked past N otherwise.
+  auto epilogue = [&](bool masked) {
+    auto maskType = VectorType::get({lanes}, b.getI1Type());
+    for (int64_t v = 0; v < vectors; ++v) {
+      Value col = mul(add(nb0, index(v)), index(lanes));
+      Value mask;
+      if (masked)
+        mask = vector::CreateMaskOp::create(
+            b, loc, maskType,
+            ValueRange{arith::SubIOp::create(b, loc, colsN, col)});
+      Value shift;
+      if (correction)
+        shift = vector::LoadOp::create(b, loc, accType, correction,
+                                       ValueRange{col});
+      SmallVector<Value> sums;
+      for (int64_t r = 0; r < rows; ++r)
+        sums.push_back(accs[r * vectors + v]);
+      storeTile(row0, col, sums, shift, mask);
+    }
+  };
+  std::optional<int64_t> n = getConstantIntValue(colsN);
+  if (n && *n % lanes == 0) {
+    epilogue(/*masked=*/false);
+    return;
+  }
+  Value inside = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ule,
+      mul(add(nb0, index(vectors)), index(lanes)), colsN);
+  scf::IfOp::create(
+      b, loc, inside,
       [&](OpBuilder &nested, Location) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(nested.getInsertionBlock(),
-                            nested.getInsertionPoint());
-        scf::YieldOp::create(b, loc, step(fullGroups, accs, left));
+        at(nested, [&] {
+          epilogue(/*masked=*/false);
+          scf::YieldOp::create(b, loc);
+        });
       },
       [&](OpBuilder &nested, Location) {
-        scf::YieldOp::create(nested, loc, accs);
+        at(nested, [&] {
+          epilogue(/*masked=*/true);
+          scf::YieldOp::create(b, loc);
+        });
       });
+}
 
-  // C += acc (- 128 x column sums), masked past N.
-  auto maskType = VectorType::get({lanes}, b.getI1Type());
-  for (int64_t v = 0; v < vectors; ++v) {
-    Value col = mul(add(nb0, index(v)), index(lanes));
-    Value mask = vector::CreateMaskOp::create(
-        b, loc, maskType,
-        ValueRange{arith::SubIOp::create(b, loc, colsN, col)});
-    Value shift;
-    if (correction)
-      shift = vector::LoadOp::create(b, loc, accType, correction,
-                                     ValueRange{col});
-    for (int64_t r = 0; r < rows; ++r) {
-      SmallVector<Value> indices;
-      for (Value iv : batch)
-        indices.push_back(iv);
-      indices.push_back(add(row0, index(r)));
-      indices.push_back(col);
-      Value old = vector::MaskedLoadOp::create(b, loc, accType, m.c, indices,
-                                               mask, zeroAcc);
-      Value sum = add(old, tail.getResult(r * vectors + v));
-      if (shift)
-        sum = arith::SubIOp::create(b, loc, sum, shift);
+/// C[row0 + r, col ...] += sums[r] (- shift), masked by `mask` when given.
+void Emitter::storeTile(Value row0, Value col, ArrayRef<Value> sums,
+                        Value shift, Value mask) {
+  Value zeroAcc = arith::ConstantOp::create(
+      b, loc, accType, DenseElementsAttr::get(accType, b.getI32IntegerAttr(0)));
+  for (auto [r, acc] : llvm::enumerate(sums)) {
+    SmallVector<Value> indices;
+    for (Value iv : batch)
+      indices.push_back(iv);
+    indices.push_back(add(row0, index(r)));
+    indices.push_back(col);
+    Value old =
+        mask ? vector::MaskedLoadOp::create(b, loc, accType, m.c, indices,
+                                            mask, zeroAcc)
+                   .getResult()
+             : vector::LoadOp::create(b, loc, accType, m.c, indices)
+                   .getResult();
+    Value sum = add(old, acc);
+    if (shift)
+      sum = arith::SubIOp::create(b, loc, sum, shift);
+    if (mask)
       vector::MaskedStoreOp::create(b, loc, m.c, indices, mask, sum);
-    }
+    else
+      vector::StoreOp::create(b, loc, sum, m.c, indices);
   }
+}
+
+/// A's rows (of the current batch element) widened to i16 by A's sign into
+/// `widened`, 16 at a time, zero past K: the vpmaddwd kernel then broadcasts
+/// two of them from memory per row and step instead of loading two bytes,
+/// moving them to a vector, extending and broadcasting them (two shuffles
+/// per row and step, on the pipes vpmaddwd's sums are added on).
+void Emitter::widenA() {
+  constexpr int64_t chunk = 16;
+  auto bytesType = VectorType::get({chunk}, i8);
+  auto wideType = VectorType::get({chunk}, elementType);
+  Value c0 = index(0), c1 = index(1);
+  // Columns in whole chunks, then the chunk that ends past K.
+  Value wholeCols = mul(arith::DivUIOp::create(b, loc, depthK, index(chunk)),
+                        index(chunk));
+  auto widen = [&](Value bytes) -> Value {
+    return m.aUnsigned
+               ? arith::ExtUIOp::create(b, loc, wideType, bytes).getResult()
+               : arith::ExtSIOp::create(b, loc, wideType, bytes).getResult();
+  };
+  scf::ForOp::create(
+      b, loc, c0, rowsM, c1, ValueRange{},
+      [&](OpBuilder &nested, Location, Value r, ValueRange) {
+        at(nested, [&] {
+          scf::ForOp::create(
+              b, loc, c0, wholeCols, index(chunk), ValueRange{},
+              [&](OpBuilder &inner, Location, Value c, ValueRange) {
+                at(inner, [&] {
+                  Value bytes = vector::LoadOp::create(
+                      b, loc, bytesType, m.a, operandIndices(m.aMap, r, c));
+                  vector::StoreOp::create(b, loc, widen(bytes), widened,
+                                          ValueRange{r, c});
+                  scf::YieldOp::create(b, loc);
+                });
+              });
+          Value left = arith::SubIOp::create(b, loc, depthK, wholeCols);
+          Value hasTail = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::ne, left, c0);
+          scf::IfOp::create(b, loc, hasTail, [&](OpBuilder &then, Location) {
+            at(then, [&] {
+              Value mask = vector::CreateMaskOp::create(
+                  b, loc, VectorType::get({chunk}, b.getI1Type()),
+                  ValueRange{left});
+              Value zeros = arith::ConstantOp::create(
+                  b, loc, bytesType,
+                  DenseElementsAttr::get(bytesType, b.getI8IntegerAttr(0)));
+              Value bytes = vector::MaskedLoadOp::create(
+                  b, loc, bytesType, m.a,
+                  operandIndices(m.aMap, r, wholeCols), mask, zeros);
+              vector::StoreOp::create(b, loc, widen(bytes), widened,
+                                      ValueRange{r, wholeCols});
+              scf::YieldOp::create(b, loc);
+            });
+          });
+          scf::YieldOp::create(b, loc);
+        });
+      });
 }
 
 /// Runs `body` with the emitter's builder inserting where `nested` does (in
@@ -644,6 +782,8 @@ void Emitter::emitColumns(Value row0, Value nb0) {
 void Emitter::emitBatch() {
   if (!packAtCompileTimeDone && bVariesWithBatch())
     packAtRunTime();
+  if (widened)
+    widenA();
   Value groups = ceilDiv(panels, tile.vectors);
   Value rowTiles = ceilDiv(rowsM, tile.rows);
 
@@ -727,6 +867,13 @@ void Emitter::emit(ModuleOp module) {
     if (!bVariesWithBatch())
       packAtRunTime();
   }
+  if (!dot.isVNNI())
+    widened = memref::AllocOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic},
+                        elementType),
+        ValueRange{rowsM, mul(ceilDiv(depthK, 16), index(16))},
+        b.getI64IntegerAttr(64));
 
   // Batch loops, outermost, sequential.
   std::function<void(int64_t)> nest = [&](int64_t d) {
@@ -748,6 +895,8 @@ void Emitter::emit(ModuleOp module) {
   };
   nest(0);
 
+  if (widened)
+    memref::DeallocOp::create(b, loc, widened);
   if (ownsPacked) {
     memref::DeallocOp::create(b, loc, packed);
     if (correction)
@@ -779,13 +928,29 @@ struct DLIntegerMatmul
     // The register tile: accumulators, `vectors` registers of B's panels,
     // one of A's broadcast group, and one for vpmaddwd's sums.
     auto tileFor = [&](const DotProduct &dot) {
+      int64_t registers = std::max<int64_t>(8, target.getVectorRegisters());
+      if (!dot.accumulates) {
+        // vpmaddwd: R x V accumulators, V registers of B's panels, A's
+        // broadcast and the products' register, the most accumulators
+        // (each step loads R + V registers for R x V products; ties go to
+        // fewer loads). AVX2's 16 registers: 6 x 2 (3 x 3 leaves 9).
+        dl::RegisterTileShape best{1, 1};
+        for (int64_t v = 1; v <= 4; ++v)
+          for (int64_t r = 1; r <= 8; ++r) {
+            if (r * v + v + 2 > registers)
+              break;
+            if (r * v > best.rows * best.vectors ||
+                (r * v == best.rows * best.vectors &&
+                 r + v < best.rows + best.vectors))
+              best = {r, v};
+          }
+        return best;
+      }
       dl::RegisterTileShape tile = dl::chooseRegisterTile(target);
       tile.vectors = std::max<int64_t>(1, std::min<int64_t>(tile.vectors, 4));
       tile.rows = std::max<int64_t>(1, tile.rows);
-      int64_t registers = std::max<int64_t>(8, target.getVectorRegisters());
-      int64_t spare = dot.accumulates ? 1 : 2;
       while (tile.rows > 1 &&
-             tile.rows * tile.vectors + tile.vectors + spare > registers)
+             tile.rows * tile.vectors + tile.vectors + 1 > registers)
         --tile.rows;
       return tile;
     };

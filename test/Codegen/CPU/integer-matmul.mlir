@@ -1,4 +1,4 @@
-// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=znver4},dl-integer-matmul)' | FileCheck %s --check-prefix=ZMM
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=znver4},dl-integer-matmul{min-parallel-work=4096})' | FileCheck %s --check-prefix=ZMM
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=alderlake},dl-integer-matmul)' | FileCheck %s --check-prefix=YMM
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=znver3},dl-integer-matmul)' | FileCheck %s --check-prefix=AVX2
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=haswell},dl-integer-matmul)' | FileCheck %s --check-prefix=AVX2
@@ -56,20 +56,40 @@ func.func @signed_constant(%a: memref<?x8xi8>, %c: memref<?x20xi32>) {
 // YMM-COUNT-3: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.256"
 // Without an 8-bit dot product (Zen 3, Haswell: AVX2; Skylake: AVX-512 BW)
 // the exact path: B packed as 16-bit values (sign-extended) in panels
-// [N/lanes][K/2][2 x lanes], two of A's values widened by their sign and
-// broadcast, vpmaddwd (i16 x i16 pairs summed into i32: no saturation)
-// added to the accumulators; no shift, no correction. 16 registers: a 3 x 3
-// tile (one register for vpmaddwd's sums).
+// [N/lanes][K/2][2 x lanes]; A's rows first widened by their sign into a
+// buffer [M][K rounded up to 16] (16 at a time, the row's last chunk a
+// masked load: zeros past K), so each step broadcasts two of its i16 values
+// as one i32 from memory; vpmaddwd (i16 x i16 pairs summed into i32: no
+// saturation) added to the accumulators; no shift, no correction. 16
+// registers: a 6 x 2 tile (12 accumulators, 2 of B, A, the products). The
+// tiles whose columns are inside C store with plain vector moves, those
+// reaching past column 20 masked. The work estimate reads the static N and K
+// (64 rows assumed for the dynamic M): 64 x 20 x 8 multiply-adds are below
+// the default min-parallel-work (the ZMM run lowers it to 4096), so the loops
+// stay serial.
 // AVX2-NOT: @w :
 // AVX2: memref.global "private" constant @w_i16x8 : memref<3x4x16xi16>
 // AVX2-NOT: colsum
 // AVX2-LABEL: func @signed_constant
-// AVX2: :9 = scf.for {{.*}} -> (vector<8xi32>
-// AVX2: vector.load %{{.*}} : memref<?x8xi8>, vector<2xi8>
-// AVX2: arith.extsi %{{.*}} : vector<2xi8> to vector<2xi16>
+// AVX2: %[[WIDE:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {alignment = 64 : i64} : memref<?x?xi16>
+// AVX2: vector.load %{{.*}} : memref<?x8xi8>, vector<16xi8>
+// AVX2: arith.extsi %{{.*}} : vector<16xi8> to vector<16xi16>
+// AVX2: vector.store %{{.*}}, %[[WIDE]]
+// AVX2: vector.maskedload %{{.*}} : memref<?x8xi8>, vector<16xi1>, vector<16xi8> into vector<16xi8>
+// AVX2-NOT: scf.parallel
+// AVX2: :12 = scf.for {{.*}} -> (vector<8xi32>
+// AVX2: vector.load %[[WIDE]][%{{.*}}, %{{.*}}] : memref<?x?xi16>, vector<2xi16>
+// AVX2: vector.bitcast %{{.*}} : vector<2xi16> to vector<1xi32>
+// AVX2: vector.broadcast %{{.*}} : i32 to vector<8xi32>
 // AVX2: %[[S:.*]] = llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"(%{{.*}}, %{{.*}}) : (vector<16xi16>, vector<16xi16>) -> vector<8xi32>
 // AVX2-NEXT: arith.addi %{{.*}}, %[[S]] : vector<8xi32>
 // AVX2-NOT: arith.xori
+// AVX2: scf.if
+// AVX2-NOT: vector.maskedstore
+// AVX2: vector.store %{{.*}} : memref<?x20xi32>, vector<8xi32>
+// AVX2: } else {
+// AVX2: vector.maskedstore
+// AVX2: memref.dealloc %[[WIDE]]
 // BW: memref.global "private" constant @w_i16x16 : memref<2x4x32xi16>
 // BW-LABEL: func @signed_constant
 // BW: llvm.call_intrinsic "llvm.x86.avx512.pmaddw.d.512"
@@ -115,7 +135,8 @@ func.func @unsigned_runtime(%a: memref<128x30xi8>, %b: memref<30x70xi8>, %c: mem
 // -----
 
 // Batch dimensions: B with its own batch (attention's scores) is packed per
-// batch element, inside the batch loop.
+// batch element, inside the batch loop; 16 columns fill a zmm panel, so C is
+// stored with plain vector moves at the batch element's indices.
 #mapA = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
 #mapB = affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>
 #mapC = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
@@ -136,7 +157,43 @@ func.func @batched(%a: memref<4x16x64xi8>, %b: memref<4x64x16xi8>, %c: memref<4x
 // ZMM: scf.for %[[B:.*]] = %{{.*}} to %{{.*}} step
 // ZMM: memref.load %{{.*}}[%[[B]], %{{.*}}, %{{.*}}] : memref<4x64x16xi8>
 // ZMM: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
-// ZMM: vector.maskedstore %{{.*}}[%[[B]], %{{.*}}, %{{.*}}]
+// ZMM-NOT: vector.maskedstore
+// ZMM: vector.store %{{.*}}, %{{.*}}[%[[B]], %{{.*}}, %{{.*}}]
+
+// -----
+
+// N a constant multiple of the lanes (32 columns: 2 zmm or 4 ymm panels):
+// every tile's columns are inside C, so the epilogue loads, adds and stores
+// with plain vector moves and no tile is masked (masked moves are microcoded
+// on AMD). A K of 6 is one partial chunk of A's widened copy (AVX2).
+#mapA = affine_map<(d0, d1, d2) -> (d0, d2)>
+#mapB = affine_map<(d0, d1, d2) -> (d2, d1)>
+#mapC = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @whole_columns(%a: memref<?x6xi8>, %b: memref<6x32xi8>, %c: memref<?x32xi32>) {
+  linalg.generic {indexing_maps = [#mapA, #mapB, #mapC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<?x6xi8>, memref<6x32xi8>) outs(%c : memref<?x32xi32>) {
+  ^bb0(%x: i8, %y: i8, %acc: i32):
+    %0 = arith.extsi %x : i8 to i32
+    %1 = arith.extsi %y : i8 to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.addi %acc, %2 : i32
+    linalg.yield %3 : i32
+  }
+  return
+}
+// ZMM-LABEL: func @whole_columns
+// ZMM: llvm.call_intrinsic "llvm.x86.avx512.vpdpbusd.512"
+// ZMM-NOT: vector.maskedstore
+// ZMM: vector.store %{{.*}} : memref<?x32xi32>, vector<16xi32>
+// ZMM-NOT: vector.maskedstore
+// ZMM: return
+// AVX2-LABEL: func @whole_columns
+// AVX2: vector.maskedload %{{.*}} : memref<?x6xi8>, vector<16xi1>, vector<16xi8> into vector<16xi8>
+// AVX2: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
+// AVX2-NOT: vector.maskedstore
+// AVX2: vector.store %{{.*}} : memref<?x32xi32>, vector<8xi32>
+// AVX2-NOT: vector.maskedstore
+// AVX2: return
 
 // -----
 
