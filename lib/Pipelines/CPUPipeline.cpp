@@ -132,6 +132,7 @@ void addAffineStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   if (options.vectorize && options.integerKernels) {
     DLIntegerMatmulOptions integer;
     integer.parallel = options.parallel;
+    integer.epilogue = options.epilogue;
     pm.addPass(createDLIntegerMatmul(integer));
   }
   pm.addNestedPass<func::FuncOp>(createDLLinalgToAffineLoops());

@@ -567,3 +567,55 @@ def test_pt2e_quantize_ops_are_bit_exact():
     want = Module()(x, scales)
     for index, (g, w) in enumerate(zip(got, want)):
         np.testing.assert_array_equal(g, w.numpy(), err_msg=f"output {index}")
+
+
+def test_requantization_runs_on_the_integer_kernels_tiles():
+    """dl-integer-matmul computes the elementwise nest after an integer
+    product (a quantized convolution's requantization: the zero point's
+    correction per column, the scale, rounding and clamping to int8, back to
+    float) on its tiles in registers, storing straight into the padded
+    buffer the next (depthwise) convolution reads: rows that fill no tile
+    (35), columns past a vector (20), K below one widened chunk (12); and a
+    per-row scale (a dynamic quantization's) broadcast along the columns.
+    Results equal numpy/PyTorch exactly (the same float operations in the
+    same order)."""
+    import re
+    import torch
+    rng = np.random.default_rng(5)
+    n, h, w, k, c = 1, 5, 7, 12, 20
+    x = rng.integers(-128, 128, (n * h * w, k), dtype=np.int8)
+    wt = rng.integers(-128, 128, (k, c), dtype=np.int8)
+    corr = rng.integers(-500, 500, (c,), dtype=np.int32)
+    scale = np.float32(0.0037)
+    dwh = rng.standard_normal((3, 3, 1, c)).astype(np.float32)
+
+    @dlc.jit
+    def conv_block(x):
+        s = dlc.matmul_integer(x, wt) - corr
+        q = dlc.astype(dlc.clip(dlc.round(dlc.astype(s, np.float32) * scale), -128, 127),
+                       np.int8)
+        back = dlc.reshape(dlc.astype(q, np.float32), (n, h, w, c))
+        return dlc.conv2d(back, dwh, padding=1, groups=c, layout="NHWC")
+
+    affine = conv_block.lower(x).as_text("affine")
+    assert re.search(r"math.roundeven %\S+ : vector<\d+xf32>", affine), \
+        "the requantization was not computed on the kernel's tiles"
+    s = x.astype(np.int64) @ wt.astype(np.int64) - corr
+    q = np.clip(np.round(s.astype(np.float32) * scale), -128, 127).astype(np.int8)
+    q = q.astype(np.float32).reshape(n, h, w, c)
+    want = torch.nn.functional.conv2d(torch.from_numpy(q).permute(0, 3, 1, 2),
+                                      torch.from_numpy(dwh).permute(3, 2, 0, 1),
+                                      padding=1, groups=c).permute(0, 2, 3, 1).numpy()
+    np.testing.assert_array_equal(conv_block(x), want)
+
+    rows = rng.uniform(0.001, 0.01, (n * h * w, 1)).astype(np.float32)
+
+    @dlc.jit
+    def per_row(x, rows):
+        return dlc.astype(dlc.matmul_integer(x, wt), np.float32) * rows
+
+    assert re.search(r"arith.mulf %\S+, %\S+ : vector<\d+xf32>",
+                     per_row.lower(x, rows).as_text("affine"))
+    np.testing.assert_array_equal(per_row(x, rows),
+                                  (x.astype(np.int32) @ wt.astype(np.int32)).astype(np.float32)
+                                  * rows)

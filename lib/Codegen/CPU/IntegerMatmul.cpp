@@ -63,8 +63,10 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <cstring>
 
@@ -265,13 +267,309 @@ std::optional<ArrayRef<char>> constantBytes(Value value, ModuleOp module,
   return std::nullopt;
 }
 
+/// The elementwise nest that reads a product's sums after it
+/// (requantization: the zero points' correction, the scales, the bias, the
+/// activation, the rounding to 8 bits), computed on the kernel's tiles while
+/// they are in registers instead of going through C.
+struct Consumer {
+  linalg::GenericOp op;
+  unsigned cInput = 0;               // the input that reads C
+  memref::ExpandShapeOp expand;      // C's rows split into several dims, or null
+  linalg::FillOp fill;               // C's zero fill
+};
+
+/// Where `value` lives: its allocation (or argument, or global), the byte
+/// range within it when known (views of an arena at constant offsets), and
+/// the static box it covers when it is a subview of `boxOf`.
+struct Place {
+  Value root;
+  std::optional<std::pair<int64_t, int64_t>> bytes; // [begin, end) in root
+};
+
+/// The byte size of a memref of static shape and identity layout, or none.
+std::optional<int64_t> staticBytes(MemRefType type) {
+  if (!type.hasStaticShape() || !type.getLayout().isIdentity() ||
+      !type.getElementType().isIntOrFloat())
+    return std::nullopt;
+  return type.getNumElements() *
+         ((type.getElementTypeBitWidth() + 7) / 8);
+}
+
+Place placeOf(Value value) {
+  std::optional<std::pair<int64_t, int64_t>> bytes;
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto view = dyn_cast<memref::ViewOp>(def)) {
+      std::optional<int64_t> offset =
+          getConstantIntValue(view.getByteShift());
+      std::optional<int64_t> size = staticBytes(view.getType());
+      // The innermost view decides: what is below it only narrows it.
+      if (!bytes && offset && size)
+        bytes = std::make_pair(*offset, *offset + *size);
+      else if (!bytes)
+        return {view.getSource(), std::nullopt};
+      value = view.getSource();
+      continue;
+    }
+    if (isa<memref::SubViewOp, memref::ExpandShapeOp, memref::CollapseShapeOp,
+            memref::CastOp, memref::ReinterpretCastOp>(def)) {
+      // Narrows or renames its source: the source's place covers it. A view
+      // below it keeps its own byte range only when this op is not a
+      // reinterpretation (which may reach outside).
+      if (isa<memref::ReinterpretCastOp>(def))
+        bytes.reset();
+      value = def->getOperand(0);
+      continue;
+    }
+    break;
+  }
+  return {value, bytes};
+}
+
+/// Static offsets, sizes and strides of a subview, or none.
+bool staticBox(memref::SubViewOp subview, SmallVectorImpl<int64_t> &offsets,
+               SmallVectorImpl<int64_t> &sizes,
+               SmallVectorImpl<int64_t> &strides) {
+  for (auto [list, out] :
+       {std::make_pair(subview.getMixedOffsets(), &offsets),
+        std::make_pair(subview.getMixedSizes(), &sizes),
+        std::make_pair(subview.getMixedStrides(), &strides)}) {
+    for (OpFoldResult v : list) {
+      std::optional<int64_t> c = getConstantIntValue(v);
+      if (!c)
+        return false;
+      out->push_back(*c);
+    }
+  }
+  return true;
+}
+
+/// Whether the memory of `x` and `y` cannot overlap: distinct allocations
+/// (an allocation and an argument or a global included), disjoint byte
+/// ranges of one arena, or subviews of one buffer whose static boxes are
+/// apart in some dimension (a padded buffer's border and its interior).
+bool provablyDisjoint(Value x, Value y) {
+  auto xs = x.getDefiningOp<memref::SubViewOp>();
+  auto ys = y.getDefiningOp<memref::SubViewOp>();
+  if (xs && ys && xs.getSource() == ys.getSource()) {
+    SmallVector<int64_t> xo, xz, xt, yo, yz, yt;
+    if (staticBox(xs, xo, xz, xt) && staticBox(ys, yo, yz, yt) &&
+        xo.size() == yo.size()) {
+      for (size_t d = 0; d < xo.size(); ++d) {
+        if (xz[d] == 0 || yz[d] == 0)
+          return true;
+        int64_t xEnd = xo[d] + (xz[d] - 1) * xt[d];
+        int64_t yEnd = yo[d] + (yz[d] - 1) * yt[d];
+        if (xEnd < yo[d] || yEnd < xo[d])
+          return true;
+      }
+    }
+  }
+  Place px = placeOf(x), py = placeOf(y);
+  if (px.root != py.root) {
+    auto fresh = [](Value root) {
+      return root.getDefiningOp<memref::AllocOp>() ||
+             root.getDefiningOp<memref::AllocaOp>();
+    };
+    auto global = [](Value root) {
+      return root.getDefiningOp<memref::GetGlobalOp>();
+    };
+    // A fresh allocation aliases nothing else; two globals only themselves.
+    if (fresh(px.root) || fresh(py.root))
+      return true;
+    if (auto gx = global(px.root))
+      if (auto gy = global(py.root))
+        return gx.getName() != gy.getName();
+    return false;
+  }
+  return px.bytes && py.bytes &&
+         (px.bytes->second <= py.bytes->first ||
+          py.bytes->second <= px.bytes->first);
+}
+
+bool hoistable(Value value, Operation *point);
+
+/// Whether `op` is elementwise scalar arithmetic the epilogue can run on
+/// vectors: arith or math, no regions, scalar int or float results.
+bool isVectorizableScalarOp(Operation &op) {
+  StringRef dialect = op.getDialect() ? op.getDialect()->getNamespace() : "";
+  if ((dialect != "arith" && dialect != "math") || op.getNumRegions() != 0 ||
+      op.getNumResults() != 1)
+    return false;
+  return llvm::all_of(op.getResultTypes(),
+                      [](Type t) { return t.isIntOrFloat(); }) &&
+         llvm::all_of(op.getOperandTypes(),
+                      [](Type t) { return t.isIntOrFloat(); });
+}
+
+/// The consumer of `m`'s sums the kernel can compute on its tiles, if any:
+/// C is 2-D, zero-filled before the product and read after it only by one
+/// all-parallel linalg.generic (directly or through an expand_shape of its
+/// rows) whose body is scalar arith/math not reading its own output, whose
+/// other inputs are read along the columns (vector loads) or not depend on
+/// them (broadcast), and nothing between the product and the consumer
+/// touches what the consumer reads or writes, and the consumer's output is
+/// apart from the product's operands (the tiles write it while other tiles
+/// still read A and B).
+std::optional<Consumer> matchConsumer(IntegerMatmul &m) {
+  if (m.batchRank != 0)
+    return std::nullopt;
+  Consumer c;
+  Operation *reader = nullptr;
+  for (Operation *user : m.c.getUsers()) {
+    if (user == m.op.getOperation() || isa<memref::DeallocOp>(user))
+      continue;
+    if (auto fill = dyn_cast<linalg::FillOp>(user)) {
+      if (c.fill || !matchPattern(fill.value(), m_Zero()) ||
+          fill->getBlock() != m.op->getBlock() ||
+          !fill->isBeforeInBlock(m.op))
+        return std::nullopt;
+      c.fill = fill;
+      continue;
+    }
+    if (reader)
+      return std::nullopt;
+    reader = user;
+  }
+  if (!c.fill || !reader)
+    return std::nullopt;
+  Value cRead = m.c;
+  if (auto expand = dyn_cast<memref::ExpandShapeOp>(reader)) {
+    SmallVector<ReassociationIndices> groups =
+        expand.getReassociationIndices();
+    MemRefType type = expand.getResultType();
+    // Rows split into (..., h, w), the columns alone and contiguous.
+    if (groups.size() != 2 || groups[1].size() != 1 ||
+        !expand.getResult().hasOneUse())
+      return std::nullopt;
+    for (int64_t d : ArrayRef<int64_t>(groups[0]).drop_front())
+      if (type.isDynamicDim(d))
+        return std::nullopt;
+    c.expand = expand;
+    cRead = expand.getResult();
+    reader = *expand.getResult().getUsers().begin();
+  }
+  auto op = dyn_cast<linalg::GenericOp>(reader);
+  if (!op || !op.hasPureBufferSemantics() || op.getNumDpsInits() != 1 ||
+      op.getNumReductionLoops() != 0 || op->getBlock() != m.op->getBlock() ||
+      !m.op->isBeforeInBlock(op))
+    return std::nullopt;
+  int64_t loops = op.getNumLoops();
+  if (loops != cast<MemRefType>(cRead.getType()).getRank())
+    return std::nullopt;
+  c.op = op;
+  Block &body = op.getRegion().front();
+  if (!body.getArgument(body.getNumArguments() - 1).use_empty())
+    return std::nullopt;
+  // Maps: C's and the output's the identity; other inputs' results loops or
+  // 0, the columns' loop (if any) last and contiguous.
+  Value out = op.getDpsInitOperand(0)->get();
+  if (!op.getMatchingIndexingMap(op.getDpsInitOperand(0)).isIdentity() ||
+      !cast<MemRefType>(out.getType()).isLastDimUnitStride())
+    return std::nullopt;
+  bool sawC = false;
+  for (OpOperand *input : op.getDpsInputOperands()) {
+    AffineMap map = op.getMatchingIndexingMap(input);
+    if (input->get() == cRead) {
+      if (sawC || !map.isIdentity())
+        return std::nullopt;
+      sawC = true;
+      c.cInput = input->getOperandNumber();
+      continue;
+    }
+    if (!isa<MemRefType>(input->get().getType()))
+      return std::nullopt;
+    for (auto [i, e] : llvm::enumerate(map.getResults())) {
+      auto d = dyn_cast<AffineDimExpr>(e);
+      auto k = dyn_cast<AffineConstantExpr>(e);
+      if (!(d || (k && k.getValue() == 0)))
+        return std::nullopt;
+      if (d && d.getPosition() == loops - 1 &&
+          (i + 1 != map.getNumResults() ||
+           !cast<MemRefType>(input->get().getType()).isLastDimUnitStride()))
+        return std::nullopt;
+    }
+  }
+  if (!sawC)
+    return std::nullopt;
+  for (Operation &inner : body.without_terminator())
+    if (!isVectorizableScalarOp(inner))
+      return std::nullopt;
+  // Values from above: constants only (rebuilt as splats).
+  bool capturesOnlyConstants = true;
+  body.walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      if (v.getParentBlock() != &body && !matchPattern(v, m_Constant()))
+        capturesOnlyConstants = false;
+  });
+  if (!capturesOnlyConstants)
+    return std::nullopt;
+
+  // Memory: the consumer moves up to the product, with the views it reads
+  // and writes through.
+  SmallVector<Value> read;
+  for (OpOperand *input : op.getDpsInputOperands())
+    if (input->get() != cRead)
+      read.push_back(input->get());
+  if (!hoistable(out, m.op) ||
+      !llvm::all_of(read, [&](Value r) { return hoistable(r, m.op); }))
+    return std::nullopt;
+  if (!provablyDisjoint(out, m.a) || !provablyDisjoint(out, m.b))
+    return std::nullopt;
+  for (Operation *between = m.op->getNextNode(); between != op;
+       between = between->getNextNode()) {
+    // Views, constants and fresh allocations (the consumer's output may be
+    // one: it moves up with the consumer) touch nothing the consumer does.
+    if (between == c.expand.getOperation() || isMemoryEffectFree(between) ||
+        isa<memref::AllocOp>(between))
+      continue;
+    auto fill = dyn_cast<linalg::FillOp>(between);
+    if (!fill)
+      return std::nullopt;
+    Value written = fill.getDpsInitOperand(0)->get();
+    if (!provablyDisjoint(written, out))
+      return std::nullopt;
+    for (Value r : read)
+      if (!provablyDisjoint(written, r))
+        return std::nullopt;
+  }
+  return c;
+}
+
+/// Whether `value` is available before `point`, or can be by moving the
+/// memory-effect-free ops that define it (views, subviews, constants) or its
+/// allocation there.
+bool hoistable(Value value, Operation *point) {
+  Operation *def = value.getDefiningOp();
+  // Arguments and values of enclosing blocks dominate `point` already.
+  if (!def || def->getBlock() != point->getBlock() ||
+      def->isBeforeInBlock(point))
+    return true;
+  if (def == point ||
+      !(isMemoryEffectFree(def) || isa<memref::AllocOp>(def)) ||
+      def->getNumRegions() != 0)
+    return false;
+  return llvm::all_of(def->getOperands(),
+                      [&](Value v) { return hoistable(v, point); });
+}
+
+void hoist(Value value, Operation *point) {
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getBlock() != point->getBlock() ||
+      def->isBeforeInBlock(point))
+    return;
+  for (Value v : def->getOperands())
+    hoist(v, point);
+  def->moveBefore(point);
+}
+
 /// Builds the kernel of one matched matmul.
 class Emitter {
 public:
   Emitter(IntegerMatmul &m, DotProduct dot, dl::RegisterTileShape tile,
-          int64_t minParallelWork, int64_t threads)
+          int64_t minParallelWork, int64_t threads,
+          std::optional<Consumer> consumer = std::nullopt)
       : m(m), dot(dot), tile(tile), minParallelWork(minParallelWork),
-        threads(threads), b(m.op), loc(m.op.getLoc()) {
+        threads(threads), b(m.op), loc(m.op.getLoc()), consumer(consumer) {
     MLIRContext *ctx = m.op.getContext();
     i8 = IntegerType::get(ctx, 8);
     i32 = IntegerType::get(ctx, 32);
@@ -331,6 +629,10 @@ private:
   void widenA();
   void storeTile(Value row0, Value col, ArrayRef<Value> sums, Value shift,
                  Value mask);
+  void storeConsumerTile(ArrayRef<SmallVector<Value>> rowIndices, Value col,
+                         ArrayRef<Value> sums, Value shift, Value mask);
+  SmallVector<Value> consumerRowIndices(Value row);
+  void eraseConsumer();
 
   IntegerMatmul &m;
   DotProduct dot;
@@ -349,6 +651,7 @@ private:
   Value widenedCols;
   bool ownsPacked = false, packAtCompileTimeDone = false;
   SmallVector<Value> batch;
+  std::optional<Consumer> consumer;
 };
 
 /// B packed by loops at run time (and, for a signed A, its column sums).
@@ -605,6 +908,10 @@ void Emitter::emitTile(Value row0, Value nb0, int64_t rows, int64_t vectors) {
   // store alone ~12 cycles on Zen 3), masked past N otherwise.
   auto epilogue = [&](bool masked) {
     auto maskType = VectorType::get({lanes}, b.getI1Type());
+    SmallVector<SmallVector<Value>> rowIndices;
+    if (consumer)
+      for (int64_t r = 0; r < rows; ++r)
+        rowIndices.push_back(consumerRowIndices(add(row0, index(r))));
     for (int64_t v = 0; v < vectors; ++v) {
       Value col = mul(add(nb0, index(v)), index(lanes));
       Value mask;
@@ -619,7 +926,10 @@ void Emitter::emitTile(Value row0, Value nb0, int64_t rows, int64_t vectors) {
       SmallVector<Value> sums;
       for (int64_t r = 0; r < rows; ++r)
         sums.push_back(accs[r * vectors + v]);
-      storeTile(row0, col, sums, shift, mask);
+      if (consumer)
+        storeConsumerTile(rowIndices, col, sums, shift, mask);
+      else
+        storeTile(row0, col, sums, shift, mask);
     }
   };
   std::optional<int64_t> n = getConstantIntValue(colsN);
@@ -670,6 +980,133 @@ void Emitter::storeTile(Value row0, Value col, ArrayRef<Value> sums,
       vector::MaskedStoreOp::create(b, loc, m.c, indices, mask, sum);
     else
       vector::StoreOp::create(b, loc, sum, m.c, indices);
+  }
+}
+
+/// The consumer's indices of C's row `row`: the row itself, or split over
+/// the expand_shape's row dims (row-major, their sizes static but the first).
+SmallVector<Value> Emitter::consumerRowIndices(Value row) {
+  if (!consumer->expand)
+    return {row};
+  ArrayRef<int64_t> shape = consumer->expand.getResultType().getShape();
+  ReassociationIndices group = consumer->expand.getReassociationIndices()[0];
+  SmallVector<Value> indices(group.size());
+  Value rest = row;
+  for (int64_t i = group.size() - 1; i > 0; --i) {
+    Value size = index(shape[group[i]]);
+    indices[i] = arith::RemUIOp::create(b, loc, rest, size);
+    rest = arith::DivUIOp::create(b, loc, rest, size);
+  }
+  indices[0] = rest;
+  return indices;
+}
+
+/// The consumer's body on the tiles: for each row, C's sums (less the
+/// correction) in place of C's element, the other inputs loaded along the
+/// columns (or broadcast), the body's scalar ops on vectors of `lanes`, the
+/// result stored to the consumer's output (masked by `mask` when given).
+/// C itself is never read (it held the fill's zeros) nor written.
+void Emitter::storeConsumerTile(ArrayRef<SmallVector<Value>> rowIndices,
+                                Value col, ArrayRef<Value> sums, Value shift,
+                                Value mask) {
+  linalg::GenericOp op = consumer->op;
+  Block &body = op.getRegion().front();
+  int64_t loops = op.getNumLoops();
+  auto vectorOf = [&](Type t) { return VectorType::get({lanes}, t); };
+  auto splat = [&](Value scalar) -> Value {
+    Attribute value;
+    if (matchPattern(scalar, m_Constant(&value))) {
+      auto type = vectorOf(scalar.getType());
+      return arith::ConstantOp::create(
+          b, loc, type, DenseElementsAttr::get(type, value));
+    }
+    return vector::BroadcastOp::create(b, loc, vectorOf(scalar.getType()),
+                                       scalar);
+  };
+  for (auto [r, acc] : llvm::enumerate(sums)) {
+    auto indicesOf = [&](AffineMap map) {
+      SmallVector<Value> indices;
+      for (AffineExpr e : map.getResults()) {
+        auto d = dyn_cast<AffineDimExpr>(e);
+        if (!d)
+          indices.push_back(index(0));
+        else if (d.getPosition() == loops - 1)
+          indices.push_back(col);
+        else
+          indices.push_back(rowIndices[r][d.getPosition()]);
+      }
+      return indices;
+    };
+    IRMapping mapping;
+    Value sum = shift ? arith::SubIOp::create(b, loc, acc, shift).getResult()
+                      : acc;
+    for (OpOperand *input : op.getDpsInputOperands()) {
+      BlockArgument arg = body.getArgument(input->getOperandNumber());
+      if (input->getOperandNumber() == consumer->cInput) {
+        mapping.map(arg, sum);
+        continue;
+      }
+      AffineMap map = op.getMatchingIndexingMap(input);
+      SmallVector<Value> indices = indicesOf(map);
+      bool alongColumns =
+          map.getNumResults() > 0 &&
+          isDim(map.getResults().back(), loops - 1);
+      Value value;
+      if (!alongColumns) {
+        value = splat(memref::LoadOp::create(b, loc, input->get(), indices));
+      } else if (mask) {
+        Value zeros = arith::ConstantOp::create(
+            b, loc, vectorOf(arg.getType()),
+            DenseElementsAttr::get(vectorOf(arg.getType()),
+                                   b.getZeroAttr(arg.getType())));
+        value = vector::MaskedLoadOp::create(b, loc, vectorOf(arg.getType()),
+                                             input->get(), indices, mask,
+                                             zeros);
+      } else {
+        value = vector::LoadOp::create(b, loc, vectorOf(arg.getType()),
+                                       input->get(), indices);
+      }
+      mapping.map(arg, value);
+    }
+    for (Operation &inner : body.without_terminator()) {
+      if (matchPattern(inner.getResult(0), m_Constant())) {
+        mapping.map(inner.getResult(0), splat(inner.getResult(0)));
+        continue;
+      }
+      SmallVector<Value> operands;
+      for (Value v : inner.getOperands())
+        operands.push_back(mapping.contains(v) ? mapping.lookup(v) : splat(v));
+      OperationState state(loc, inner.getName());
+      state.addOperands(operands);
+      state.addTypes(vectorOf(inner.getResult(0).getType()));
+      state.addAttributes(inner.getAttrs());
+      mapping.map(inner.getResult(0), b.create(state)->getResult(0));
+    }
+    Value result = mapping.lookup(body.getTerminator()->getOperand(0));
+    Value out = op.getDpsInitOperand(0)->get();
+    SmallVector<Value> indices =
+        indicesOf(op.getMatchingIndexingMap(op.getDpsInitOperand(0)));
+    if (mask)
+      vector::MaskedStoreOp::create(b, loc, out, indices, mask, result);
+    else
+      vector::StoreOp::create(b, loc, result, out, indices);
+  }
+}
+
+/// The consumer, C's fill and its expand_shape, once the kernel computed
+/// them; C too when it was a buffer of its own (an alloc freed after).
+void Emitter::eraseConsumer() {
+  consumer->op.erase();
+  if (consumer->expand)
+    consumer->expand.erase();
+  consumer->fill.erase();
+  if (auto alloc = m.c.getDefiningOp<memref::AllocOp>()) {
+    if (llvm::all_of(alloc->getUsers(),
+                     [](Operation *u) { return isa<memref::DeallocOp>(u); })) {
+      for (Operation *u : llvm::make_early_inc_range(alloc->getUsers()))
+        u->erase();
+      alloc.erase();
+    }
   }
 }
 
@@ -843,6 +1280,12 @@ void Emitter::emitBatch() {
 }
 
 void Emitter::emit(ModuleOp module) {
+  if (consumer) {
+    hoist(consumer->op.getDpsInitOperand(0)->get(), m.op);
+    for (OpOperand *input : consumer->op.getDpsInputOperands())
+      if (input->getOperandNumber() != consumer->cInput)
+        hoist(input->get(), m.op);
+  }
   int64_t cRank = m.batchRank + 2;
   int64_t aRank = m.aMap.getNumResults();
   rowsM = dim(m.c, cRank - 2);
@@ -903,6 +1346,8 @@ void Emitter::emit(ModuleOp module) {
       memref::DeallocOp::create(b, loc, correction);
   }
   m.op.erase();
+  if (consumer)
+    eraseConsumer();
   // B's get_global (and casts of it), when nothing else reads them.
   Value source = m.b;
   while (Operation *def = source.getDefiningOp()) {
@@ -970,7 +1415,8 @@ struct DLIntegerMatmul
       if (constantBytes(m.b, module, global))
         weights.insert(global);
       Emitter(m, *dot, tileFor(*dot),
-              parallel ? int64_t(minParallelWork) : -1, threads)
+              parallel ? int64_t(minParallelWork) : -1, threads,
+              epilogue ? matchConsumer(m) : std::nullopt)
           .emit(module);
     }
     // Weights now read only through their packed copies are dropped.

@@ -506,7 +506,17 @@ def DLIntegerMatmul : Pass<"dl-integer-matmul", "::mlir::ModuleOp"> {
     (or over row tiles when there are few groups) is an `scf.parallel`
     when the product is large enough. Targets with neither instruction, or
     an operand whose last dimension is strided, keep the generic (exact,
-    vectorized by the affine passes). No upstream pass lowers `linalg`
+    vectorized by the affine passes). With `epilogue`, the all-parallel
+    `linalg.generic` that alone reads a 2-D product's zero-filled output
+    after it (directly or through an expand_shape of its rows: the
+    requantization of a quantized convolution or matmul) is computed on
+    each tile in registers and stored to its own output; the sums never go
+    through memory. Refused: a body with other than scalar arith/math ops
+    or reading its own output, an input read across the columns, and any
+    write between the product and the consumer that may overlap what the
+    consumer reads or writes (fills of a padded buffer's border are apart
+    from its interior), or a consumer output that may overlap the product's
+    operands. No upstream pass lowers `linalg`
     integer matmuls to these (x86vector has the bf16 and AVX-VNNI-INT8
     `vpdpbssd` dot products only): this pass is ours.
   }];
@@ -517,6 +527,9 @@ def DLIntegerMatmul : Pass<"dl-integer-matmul", "::mlir::ModuleOp"> {
            /*default=*/"1 << 18",
            "Multiply-adds (M x N x K, 64 rows assumed for a dynamic M) from "
            "which the outer loop runs on several threads">,
+    Option<"epilogue", "epilogue", "bool", /*default=*/"true",
+           "Compute the elementwise nest that reads the sums (the "
+           "requantization) on the tiles in registers, where legal">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
