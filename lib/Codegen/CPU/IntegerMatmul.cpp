@@ -66,6 +66,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include <cstring>
@@ -278,9 +279,10 @@ struct Consumer {
   linalg::FillOp fill;               // C's zero fill
 };
 
-/// Where `value` lives: its allocation (or argument, or global), the byte
-/// range within it when known (views of an arena at constant offsets), and
-/// the static box it covers when it is a subview of `boxOf`.
+/// Where `value` lives: the buffer it is a view of (an allocation, an
+/// argument, a global, or the first op not known to view its operand) and
+/// its byte range within it when known (views of an arena at constant
+/// offsets, through narrowing views).
 struct Place {
   Value root;
   std::optional<std::pair<int64_t, int64_t>> bytes; // [begin, end) in root
@@ -297,31 +299,40 @@ std::optional<int64_t> staticBytes(MemRefType type) {
 
 Place placeOf(Value value) {
   std::optional<std::pair<int64_t, int64_t>> bytes;
+  bool known = true; // bytes, once set, still hold relative to `value`
   while (Operation *def = value.getDefiningOp()) {
     if (auto view = dyn_cast<memref::ViewOp>(def)) {
       std::optional<int64_t> offset =
           getConstantIntValue(view.getByteShift());
       std::optional<int64_t> size = staticBytes(view.getType());
-      // The innermost view decides: what is below it only narrows it.
-      if (!bytes && offset && size)
+      if (!offset)
+        known = false;
+      else if (bytes) // a view of a view: shift by the outer offset
+        bytes = std::make_pair(bytes->first + *offset,
+                               bytes->second + *offset);
+      else if (size && known)
         bytes = std::make_pair(*offset, *offset + *size);
-      else if (!bytes)
-        return {view.getSource(), std::nullopt};
+      else
+        known = false;
       value = view.getSource();
       continue;
     }
+    // Narrowing or renaming views: within their source's bytes.
     if (isa<memref::SubViewOp, memref::ExpandShapeOp, memref::CollapseShapeOp,
-            memref::CastOp, memref::ReinterpretCastOp>(def)) {
-      // Narrows or renames its source: the source's place covers it. A view
-      // below it keeps its own byte range only when this op is not a
-      // reinterpretation (which may reach outside).
-      if (isa<memref::ReinterpretCastOp>(def))
-        bytes.reset();
+            memref::CastOp>(def)) {
+      value = def->getOperand(0);
+      continue;
+    }
+    // A reinterpretation may reach outside what it was made from.
+    if (isa<memref::ReinterpretCastOp>(def)) {
+      known = false;
       value = def->getOperand(0);
       continue;
     }
     break;
   }
+  if (!known)
+    bytes.reset();
   return {value, bytes};
 }
 
@@ -373,7 +384,17 @@ bool provablyDisjoint(Value x, Value y) {
     auto global = [](Value root) {
       return root.getDefiningOp<memref::GetGlobalOp>();
     };
-    // A fresh allocation aliases nothing else; two globals only themselves.
+    // Roots whose buffers are known: a fresh allocation aliases no other
+    // known root; two globals only themselves; two arguments may alias, and
+    // a root made by an op this does not see through may be anything.
+    auto knownRoot = [&](Value root) {
+      auto arg = dyn_cast<BlockArgument>(root);
+      return fresh(root) || global(root) ||
+             (arg && arg.getOwner()->isEntryBlock() &&
+              isa<FunctionOpInterface>(arg.getOwner()->getParentOp()));
+    };
+    if (!knownRoot(px.root) || !knownRoot(py.root))
+      return false;
     if (fresh(px.root) || fresh(py.root))
       return true;
     if (auto gx = global(px.root))

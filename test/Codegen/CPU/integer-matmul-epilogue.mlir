@@ -99,7 +99,8 @@ func.func @requantize(%a: memref<16x8xi8>, %corr: memref<24xi32>, %scale: memref
 // reading its own output (@reads_output); a fill between the product and
 // the nest of the very buffer it writes (@write_between); a nest writing
 // the arena where the product's A lives (@output_over_a: tiles would
-// overwrite A while others still read it); an input read across the
+// overwrite A while others still read it; @output_over_a_nested: the same
+// through a view of a view, whose offsets add); an input read across the
 // columns (@across_columns: no vector load along them).
 #mapA = affine_map<(d0, d1, d2) -> (d0, d2)>
 #mapB = affine_map<(d0, d1, d2) -> (d2, d1)>
@@ -193,6 +194,41 @@ func.func @output_over_a(%b: memref<8x24xi8>) {
   return
 }
 // CHECK-LABEL: func @output_over_a
+// CHECK: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
+// CHECK: vector.store %{{.*}} : memref<16x24xi32>, vector<8xi32>
+// CHECK: linalg.generic
+
+// The same through a view of a view: the output's bytes are 2048 + 0, over A's.
+func.func @output_over_a_nested(%b: memref<8x24xi8>) {
+  %arena = memref.alloc() : memref<8192xi8>
+  %zero = arith.constant 0 : i32
+  %c0 = arith.constant 0 : index
+  %c2048 = arith.constant 2048 : index
+  %c4096 = arith.constant 4096 : index
+  %a = memref.view %arena[%c2048][] : memref<8192xi8> to memref<16x8xi8>
+  %c = memref.view %arena[%c4096][] : memref<8192xi8> to memref<16x24xi32>
+  %half = memref.view %arena[%c2048][] : memref<8192xi8> to memref<2048xi8>
+  %out = memref.view %half[%c0][] : memref<2048xi8> to memref<16x24xi8>
+  linalg.fill ins(%zero : i32) outs(%c : memref<16x24xi32>)
+  linalg.generic {indexing_maps = [#mapA, #mapB, #mapC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<16x8xi8>, memref<8x24xi8>) outs(%c : memref<16x24xi32>) {
+  ^bb0(%x: i8, %y: i8, %acc: i32):
+    %0 = arith.extsi %x : i8 to i32
+    %1 = arith.extsi %y : i8 to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.addi %acc, %2 : i32
+    linalg.yield %3 : i32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<16x24xi32>) outs(%out : memref<16x24xi8>) {
+  ^bb0(%s: i32, %o: i8):
+    %0 = arith.trunci %s : i32 to i8
+    linalg.yield %0 : i8
+  }
+  memref.dealloc %arena : memref<8192xi8>
+  return
+}
+// CHECK-LABEL: func @output_over_a_nested
 // CHECK: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
 // CHECK: vector.store %{{.*}} : memref<16x24xi32>, vector<8xi32>
 // CHECK: linalg.generic
