@@ -259,3 +259,41 @@ func.func @across_columns(%a: memref<16x8xi8>, %b: memref<8x24xi8>, %t: memref<2
 // CHECK: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
 // CHECK: vector.store %{{.*}} : memref<16x24xi32>, vector<8xi32>
 // CHECK: linalg.generic
+
+// -----
+
+// Refused: a body with an op that is not scalar arith/math (linalg.index:
+// the element's position, which the tile's vectors do not carry).
+#mapA = affine_map<(d0, d1, d2) -> (d0, d2)>
+#mapB = affine_map<(d0, d1, d2) -> (d2, d1)>
+#mapC = affine_map<(d0, d1, d2) -> (d0, d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @index_in_body(%a: memref<16x8xi8>, %b: memref<8x24xi8>, %out: memref<16x24xi32>) {
+  %zero = arith.constant 0 : i32
+  %c = memref.alloc() : memref<16x24xi32>
+  linalg.fill ins(%zero : i32) outs(%c : memref<16x24xi32>)
+  linalg.generic {indexing_maps = [#mapA, #mapB, #mapC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<16x8xi8>, memref<8x24xi8>) outs(%c : memref<16x24xi32>) {
+  ^bb0(%x: i8, %y: i8, %acc: i32):
+    %0 = arith.extsi %x : i8 to i32
+    %1 = arith.extsi %y : i8 to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.addi %acc, %2 : i32
+    linalg.yield %3 : i32
+  }
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<16x24xi32>) outs(%out : memref<16x24xi32>) {
+  ^bb0(%s: i32, %o: i32):
+    %i = linalg.index 1 : index
+    %j = arith.index_cast %i : index to i32
+    %0 = arith.addi %s, %j : i32
+    linalg.yield %0 : i32
+  }
+  memref.dealloc %c : memref<16x24xi32>
+  return
+}
+// CHECK-LABEL: func @index_in_body
+// CHECK: llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
+// CHECK: vector.store %{{.*}} : memref<16x24xi32>, vector<8xi32>
+// CHECK: linalg.generic
+// CHECK: linalg.index
