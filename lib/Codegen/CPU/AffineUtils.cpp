@@ -52,6 +52,34 @@ LogicalResult mlir::dl::normalizeAffineLoops(Operation *root) {
           invalid = true;
         }
     }
+    // A floordiv, ceildiv or mod by zero or a negative constant: the parser
+    // accepts it, but it does not flatten (the dependence and stride
+    // analyses fail or index an empty flattened form) and upstream's
+    // lowering refuses it only after a partial rewrite.
+    for (NamedAttribute attribute : op->getAttrs()) {
+      auto mapAttr = dyn_cast<AffineMapAttr>(attribute.getValue());
+      if (!mapAttr)
+        continue;
+      for (AffineExpr result : mapAttr.getValue().getResults())
+        result.walk([&](AffineExpr e) {
+          auto binary = dyn_cast<AffineBinaryOpExpr>(e);
+          if (!binary || (binary.getKind() != AffineExprKind::FloorDiv &&
+                          binary.getKind() != AffineExprKind::CeilDiv &&
+                          binary.getKind() != AffineExprKind::Mod))
+            return;
+          auto divisor = dyn_cast<AffineConstantExpr>(binary.getRHS());
+          if (divisor && divisor.getValue() <= 0) {
+            std::string expr;
+            llvm::raw_string_ostream(expr) << e;
+            op->emitError() << "'" << op->getName().getStringRef() << "' "
+                            << attribute.getName().getValue() << " "
+                            << mapAttr << " has `" << expr
+                            << "`; a floordiv, ceildiv or mod must be by a "
+                               "positive constant";
+            invalid = true;
+          }
+        });
+    }
   });
   if (invalid)
     return failure();
@@ -78,6 +106,17 @@ bool mlir::dl::hasAnalyzableConstants(Operation *nest) {
       result.walk([&](AffineExpr e) {
         if (auto constant = dyn_cast<AffineConstantExpr>(e))
           ok &= constant.getValue() > -kLimit && constant.getValue() < kLimit;
+        // A floordiv, ceildiv or mod by anything but a positive constant
+        // does not flatten (getFlattenedAffineExpr fails; the parser
+        // accepts `floordiv 0` and `mod -3`), and the dependence and stride
+        // analyses index the flattened form.
+        if (auto binary = dyn_cast<AffineBinaryOpExpr>(e))
+          if (binary.getKind() == AffineExprKind::FloorDiv ||
+              binary.getKind() == AffineExprKind::CeilDiv ||
+              binary.getKind() == AffineExprKind::Mod) {
+            auto divisor = dyn_cast<AffineConstantExpr>(binary.getRHS());
+            ok &= divisor && divisor.getValue() > 0;
+          }
       });
     return ok;
   };

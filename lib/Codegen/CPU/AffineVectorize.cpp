@@ -316,8 +316,10 @@ struct DLAffineVectorizePass
       // The cheap structural checks first: dependence analysis
       // (isLoopParallel) is quadratic in the accesses, and the loops of a
       // register-tiled micro-kernel, already vectors, have hundreds.
+      // hasAnalyzableConstants before accessesAreContiguous, which
+      // flattens the access maps (a `floordiv 0` does not flatten).
       if (hasVectorCode(loop) || hasInvariantStore(loop) ||
-          !accessesAreContiguous(loop) || !dl::hasAnalyzableConstants(loop))
+          !dl::hasAnalyzableConstants(loop) || !accessesAreContiguous(loop))
         return;
       int64_t lanes = vectorWidth > 0
                           ? static_cast<int64_t>(vectorWidth)

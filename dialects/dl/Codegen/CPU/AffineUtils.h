@@ -59,6 +59,10 @@ inline int64_t elementBytes(Type type) {
 ///    (upstream's getConstantTripCount asserts on 0) and a loop of step 0
 ///    never ends, so such IR is diagnosed at the loop ("must be positive")
 ///    and the pass fails;
+///  - no affine map divides by zero or a negative constant (floordiv,
+///    ceildiv, mod): the parser accepts `floordiv 0`, which does not flatten
+///    (dl-affine-interchange once indexed the empty flattened form); such IR
+///    is diagnosed at the op and the pass fails;
 ///  - no affine.for with constant bounds runs no iteration (upper bound at or
 ///    below the lower one: `0 to 0`, `0 to -1`, the loops over a size-0
 ///    dimension): such a loop is deleted (its results are its initial
@@ -70,7 +74,8 @@ LogicalResult normalizeAffineLoops(Operation *root);
 /// Whether every constant of the affine maps in `nest` (loop bounds, access
 /// offsets and coefficients) and every step is under 2^32 in magnitude, and
 /// every step is positive (the parser accepts `step 0`; trip counts divide
-/// by it).
+/// by it), and every floordiv, ceildiv and mod is by a positive constant
+/// (the parser accepts `floordiv 0`; such an expression does not flatten).
 /// Upstream's dependence analysis converts its results back to int64_t with
 /// an assertion (computeDirectionVector), which larger constants (a loop
 /// from INT64_MIN) trip: dlc's loop passes leave such nests alone.
