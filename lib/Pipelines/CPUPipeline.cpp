@@ -97,6 +97,10 @@ void addLinalgStage(OpPassManager &pm, const CPUPipelineOptions &options) {
 /// argument or alias is cloned, and the clone becomes an alloc + copy);
 /// temporaries with disjoint lifetimes then share one arena (dl-plan-memory).
 void addBufferizedStage(OpPassManager &pm, const CPUPipelineOptions &options) {
+  // Each accumulation's elementwise consumer next to it, so the memory plan
+  // keeps them apart from what later products read (register-tile
+  // epilogues).
+  pm.addNestedPass<func::FuncOp>(createDLScheduleEpilogues());
   // Fewer copies: each accumulation its own filled buffer, producers
   // written straight into the interior of a padded buffer.
   pm.addNestedPass<func::FuncOp>(createDLUnshareFills());

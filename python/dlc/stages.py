@@ -204,9 +204,10 @@ class Lowered:
                 - self.fused_epilogues())
 
     def fused_epilogues(self):
-        """How many elementwise loop nests dl-affine-register-tile computes
-        in the register tiles of the matmul or convolution before them (0 for
-        ``target="cuda"``, and with ``disable="dl-fuse-epilogue"``)."""
+        """How many elementwise loop nests dl-affine-register-tile (float)
+        and dl-integer-matmul (int8) compute in the register tiles of the
+        matmul or convolution before them (0 for ``target="cuda"``, and with
+        ``disable="dl-fuse-epilogue"``)."""
         if self.options.is_cuda:
             return 0
         for op in self._module_at("affine").body.operations:

@@ -619,3 +619,41 @@ def test_requantization_runs_on_the_integer_kernels_tiles():
     np.testing.assert_array_equal(per_row(x, rows),
                                   (x.astype(np.int32) @ wt.astype(np.int32)).astype(np.float32)
                                   * rows)
+
+
+def test_projections_of_one_input_each_run_their_consumer_on_their_tiles():
+    """BERT's dynamically quantized Q, K, V projections: an input quantized
+    in the function (a temporary of the memory plan), three integer products
+    of it written first, then each product's consumer (the zero point's
+    correction per column from a zero point known only at run time, int ->
+    float, the scale). All three consumers run on their product's tiles
+    (dl-schedule-epilogues puts each next to its product before the memory
+    plan; dl-integer-matmul moves nests the consumer reads above the
+    product: test/Codegen/Common/schedule-epilogues.mlir and
+    integer-matmul-epilogue.mlir show each step). Results equal numpy
+    exactly (the same integer sums, one float multiply)."""
+    rng = np.random.default_rng(11)
+    m, k, n = 37, 24, 40
+    xf = rng.standard_normal((m, k)).astype(np.float32)
+    ws = [rng.integers(-128, 128, (k, n), dtype=np.int8) for _ in range(3)]
+    cols = [w.astype(np.int32).sum(axis=0, dtype=np.int32) for w in ws]
+    scale = np.float32(0.0021)
+
+    @dlc.jit
+    def qkv(xf, zp):
+        x = dlc.astype(dlc.clip(dlc.round(xf * np.float32(40.0)) + dlc.astype(zp, np.float32),
+                                0, 255), np.uint8)
+        zw = dlc.astype(zp, np.int32)
+        sums = [dlc.matmul_integer(x, w) for w in ws]
+        corrections = [zw * col for col in cols]
+        return tuple(dlc.astype(s - c, np.float32) * scale
+                     for s, c in zip(sums, corrections))
+
+    zp = np.array(131, dtype=np.uint8)
+    lowered = qkv.lower(xf, zp)
+    assert lowered.fused_epilogues() == 3, lowered.as_text("fused")
+    got = qkv(xf, zp)
+    x = np.clip(np.round(xf * np.float32(40.0)) + np.float32(131), 0, 255).astype(np.uint8)
+    for w, col, g in zip(ws, cols, got):
+        s = x.astype(np.int64) @ w.astype(np.int64) - 131 * col.astype(np.int64)
+        np.testing.assert_array_equal(g, s.astype(np.int32).astype(np.float32) * scale)

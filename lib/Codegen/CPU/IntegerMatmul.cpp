@@ -277,6 +277,10 @@ struct Consumer {
   unsigned cInput = 0;               // the input that reads C
   memref::ExpandShapeOp expand;      // C's rows split into several dims, or null
   linalg::FillOp fill;               // C's zero fill
+  // Ops between the product and the consumer that write what the consumer
+  // reads (BERT's zero-point corrections, [1, N] nests written after the
+  // product): moved above the product, in order.
+  SmallVector<Operation *> hoisted;
 };
 
 /// Where `value` lives: the buffer it is a view of (an allocation, an
@@ -316,6 +320,28 @@ Place placeOf(Value value) {
         known = false;
       value = view.getSource();
       continue;
+    }
+    // A subview of static layout: the bytes from its first to its last
+    // element, relative to the base its layout's offset counts from (that
+    // of the views and allocations under it, up to a memref.view, which
+    // shifts them). A padded buffer's border and its interior are apart.
+    if (auto subview = dyn_cast<memref::SubViewOp>(def);
+        subview && !bytes && known) {
+      MemRefType type = subview.getType();
+      SmallVector<int64_t> strides;
+      int64_t offset;
+      if (type.hasStaticShape() && type.getElementType().isIntOrFloat() &&
+          succeeded(type.getStridesAndOffset(strides, offset)) &&
+          !ShapedType::isDynamic(offset) &&
+          llvm::none_of(strides, ShapedType::isDynamic) &&
+          type.getNumElements() > 0) {
+        int64_t last = offset;
+        for (auto [size, stride] : llvm::zip(type.getShape(), strides))
+          last += (size - 1) * stride;
+        int64_t element = (type.getElementTypeBitWidth() + 7) / 8;
+        if (llvm::all_of(strides, [](int64_t s) { return s >= 0; }))
+          bytes = std::make_pair(offset * element, (last + 1) * element);
+      }
     }
     // Narrowing or renaming views: within their source's bytes.
     if (isa<memref::SubViewOp, memref::ExpandShapeOp, memref::CollapseShapeOp,
@@ -408,6 +434,61 @@ bool provablyDisjoint(Value x, Value y) {
 }
 
 bool hoistable(Value value, Operation *point);
+
+/// The memrefs `op` reads and writes, when they are all the memory it
+/// touches: a linalg op on buffers whose body has no memory effects (its
+/// inits are read and written), or a memref.copy.
+bool accessesOf(Operation *op, SmallVectorImpl<Value> &reads,
+                SmallVectorImpl<Value> &writes) {
+  if (auto copy = dyn_cast<memref::CopyOp>(op)) {
+    reads.push_back(copy.getSource());
+    writes.push_back(copy.getTarget());
+    return true;
+  }
+  auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+  if (!linalgOp || !linalgOp.hasPureBufferSemantics() || !linalgOp.getBlock())
+    return false;
+  bool effectFree = true;
+  linalgOp.getBlock()->walk([&](Operation *inner) {
+    effectFree &= isMemoryEffectFree(inner);
+  });
+  if (!effectFree)
+    return false;
+  for (OpOperand *input : linalgOp.getDpsInputOperands())
+    if (isa<MemRefType>(input->get().getType()))
+      reads.push_back(input->get());
+  for (OpOperand &init : linalgOp.getDpsInitsMutable()) {
+    reads.push_back(init.get());
+    writes.push_back(init.get());
+  }
+  return true;
+}
+
+/// Whether some memref of `xs` may share memory with one of `ys`.
+bool mayOverlap(ArrayRef<Value> xs, ArrayRef<Value> ys) {
+  for (Value x : xs)
+    for (Value y : ys)
+      if (!provablyDisjoint(x, y))
+        return true;
+  return false;
+}
+
+/// Whether `op` and the values its body captures can be moved before
+/// `point` (its operands' views and allocations with it).
+bool movableBefore(Operation *op, Operation *point) {
+  if (!llvm::all_of(op->getOperands(),
+                    [&](Value v) { return hoistable(v, point); }))
+    return false;
+  bool ok = true;
+  op->walk([&](Operation *inner) {
+    if (inner == op)
+      return;
+    for (Value v : inner->getOperands())
+      if (!op->isAncestor(v.getParentBlock()->getParentOp()))
+        ok &= hoistable(v, point);
+  });
+  return ok;
+}
 
 /// Whether `op` is elementwise scalar arithmetic the epilogue can run on
 /// vectors: arith or math, no regions, scalar int or float results.
@@ -536,23 +617,53 @@ std::optional<Consumer> matchConsumer(IntegerMatmul &m) {
     return std::nullopt;
   if (!provablyDisjoint(out, m.a) || !provablyDisjoint(out, m.b))
     return std::nullopt;
-  for (Operation *between = m.op->getNextNode(); between != op;
-       between = between->getNextNode()) {
-    // Views, constants and fresh allocations (the consumer's output may be
-    // one: it moves up with the consumer) touch nothing the consumer does.
-    if (between == c.expand.getOperation() || isMemoryEffectFree(between) ||
-        isa<memref::AllocOp>(between))
+  // The ops between: views, constants and fresh allocations (the
+  // consumer's output may be one: it moves up with the consumer) touch
+  // nothing. Every other op must be one whose memory is its operands
+  // (accessesOf), and either stays, the consumer moving up past it (it
+  // touches neither C nor the consumer's output, and writes nothing the
+  // consumer reads: the other products of BERT's Q, K, V), or moves above
+  // the product (it writes what the consumer reads, or what an op moved up
+  // after it touches; it must then touch neither C nor write A or B).
+  // Decided from the last to the first, so an op that feeds one moved up
+  // moves up too.
+  struct Between {
+    Operation *op;
+    SmallVector<Value> reads, writes, all;
+    bool up = false;
+  };
+  SmallVector<Between> between;
+  for (Operation *o = m.op->getNextNode(); o != op; o = o->getNextNode()) {
+    if (o == c.expand.getOperation() || isMemoryEffectFree(o) ||
+        isa<memref::AllocOp>(o))
       continue;
-    auto fill = dyn_cast<linalg::FillOp>(between);
-    if (!fill)
+    Between entry{o, {}, {}, {}};
+    if (!accessesOf(o, entry.reads, entry.writes))
       return std::nullopt;
-    Value written = fill.getDpsInitOperand(0)->get();
-    if (!provablyDisjoint(written, out))
-      return std::nullopt;
-    for (Value r : read)
-      if (!provablyDisjoint(written, r))
-        return std::nullopt;
+    entry.all.append(entry.reads);
+    entry.all.append(entry.writes);
+    between.push_back(std::move(entry));
   }
+  SmallVector<Value> consumerMemory(read);
+  consumerMemory.push_back(out);
+  for (int64_t i = static_cast<int64_t>(between.size()) - 1; i >= 0; --i) {
+    Between &y = between[i];
+    bool stays = !mayOverlap(y.all, {m.c, out}) &&
+                 !mayOverlap(y.writes, consumerMemory);
+    for (size_t j = i + 1; stays && j < between.size(); ++j)
+      if (between[j].up && (mayOverlap(between[j].writes, y.all) ||
+                            mayOverlap(between[j].reads, y.writes)))
+        stays = false;
+    if (stays)
+      continue;
+    if (mayOverlap(y.all, {m.c}) || mayOverlap(y.writes, {m.a, m.b}) ||
+        !movableBefore(y.op, m.op))
+      return std::nullopt;
+    y.up = true;
+  }
+  for (Between &y : between)
+    if (y.up)
+      c.hoisted.push_back(y.op);
   return c;
 }
 
@@ -1302,6 +1413,17 @@ void Emitter::emitBatch() {
 
 void Emitter::emit(ModuleOp module) {
   if (consumer) {
+    for (Operation *op : consumer->hoisted) {
+      for (Value v : op->getOperands())
+        hoist(v, m.op);
+      op->walk([&](Operation *inner) {
+        if (inner != op)
+          for (Value v : inner->getOperands())
+            if (!op->isAncestor(v.getParentBlock()->getParentOp()))
+              hoist(v, m.op);
+      });
+      op->moveBefore(m.op);
+    }
     hoist(consumer->op.getDpsInitOperand(0)->get(), m.op);
     for (OpOperand *input : consumer->op.getDpsInputOperands())
       if (input->getOperandNumber() != consumer->cInput)
@@ -1435,9 +1557,19 @@ struct DLIntegerMatmul
       memref::GlobalOp global;
       if (constantBytes(m.b, module, global))
         weights.insert(global);
+      std::optional<Consumer> consumer =
+          epilogue ? matchConsumer(m) : std::nullopt;
+      // How many elementwise nests run inside the kernels' tiles, for
+      // reports (dl-affine-register-tile adds its own).
+      if (auto func = m.op->getParentOfType<FunctionOpInterface>();
+          func && consumer) {
+        auto count = func->getAttrOfType<IntegerAttr>("dl.fused_epilogues");
+        func->setAttr("dl.fused_epilogues",
+                      IntegerAttr::get(IntegerType::get(&getContext(), 64),
+                                       (count ? count.getInt() : 0) + 1));
+      }
       Emitter(m, *dot, tileFor(*dot),
-              parallel ? int64_t(minParallelWork) : -1, threads,
-              epilogue ? matchConsumer(m) : std::nullopt)
+              parallel ? int64_t(minParallelWork) : -1, threads, consumer)
           .emit(module);
     }
     // Weights now read only through their packed copies are dropped.

@@ -297,3 +297,132 @@ func.func @index_in_body(%a: memref<16x8xi8>, %b: memref<8x24xi8>, %out: memref<
 // CHECK: vector.store %{{.*}} : memref<16x24xi32>, vector<8xi32>
 // CHECK: linalg.generic
 // CHECK: linalg.index
+
+// -----
+
+// BERT's dynamically quantized projections, as the memory plan leaves them
+// (dl-schedule-epilogues has put Q's consumer next to its product): between
+// Q's product and its consumer, the zero point widened (a scalar nest) and
+// its correction per column (a [24] nest) that the consumer reads, then K's
+// product. The two nests move above Q's product (they touch neither C nor
+// write A or B); K's fill and product stay (the consumer, moved up past
+// them, shares no memory with them); the consumer runs on Q's tiles.
+// Refused (@correction_over_a): a correction written over A's bytes cannot
+// move above the product that reads A, and the consumer, which reads it,
+// cannot move above it: the consumer keeps its own nest.
+#mapA = affine_map<(d0, d1, d2) -> (d0, d2)>
+#mapB = affine_map<(d0, d1, d2) -> (d2, d1)>
+#mapC = affine_map<(d0, d1, d2) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#s0 = affine_map<() -> ()>
+#s1 = affine_map<(d0) -> ()>
+#id1 = affine_map<(d0) -> (d0)>
+func.func @correction_between(%a: memref<16x8xi8>, %wq: memref<8x24xi8>, %wk: memref<8x24xi8>,
+                              %zp: memref<i8>, %colq: memref<24xi32>) {
+  %arena = memref.alloc() : memref<8192xi8>
+  %zero = arith.constant 0 : i32
+  %c0 = arith.constant 0 : index
+  %c6144 = arith.constant 6144 : index
+  %out = memref.view %arena[%c6144][] : memref<8192xi8> to memref<16x24xf32>
+  %q = memref.view %arena[%c0][] : memref<8192xi8> to memref<16x24xi32>
+  linalg.fill ins(%zero : i32) outs(%q : memref<16x24xi32>)
+  linalg.generic {indexing_maps = [#mapA, #mapB, #mapC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %wq : memref<16x8xi8>, memref<8x24xi8>) outs(%q : memref<16x24xi32>) {
+  ^bb0(%x: i8, %y: i8, %acc: i32):
+    %0 = arith.extui %x : i8 to i32
+    %1 = arith.extsi %y : i8 to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.addi %acc, %2 : i32
+    linalg.yield %3 : i32
+  }
+  %c4096 = arith.constant 4096 : index
+  %zw = memref.view %arena[%c4096][] : memref<8192xi8> to memref<i32>
+  linalg.generic {indexing_maps = [#s0, #s0], iterator_types = []} ins(%zp : memref<i8>) outs(%zw : memref<i32>) {
+  ^bb0(%x: i8, %o: i32):
+    %0 = arith.extui %x : i8 to i32
+    linalg.yield %0 : i32
+  }
+  %c4160 = arith.constant 4160 : index
+  %corr = memref.view %arena[%c4160][] : memref<8192xi8> to memref<24xi32>
+  linalg.generic {indexing_maps = [#s1, #id1, #id1], iterator_types = ["parallel"]} ins(%zw, %colq : memref<i32>, memref<24xi32>) outs(%corr : memref<24xi32>) {
+  ^bb0(%x: i32, %y: i32, %o: i32):
+    %0 = arith.muli %x, %y : i32
+    linalg.yield %0 : i32
+  }
+  %c2048 = arith.constant 2048 : index
+  %k = memref.view %arena[%c2048][] : memref<8192xi8> to memref<16x24xi32>
+  linalg.fill ins(%zero : i32) outs(%k : memref<16x24xi32>)
+  linalg.generic {indexing_maps = [#mapA, #mapB, #mapC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %wk : memref<16x8xi8>, memref<8x24xi8>) outs(%k : memref<16x24xi32>) {
+  ^bb0(%x: i8, %y: i8, %acc: i32):
+    %0 = arith.extui %x : i8 to i32
+    %1 = arith.extsi %y : i8 to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.addi %acc, %2 : i32
+    linalg.yield %3 : i32
+  }
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%q, %corr : memref<16x24xi32>, memref<24xi32>) outs(%out : memref<16x24xf32>) {
+  ^bb0(%s: i32, %cc: i32, %o: f32):
+    %0 = arith.subi %s, %cc : i32
+    %1 = arith.sitofp %0 : i32 to f32
+    linalg.yield %1 : f32
+  }
+  memref.dealloc %arena : memref<8192xi8>
+  return
+}
+// CHECK-LABEL: func @correction_between
+// CHECK:      linalg.generic {{.*}} ins(%{{.*}} : memref<i8>) outs(%[[ZW:.*]] : memref<i32>)
+// CHECK:      linalg.generic {{.*}} ins(%[[ZW]], %{{.*}} : memref<i32>, memref<24xi32>) outs(%[[CORR:.*]] : memref<24xi32>)
+// CHECK:      llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
+// CHECK:      vector.load %[[CORR]][%{{.*}}] : memref<24xi32>, vector<8xi32>
+// CHECK:      arith.sitofp %{{.*}} : vector<8xi32> to vector<8xf32>
+// CHECK:      vector.store %{{.*}} : memref<16x24xf32>, vector<8xf32>
+// CHECK:      llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
+// CHECK-NOT:  linalg.generic
+// CHECK:      memref.dealloc
+
+func.func @correction_over_a(%wq: memref<8x24xi8>, %zp: memref<i8>, %colq: memref<24xi32>) {
+  %arena = memref.alloc() : memref<8192xi8>
+  %zero = arith.constant 0 : i32
+  %c0 = arith.constant 0 : index
+  %c6144 = arith.constant 6144 : index
+  %out = memref.view %arena[%c6144][] : memref<8192xi8> to memref<16x24xf32>
+  %c4096 = arith.constant 4096 : index
+  %a = memref.view %arena[%c4096][] : memref<8192xi8> to memref<16x8xi8>
+  %three = arith.constant 3 : i8
+  linalg.fill ins(%three : i8) outs(%a : memref<16x8xi8>)
+  %q = memref.view %arena[%c0][] : memref<8192xi8> to memref<16x24xi32>
+  linalg.fill ins(%zero : i32) outs(%q : memref<16x24xi32>)
+  linalg.generic {indexing_maps = [#mapA, #mapB, #mapC], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %wq : memref<16x8xi8>, memref<8x24xi8>) outs(%q : memref<16x24xi32>) {
+  ^bb0(%x: i8, %y: i8, %acc: i32):
+    %0 = arith.extui %x : i8 to i32
+    %1 = arith.extsi %y : i8 to i32
+    %2 = arith.muli %0, %1 : i32
+    %3 = arith.addi %acc, %2 : i32
+    linalg.yield %3 : i32
+  }
+  %corr = memref.view %arena[%c4096][] : memref<8192xi8> to memref<24xi32>
+  linalg.generic {indexing_maps = [#s1, #id1, #id1], iterator_types = ["parallel"]} ins(%zp, %colq : memref<i8>, memref<24xi32>) outs(%corr : memref<24xi32>) {
+  ^bb0(%x: i8, %y: i32, %o: i32):
+    %0 = arith.extui %x : i8 to i32
+    %1 = arith.muli %0, %y : i32
+    linalg.yield %1 : i32
+  }
+  linalg.generic {indexing_maps = [#id, #col, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%q, %corr : memref<16x24xi32>, memref<24xi32>) outs(%out : memref<16x24xf32>) {
+  ^bb0(%s: i32, %cc: i32, %o: f32):
+    %0 = arith.subi %s, %cc : i32
+    %1 = arith.sitofp %0 : i32 to f32
+    linalg.yield %1 : f32
+  }
+  memref.dealloc %arena : memref<8192xi8>
+  return
+}
+// CHECK-LABEL: func @correction_over_a
+// CHECK:      llvm.call_intrinsic "llvm.x86.avx2.pmadd.wd"
+// CHECK:      vector.store %{{.*}} : memref<16x24xi32>, vector<8xi32>
+// CHECK:      linalg.generic {{.*}} outs(%{{.*}} : memref<24xi32>)
+// CHECK:      linalg.generic {{.*}} outs(%{{.*}} : memref<16x24xf32>)

@@ -87,6 +87,32 @@ def DLReturnDonated : Pass<"dl-return-donated", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def DLScheduleEpilogues : Pass<"dl-schedule-epilogues", "::mlir::func::FuncOp"> {
+  let summary = "Move the elementwise consumer of each accumulation right after it, before bufferization";
+  let description = [{
+    On linalg on tensors: the all-parallel `linalg.generic` that is the only
+    user of an accumulation's result (a matmul or convolution: a linalg op
+    with reduction loops; directly or through one `tensor.expand_shape` or
+    `tensor.collapse_shape`) moves up to just after it, with the pure ops
+    between that it depends on (the zero point's corrections of a dynamic
+    quantization, its empty destination). The register-tile epilogues
+    (dl-affine-register-tile, dl-integer-matmul) compute such a consumer on
+    the product's tiles only when nothing between them touches its memory;
+    in program order [Q, K, V products, then their consumers] the memory
+    plan gave Q's consumer the bytes of the shared input, still read by the
+    K and V products, and K's consumer the bytes of Q's sums: none fused.
+    Scheduled [Q, its consumer, K, ...], each consumer's output is
+    allocated while the products after it still hold their inputs.
+
+    Refused (left in place): a result with other users, a consumer in
+    another block, an op between it depends on that has memory effects.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def DLUnshareFills : Pass<"dl-unshare-fills", "::mlir::func::FuncOp"> {
   let summary = "Give each destination its own fill or empty tensor, and pads a destination producers can write into";
   let description = [{

@@ -90,12 +90,17 @@ struct DLAffineRegisterTilePass
         fused.insert(result->fusedEpilogue);
     }
     // How many elementwise nests now run inside register tiles (the
-    // kernels fusion saved at this level), for reports.
-    if (!fused.empty())
+    // kernels fusion saved at this level), for reports; added to those
+    // dl-integer-matmul computed in its kernels' tiles.
+    if (!fused.empty()) {
+      auto before =
+          getOperation()->getAttrOfType<IntegerAttr>("dl.fused_epilogues");
       getOperation()->setAttr(
           "dl.fused_epilogues",
           IntegerAttr::get(IntegerType::get(&getContext(), 64),
-                           static_cast<int64_t>(fused.size())));
+                           (before ? before.getInt() : 0) +
+                               static_cast<int64_t>(fused.size())));
+    }
   }
 };
 
