@@ -8,9 +8,12 @@
 // it (an op nested in a loop counts as the loop nest that holds it); two
 // buffers used by the same top-level op never share. The inputs of an op
 // with reduction loops (a matmul, a convolution) stay live through the next
-// op when that op is elementwise (all loops parallel): dl-affine-register-tile
-// computes it inside the reduction's tiles, while the inputs are still read,
-// so its output must not take their bytes. Offsets are chosen
+// op when that op is elementwise (all loops parallel), and on through the
+// first elementwise op after it that reads the reduction's output (past
+// elementwise ops that do not: a dynamic quantization's zero-point nests):
+// dl-affine-register-tile and dl-integer-matmul compute it inside the
+// reduction's tiles, while the inputs are still read, so its output must
+// not take their bytes. Offsets are chosen
 // greedily, largest buffer first, at the lowest 64-byte aligned offset free
 // over its lifetime (first fit); then a local search (`search-tries` random
 // swaps of two buffers in that order, each kept when the arena does not
@@ -81,6 +84,16 @@ int64_t plannableBytes(memref::AllocOp alloc) {
   if (auto alignment = alloc.getAlignment(); alignment && *alignment > kAlignment)
     return 0;
   return dl::staticByteSize(type).value_or(0);
+}
+
+/// The buffer `value` is a view of (through view-like ops), or `value`.
+Value rootOf(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>()) {
+    if (view.getViewSource() == value)
+      break;
+    value = view.getViewSource();
+  }
+  return value;
 }
 
 /// Fills the lifetime and deallocs of `buffer`; false when it escapes
@@ -248,9 +261,36 @@ struct DLPlanMemoryPass : public dl::impl::DLPlanMemoryBase<DLPlanMemoryPass> {
       while (next && (isMemoryEffectFree(next) ||
                       isa<memref::AllocOp, memref::DeallocOp>(next)))
         next = next->getNextNode();
-      auto consumer = dyn_cast_or_null<linalg::LinalgOp>(next);
-      if (consumer && consumer.getNumLoops() == consumer.getNumParallelLoops())
-        liveThrough[&op] = position.lookup(next);
+      auto elementwise = [](Operation *candidate) {
+        auto l = dyn_cast_or_null<linalg::LinalgOp>(candidate);
+        return l && l.getNumLoops() == l.getNumParallelLoops();
+      };
+      if (!elementwise(next))
+        continue;
+      liveThrough[&op] = position.lookup(next);
+      // Past elementwise ops that do not read the reduction's output (a
+      // dynamic quantization's zero-point nests), through the first that
+      // does: the one the register tiles compute.
+      llvm::SmallPtrSet<Value, 2> outputs;
+      for (Value init : linalgOp.getDpsInits())
+        outputs.insert(rootOf(init));
+      auto readsOutput = [&](Operation *candidate) {
+        return llvm::any_of(candidate->getOperands(), [&](Value v) {
+          return isa<MemRefType>(v.getType()) && outputs.contains(rootOf(v));
+        });
+      };
+      for (int steps = 0; next && steps < 32; next = next->getNextNode()) {
+        if (isMemoryEffectFree(next) ||
+            isa<memref::AllocOp, memref::DeallocOp>(next))
+          continue;
+        ++steps;
+        if (!elementwise(next))
+          break;
+        if (readsOutput(next)) {
+          liveThrough[&op] = position.lookup(next);
+          break;
+        }
+      }
     }
 
     SmallVector<Buffer> buffers;
