@@ -2,7 +2,8 @@
 dlc through both frontends against onnxruntime and PyTorch.
 
 Every model is built at its published size with random weights (nothing is
-downloaded; the seed is fixed, so every process builds the same weights):
+downloaded; the seed is fixed, so every process builds the same weights; biases
+and norms random too, as in a trained network: ``dlc.zoo.weights.trained_like``):
 timm's ResNet-50, EfficientNet-B0, MobileNetV3-Large, ConvNeXt-T, RegNetY-1.6GF,
 ViT-S/16, DeiT-S and Swin-T on 224x224 images; transformers' BERT-base,
 DistilBERT and GPT-2 small (prefill: logits of every position, no cache) on
@@ -146,9 +147,13 @@ def build(name, batch):
             out = self.model(*args)
             return out if isinstance(out, torch.Tensor) else out[0]
 
+    from dlc.zoo.weights import trained_like
+
     _, builder, inputs = _entry(name)
     torch.manual_seed(0)
-    module = FirstOutput(builder()).eval()
+    # no zero biases or identity norms: a checkpoint's graph, not one the
+    # graph passes fold down
+    module = trained_like(FirstOutput(builder()), 0).eval()
     return module, inputs(batch, np.random.default_rng(batch))
 
 

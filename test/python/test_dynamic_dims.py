@@ -230,7 +230,8 @@ def _tiny_bert():
     config = transformers.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=1,
                                       num_attention_heads=2, intermediate_size=37,
                                       max_position_embeddings=64)
-    return transformers.BertModel(config).eval(), torch
+    from dlc.zoo.weights import trained_like
+    return trained_like(transformers.BertModel(config)).eval(), torch
 
 
 def _bert_inputs(torch, batch, seq):

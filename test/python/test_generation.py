@@ -28,8 +28,10 @@ CONFIGS = {
 
 
 def _model(name):
+    from dlc.zoo.weights import trained_like
     torch.manual_seed(0)
-    return transformers.AutoModelForCausalLM.from_config(CONFIGS[name]()).eval()
+    model = transformers.AutoModelForCausalLM.from_config(CONFIGS[name]())
+    return trained_like(model).eval()     # biases and norms not the identity
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))

@@ -94,3 +94,44 @@ def test_zoo_runner_records_crashes_and_timeouts_and_goes_on():
         assert fine["status"] == "ok", fine
     finally:
         worker.stop()
+
+
+def test_zoo_models_have_the_weights_of_a_trained_network():
+    """A fresh model's zero biases, identity norms and zero-initialized
+    residual batch norms would be folded away by the graph passes and hide a
+    mistake in them: the zoo's models (and the speed bench's) get random ones
+    (dlc.zoo.weights.trained_like), the same for the same seed."""
+    import torch
+
+    from dlc.zoo.weights import trained_like
+
+    def fresh():
+        torch.manual_seed(0)
+        block = torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.LayerNorm(6),
+                                    torch.nn.Conv2d(6, 5, 1), torch.nn.BatchNorm2d(5))
+        torch.nn.init.zeros_(block[0].bias)          # as transformers initializes
+        torch.nn.init.zeros_(block[2].bias)
+        torch.nn.init.zeros_(block[3].weight)        # timm's zero_init_last
+        block[3].num_batches_tracked.fill_(7)
+        return block
+
+    block = trained_like(fresh(), seed=3)
+    linear, norm, conv, batch_norm = block
+    for tensor in (linear.bias, norm.bias, conv.bias, batch_norm.weight, batch_norm.bias,
+                   batch_norm.running_mean):
+        assert tensor.abs().min() > 0 and tensor.std() > 0.01
+    for tensor in (norm.weight, batch_norm.running_var):
+        assert 0.5 <= tensor.min() and tensor.max() <= 1.5 and tensor.std() > 0.01
+    assert int(batch_norm.num_batches_tracked) == 7      # integer buffers untouched
+    untouched = fresh()
+    assert torch.equal(linear.weight, untouched[0].weight)   # already random: kept
+    assert torch.equal(conv.weight, untouched[2].weight)
+    again = trained_like(fresh(), seed=3)
+    assert all(torch.equal(a, b) for a, b in zip(block.state_dict().values(),
+                                                 again.state_dict().values()))
+    other = trained_like(fresh(), seed=4)
+    assert not torch.equal(other[0].bias, linear.bias)
+
+    model = catalog.find("transformers/BertModel").build()[0]
+    biases = [p for name, p in model.named_parameters() if name.endswith("bias")]
+    assert biases and all(bool(torch.any(p != 0)) for p in biases)

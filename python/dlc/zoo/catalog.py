@@ -38,11 +38,16 @@ class ZooModel:
 
     def build(self):
         """(module, example_args): the module in eval mode, random weights
-        from a seed fixed by the model's name."""
+        from a seed fixed by the model's name, in the state of a trained
+        network (:func:`dlc.zoo.weights.trained_like`: no zero biases or
+        identity norms for the graph passes to fold away)."""
         import torch
-        torch.manual_seed(zlib.crc32(self.key.encode()))
+
+        from .weights import trained_like
+        seed = zlib.crc32(self.key.encode())
+        torch.manual_seed(seed)
         module, args = self.builder()
-        return module.eval(), tuple(args)
+        return trained_like(module, seed).eval(), tuple(args)
 
 
 # --------------------------------------------------------------------------
