@@ -664,3 +664,51 @@ func.func @transpose_constants() -> (tensor<3x2xf32>, tensor<2x2xf16>, tensor<4x
   %bt = dl.transpose %b perm = [1, 0] : tensor<2x3xi1> -> tensor<3x2xi1>
   return %at, %ht, %it, %st, %bt : tensor<3x2xf32>, tensor<2x2xf16>, tensor<4x2x3xi8>, tensor<3x2xf32>, tensor<3x2xi1>
 }
+
+// -----
+
+// f32 products folded in float straight from the constants' storage (what
+// folding in double and rounding gives: 1e30 * 1e30 overflows to inf, NaN
+// stays NaN), a filter [2,1,1,3]
+// times a per-filter scale [2,1,1,1] and a splat; i32 folds as before.
+// CHECK-LABEL: func.func @fold_f32_storage
+// CHECK-DAG: dl.constant dense<[3.000000e-01, 0x7F800000, 0x7FC00000, -6.000000e+00]> : tensor<4xf32>
+// CHECK-DAG: dl.constant dense<{{\[}}{{\[}}{{\[}}[2.000000e+00, 4.000000e+00, 6.000000e+00]]], {{\[}}{{\[}}[-4.000000e+01, -5.000000e+01, -6.000000e+01]]]]> : tensor<2x1x1x3xf32>
+// CHECK-DAG: dl.constant dense<[-1.500000e+00, -5.000000e-01, 5.000000e-01]> : tensor<3xf32>
+// CHECK-DAG: dl.constant dense<[7, -3]> : tensor<2xi32>
+// CHECK-NOT: dl.mul
+// CHECK-NOT: dl.sub
+// CHECK-NOT: dl.add
+func.func @fold_f32_storage() -> (tensor<4xf32>, tensor<2x1x1x3xf32>, tensor<3xf32>, tensor<2xi32>) {
+  %a = dl.constant dense<[0.1, 1.0e30, 0x7FC00000, -2.0]> : tensor<4xf32>
+  %b = dl.constant dense<[3.0, 1.0e30, 1.0, 3.0]> : tensor<4xf32>
+  %p = dl.mul %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %filter = dl.constant dense<[[[[1.0, 2.0, 3.0]]], [[[4.0, 5.0, 6.0]]]]> : tensor<2x1x1x3xf32>
+  %scale = dl.constant dense<[[[[2.0]]], [[[-10.0]]]]> : tensor<2x1x1x1xf32>
+  %f = dl.mul %filter, %scale : (tensor<2x1x1x3xf32>, tensor<2x1x1x1xf32>) -> tensor<2x1x1x3xf32>
+  %half = dl.constant dense<0.5> : tensor<f32>
+  %v = dl.constant dense<[-1.0, 0.0, 1.0]> : tensor<3xf32>
+  %s = dl.sub %v, %half : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+  %i = dl.constant dense<[3, -5]> : tensor<2xi32>
+  %j = dl.constant dense<[4, 2]> : tensor<2xi32>
+  %k = dl.add %i, %j : (tensor<2xi32>, tensor<2xi32>) -> tensor<2xi32>
+  return %p, %f, %s, %k : tensor<4xf32>, tensor<2x1x1x3xf32>, tensor<3xf32>, tensor<2xi32>
+}
+
+// -----
+
+// x * c and x + c fold to x when a non-splat c holds only 1 (only 0), and
+// not when one element differs (isSplatOf stops at it).
+// CHECK-LABEL: func.func @non_splat_identities
+// CHECK-SAME: (%[[X:.*]]: tensor<3xf32>)
+// CHECK: %[[M:.*]] = dl.mul %[[X]]
+// CHECK: return %[[X]], %[[X]], %[[M]]
+func.func @non_splat_identities(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %ones = dl.constant dense<[1.0, 1.0, 1.0]> : tensor<3xf32>
+  %zeros = dl.constant dense<[0.0, -0.0, 0.0]> : tensor<3xf32>
+  %almost = dl.constant dense<[1.0, 1.0, 2.0]> : tensor<3xf32>
+  %a = dl.mul %x, %ones : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %b = dl.add %zeros, %x : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %c = dl.mul %x, %almost : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %a, %b, %c : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+}
