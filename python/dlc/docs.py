@@ -96,7 +96,9 @@ function it compiles on the first call per input signature, and
   `index_put` with or without accumulation), `sort`, `histc` and transformers'
   mixture-of-experts `grouped_mm` are converted with static shapes.
 - Models of `transformers` and `timm`: `python -m dlc.zoo` (or `make zoo`) builds
-  their architectures from small configurations with random weights, runs each
+  their architectures from small configurations with random weights (biases,
+  norms and batch-norm statistics random too, `dlc.zoo.weights.trained_like`: a
+  fresh model's zeros and ones would be folded away), runs each
   through `from_torch` and both of torch's ONNX exporters, compares with eager and
   writes [zoo.md](zoo.md); `make test` runs its tier (`test/python/test_zoo.py`).
 - `dlc.from_onnx(model, dynamic_batch=False, dynamic_dims=False)`: default-domain opsets 7 to the newest
