@@ -96,6 +96,19 @@ def test_ops_on_constants_fold(name):
     close(f(x), x * expected)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.float64])
+@pytest.mark.parametrize("shape", [(130, 70), (64, 64), (1, 200), (65, 3)])
+def test_large_constant_transposes_fold_exactly(shape, dtype):
+    """A matrix transpose of a constant folds in 64 x 64 blocks (a linear
+    layer's weight): across block edges and ragged ends, every element where
+    numpy puts it."""
+    w = (np.arange(np.prod(shape)) % 251 - 125).reshape(shape).astype(dtype)
+    f = dlc.jit(lambda x: x + dlc.transpose(w))
+    x = np.zeros(shape[::-1], dtype)
+    assert graph_ops(f, x) == ["dl.add"]
+    np.testing.assert_array_equal(f(x), w.T)
+
+
 def test_integer_folding_wraps_like_numpy():
     a = np.array([127, -128, 5], np.int8)
     f = dlc.jit(lambda x: x + (dlc.asarray(a) + np.int8(1)) * np.int8(3))

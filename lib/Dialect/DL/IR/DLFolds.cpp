@@ -1000,6 +1000,18 @@ Attribute transposeRaw(DenseElementsAttr dense, RankedTensorType type,
     const T *from = reinterpret_cast<const T *>(raw.data());
     T *to = reinterpret_cast<T *>(out.data());
     int64_t inner = shape[rank - 1], step = strides[rank - 1];
+    // A matrix transpose (a linear layer's weight) in 64 x 64 blocks: row
+    // by row, each output row read a column, one element per cache line.
+    if (rank == 2 && perm[0] == 1) {
+      constexpr int64_t kBlock = 64;
+      int64_t rows = shape[0];
+      for (int64_t r0 = 0; r0 < rows; r0 += kBlock)
+        for (int64_t c0 = 0; c0 < inner; c0 += kBlock)
+          for (int64_t r = r0; r < std::min(rows, r0 + kBlock); ++r)
+            for (int64_t c = c0; c < std::min(inner, c0 + kBlock); ++c)
+              to[r * inner + c] = from[c * step + r];
+      return;
+    }
     SmallVector<int64_t> position(rank, 0);
     int64_t base = 0;
     for (int64_t n = 0; n < count; n += inner) {
