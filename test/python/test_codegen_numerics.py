@@ -254,6 +254,31 @@ def test_elementwise_and_reductions_across_vector_tails(shape, threads):
     close(p, e / e.sum(axis=-1, keepdims=True), shape[-1])
 
 
+def test_erf_approximation_error():
+    """f32 erf is one rational function (dl-math-approximation's, not
+    upstream's piecewise one): its absolute error over [-6, 6], its edges
+    (+-inf to +-1, NaN stays NaN, -0 stays -0, odd), and as GELU in a
+    product's fused epilogue, vectors and scalar tails alike."""
+    import math
+    x = np.linspace(-6, 6, 400_003).astype(F32)
+    expected = np.vectorize(math.erf)(x.astype(np.float64))
+    got = jit(lambda x: dlc.erf(x))(x)
+    assert np.abs(got - expected).max() <= 4e-7
+    np.testing.assert_array_equal(got, -got[::-1])
+    edges = np.array([np.inf, -np.inf, np.nan, -0.0, 0.0, 3.832506856900711,
+                      -3.832506856900711, 1e30, -1e-30], F32)
+    got = jit(lambda x: dlc.erf(x))(edges)
+    np.testing.assert_array_equal(got[[0, 1, 5, 6, 7]], [1, -1, 1, -1, 1])
+    assert np.isnan(got[2]) and np.signbit(got[3]) and got[4] == 0
+    assert abs(got[8] - (-1e-30 * 2 / math.sqrt(math.pi))) < 1e-36
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((37, 96), dtype=F32)
+    w = (rng.standard_normal((96, 131)) * 0.2).astype(F32)
+    h = (a.astype(np.float64) @ w) / math.sqrt(2)
+    close(jit(lambda a: dlc.gelu(dlc.matmul(a, w)))(a),
+          h * math.sqrt(2) * 0.5 * (1 + np.vectorize(math.erf)(h)), 96)
+
+
 @pytest.mark.parametrize("shape,axes", [((300, 257), (1, 0)), ((3, 130, 70), (2, 0, 1)),
                                         ((64, 3, 56, 56), (0, 2, 3, 1))])
 def test_transpose_across_blocks(shape, axes, threads):

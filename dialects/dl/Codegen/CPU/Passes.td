@@ -469,9 +469,11 @@ def DLMathApproximation : Pass<"dl-math-approximation"> {
   let summary = "Polynomial approximations of f32 tanh, erf, exp, log and kin";
   let description = [{
     Rewrites f32 `math` ops named in `functions` (scalars and vectors) into
-    upstream MLIR's polynomial approximations, made of arith ops that
-    vectorize (a few ulp from the correctly rounded result), instead of one
-    libm call per lane. Other element types are left to libm.
+    polynomial approximations made of arith ops that vectorize (a few ulp
+    from the correctly rounded result), instead of one libm call per lane:
+    upstream MLIR's, but for erf, which is one rational function of ours
+    (no per-lane coefficient selects: cheap in a GEMM's GELU epilogue).
+    Other element types are left to libm.
   }];
   let options = [
     ListOption<"functions", "functions", "std::string",
