@@ -1,5 +1,5 @@
-// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-parallelize{min-work=1000}))' | FileCheck %s
-// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-parallelize{min-work=1000 explain}))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=haswell threads=2},func.func(dl-affine-parallelize{min-work=1000}))' | FileCheck %s
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(dl-resolve-target{cpu=haswell threads=2},func.func(dl-affine-parallelize{min-work=1000 explain}))' -o /dev/null 2>&1 | FileCheck %s --check-prefix=REMARK
 
 // The outermost loop is parallel (each iteration writes its own row) and has
 // enough work: it becomes an affine.parallel; the inner loop stays a loop.

@@ -329,8 +329,11 @@ def DLAffineParallelize : Pass<"dl-affine-parallelize", "::mlir::func::FuncOp"> 
     loop are private to an iteration; a non-affine access may read memory the
     loop does not write, and any other memory effect (a call, a non-affine
     write to shared memory) keeps the loop sequential, as does a dependence
-    the analysis cannot rule out. `dl-outline-parallel` then runs the
-    `scf.parallel` this lowers to on dlc's thread pool.
+    the analysis cannot rule out. A chosen loop whose iterations split over
+    the target's threads (`#dl.target`) with a loss over a sixteenth is
+    coalesced with the one loop its body holds, if that loop has constant
+    bounds and the coalesced loop is parallel. `dl-outline-parallel` then
+    runs the `scf.parallel` this lowers to on dlc's thread pool.
   }];
   let options = [
     Option<"minWork", "min-work", "int64_t", /*default=*/"8192",
@@ -341,7 +344,8 @@ def DLAffineParallelize : Pass<"dl-affine-parallelize", "::mlir::func::FuncOp"> 
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Emit a remark for each nest: the loop chosen, or why none was">,
   ];
-  let dependentDialects = ["::mlir::affine::AffineDialect"];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::dl::DLDialect"];
 }
 
 def DLOutlineParallel : Pass<"dl-outline-parallel", "::mlir::ModuleOp"> {
