@@ -56,6 +56,8 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <cmath>
+
 namespace mlir::dl {
 #define GEN_PASS_DEF_DLAFFINEPARALLELIZE
 #include "dl/Codegen/CPU/Passes.h.inc"
@@ -73,9 +75,9 @@ constexpr double kUnknownTripCount = 64;
 /// The fraction of the threads' time an uneven split of `trips` iterations
 /// over `threads` loses: the busiest thread's share over the mean, less 1.
 double splitLoss(uint64_t trips, int64_t threads) {
-  uint64_t t = static_cast<uint64_t>(threads);
-  uint64_t busiest = (trips + t - 1) / t;
-  return static_cast<double>(busiest * t) / static_cast<double>(trips) - 1;
+  double t = static_cast<double>(threads);
+  double busiest = std::ceil(static_cast<double>(trips) / t);
+  return busiest * t / static_cast<double>(trips) - 1;
 }
 
 /// A split that loses more than this is worth a division per iteration.
@@ -250,8 +252,13 @@ AffineForOp coalesceWithInner(AffineForOp loop, int64_t threads) {
       !inner.hasConstantBounds() || !loop.hasConstantBounds())
     return nullptr;
   std::optional<uint64_t> innerTrips = affine::getConstantTripCount(inner);
+  int64_t product;
   if (!innerTrips || *innerTrips < 2 ||
-      splitLoss(*trips * *innerTrips, threads) >= splitLoss(*trips, threads))
+      llvm::MulOverflow(static_cast<int64_t>(*trips),
+                        static_cast<int64_t>(*innerTrips), product) ||
+      product < 0 ||
+      splitLoss(static_cast<uint64_t>(product), threads) >=
+          splitLoss(*trips, threads))
     return nullptr;
   OpBuilder builder(loop);
   auto copy = cast<AffineForOp>(builder.clone(*loop));

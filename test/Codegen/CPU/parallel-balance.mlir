@@ -108,3 +108,18 @@ func.func @dynamic_columns(%b: memref<7x?xf32>, %x: f32) {
   }
   return
 }
+
+// -----
+
+// Trip counts whose product overflows 64 bits: left alone, no crash.
+// TWO-LABEL: func @huge_columns
+// TWO: affine.for %{{.*}} = 0 to 7 {
+// TWO-NEXT: affine.for %{{.*}} = 0 to 2305843009213693952 {
+func.func @huge_columns(%b: memref<7x?xf32>, %x: f32) {
+  affine.for %i = 0 to 7 {
+    affine.for %j = 0 to 2305843009213693952 {
+      affine.store %x, %b[%i, %j] : memref<7x?xf32>
+    }
+  }
+  return
+}
