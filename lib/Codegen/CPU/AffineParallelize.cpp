@@ -260,13 +260,21 @@ AffineForOp coalesceWithInner(AffineForOp loop, int64_t threads) {
       splitLoss(static_cast<uint64_t>(product), threads) >=
           splitLoss(*trips, threads))
     return nullptr;
+  // coalesceLoops wants normalized loops (from 0 by 1) in a perfect nest,
+  // and remaps the induction variables only inside the inner loop: the
+  // affine.apply that normalizing `loop` would put in its body, between the
+  // two loops, would keep the coalesced variable unmapped (a tile loop
+  // `0 to 19 step 8` read p * 8 for (p floordiv 3) * 8). So `loop` must be
+  // normalized already; the inner loop's apply lands in its own body.
+  if (loop.getConstantLowerBound() != 0 || loop.getStepAsInt() != 1)
+    return nullptr;
   OpBuilder builder(loop);
   auto copy = cast<AffineForOp>(builder.clone(*loop));
   auto copyInner = cast<AffineForOp>(copy.getBody()->front());
   std::string why;
   SmallVector<AffineForOp> band = {copy, copyInner};
-  if (failed(affine::normalizeAffineFor(copy)) ||
-      failed(affine::normalizeAffineFor(copyInner)) ||
+  if (failed(affine::normalizeAffineFor(copyInner)) ||
+      !llvm::hasSingleElement(copy.getBody()->without_terminator()) ||
       failed(affine::coalesceLoops(band)) || !isParallel(copy, why)) {
     copy.erase();
     return nullptr;

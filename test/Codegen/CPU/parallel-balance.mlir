@@ -123,3 +123,26 @@ func.func @huge_columns(%b: memref<7x?xf32>, %x: f32) {
   }
   return
 }
+
+// -----
+
+// Refused: a tile loop (0 to 19 step 8: 3 tiles) is not normalized, and
+// normalizing it would put an affine.apply of its variable between the two
+// loops, which coalescing would not remap (the tile's start read p * 8 for
+// (p floordiv 3) * 8: wrong results, not an error). The tiles run as they are.
+// TWO-LABEL: func @tile_loop
+// TWO: affine.parallel (%{{.*}}) = (0) to (19) step (8) {
+// TWO-NEXT: affine.for %{{.*}} = 0 to 19 step 8 {
+func.func @tile_loop(%a: memref<19x19xf32>, %b: memref<19x19xf32>) {
+  affine.for %i = 0 to 19 step 8 {
+    affine.for %j = 0 to 19 step 8 {
+      affine.for %ii = affine_map<(d0) -> (d0)>(%i) to min affine_map<(d0) -> (d0 + 8, 19)>(%i) {
+        affine.for %jj = affine_map<(d0) -> (d0)>(%j) to min affine_map<(d0) -> (d0 + 8, 19)>(%j) {
+          %0 = affine.load %a[%jj, %ii] : memref<19x19xf32>
+          affine.store %0, %b[%ii, %jj] : memref<19x19xf32>
+        }
+      }
+    }
+  }
+  return
+}
