@@ -28,10 +28,12 @@
 // body is exactly one loop with constant bounds, the two are coalesced into
 // one loop (upstream's affine::coalesceLoops: 7 x 512 iterations, 1792 +
 // 1792) if that one is parallel too (tried on a copy first; the copy
-// replaces the nest only then). timm's ResNet-50, EfficientNet-B0 and
+// replaces the nest only then), where the loop already runs from 0 by 1
+// (see coalesceWithInner). timm's ResNet-50, EfficientNet-B0 and
 // MobileNetV3 at batch 1 ran 1-2% faster for it on Zen 3 (2 threads;
-// noisy: MobileNetV3 0.98-1.015x in three runs). Evenly split loops are
-// left as they are: coalescing costs a division per iteration.
+// noisy: MobileNetV3 0.98-1.015x in three runs; measured before tile loops
+// were excluded). Evenly split loops are left as they are: coalescing
+// costs a division per iteration.
 //
 // Assumes: no type whose size overflows 64 bits, every loop's step positive,
 // and no loop with constant bounds that runs no iteration --
