@@ -22,7 +22,8 @@
 //      thread, in its own LLVMContext (each part travels as bitcode, as
 //      llvm::splitCodeGen does), with a TargetMachine made like the
 //      ExecutionEngine's (the host's, PIC), loop strength reduction off
-//      (see NoStrengthReduction).
+//      and LLVM's full unrolling capped (see ScopedOption: dlc's codegen
+//      unrolls the loops where that matters).
 //
 // DLC_LLVM_OPTIONS passes options to LLVM as on llc's command line (e.g.
 // `-disable-lsr=false`); DLC_LLVM_TIME_PASSES=1 prints LLVM's pass timings.
@@ -45,6 +46,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -236,50 +238,73 @@ void optimize(llvm::Module &module, int optLevel, llvm::TargetMachine *machine) 
   }
 }
 
-/// LLVM's loop strength reduction off while dlc's parts are compiled
-/// (the code generator reads `-disable-lsr` when it builds its passes), unless
-/// DLC_LLVM_OPTIONS set it. On dlc's loops it took 55% of the code
+/// An LLVM command-line option set to `value` while dlc's parts compile,
+/// unless DLC_LLVM_OPTIONS set it. Scoped, not set for the process: the
+/// GPU pipeline's NVPTX code generation and the ExecutionEngine's JIT (small
+/// modules) keep LLVM's defaults outside dlc's compiles. Counted: overlapping compiles share the setting, and the
+/// last one out restores the default. Two are used (dlcObjectJobRun):
+///
+/// `-disable-lsr`: loop strength reduction off (the code generator reads it
+/// when it builds its passes). On dlc's loops it took 55% of the code
 /// generator's time (Swin-T: 3.3 of 6.1 s; all of LLVM 9.4 -> 5.4 s on one
 /// Zen 5 core) and changed no model's speed measurably (EfficientNet-B0,
 /// Swin-T, ResNet-50, BERT-base, one thread, two runs each, within 2%): dlc's
 /// loops index with affine maps LLVM already folds into addressing modes.
-/// Scoped, not set for the process: the GPU pipeline's NVPTX code generation
-/// keeps it.
-class NoStrengthReduction {
+///
+/// `-unroll-full-max-count=1`: LLVM's full unrolling capped. A short loop
+/// still unrolls completely where it fits partial unrolling's budget (150
+/// instructions at -O3), but no longer where only full unrolling's larger
+/// one admits it (300, up to 4x where LLVM expects the copies to simplify),
+/// nor in the early LoopFullUnrollPass; partial and runtime unrolling stay
+/// (turning those off cost ResNet-50 4%). The cap saves a third of LLVM's
+/// time (CPU seconds, Zen 3: ResNet-50 6.8 -> 4.7, Swin-T 10.6 -> 8.0,
+/// MobileNetV3 4.9 -> 3.7) and, alone, slowed one kind of loop: a register
+/// tile's window loop, whose iterations' loads of one input column become
+/// one load once unrolled (MobileNetV3's 5x5 depthwise convolutions 10-30%
+/// slower). dlc unrolls those itself (dl-affine-unroll-reductions), where it
+/// knows which loops they are; with both, no zoo model ran slower (A/B in
+/// one process, Zen 3: EfficientNet-B0 0.97x time, ConvNeXt-T 0.98x, Swin-T
+/// 0.97x, the others within 1%).
+class ScopedOption {
 public:
-  NoStrengthReduction() {
+  ScopedOption(llvm::StringRef name, llvm::StringRef value) : name(name) {
     std::lock_guard<std::mutex> lock(mutex());
-    auto *option = find();
-    if (!option || option->getNumOccurrences() > 0)
+    llvm::cl::Option *option = find(name);
+    if (!option)
       return;
-    if (users()++ == 0)
-      option->setValue(true);
+    int &users = counts()[name];
+    // The first user sets it, unless it was set already (DLC_LLVM_OPTIONS).
+    if (users == 0 && (option->getNumOccurrences() > 0 ||
+                       option->addOccurrence(0, name, value)))
+      return;
+    ++users;
     active = true;
   }
-  ~NoStrengthReduction() {
+  ~ScopedOption() {
     if (!active)
       return;
     std::lock_guard<std::mutex> lock(mutex());
-    if (--users() == 0)
-      find()->setValue(false);
+    if (--counts()[name] == 0)
+      find(name)->reset();
   }
+  ScopedOption(const ScopedOption &) = delete;
+  ScopedOption &operator=(const ScopedOption &) = delete;
 
 private:
-  static llvm::cl::opt<bool> *find() {
+  static llvm::cl::Option *find(llvm::StringRef name) {
     auto &options = llvm::cl::getRegisteredOptions();
-    auto found = options.find("disable-lsr");
-    return found == options.end()
-               ? nullptr
-               : static_cast<llvm::cl::opt<bool> *>(found->second);
+    auto found = options.find(name);
+    return found == options.end() ? nullptr : found->second;
   }
   static std::mutex &mutex() {
     static std::mutex instance;
     return instance;
   }
-  static int &users() {
-    static int count = 0;
-    return count;
+  static llvm::StringMap<int> &counts() {
+    static llvm::StringMap<int> instance;
+    return instance;
   }
+  std::string name;
   bool active = false;
 };
 
@@ -513,7 +538,8 @@ extern "C" bool dlcObjectJobRun(DlcObjectJob handle, MlirStringRef directory,
       }
     }
   };
-  NoStrengthReduction noLSR;
+  ScopedOption noLSR("disable-lsr", "true");
+  ScopedOption noFullUnroll("unroll-full-max-count", "1");
   size_t threads = std::min<size_t>(std::max(1, numThreads), count);
   if (getenv("DLC_LLVM_TIME_PASSES"))
     threads = 1; // LLVM's pass timers are global, not thread-safe

@@ -192,9 +192,9 @@ print(type(compiled._function.code).__name__, float(compiled(x).sum()))
 """
 
 
-def _run_with(env):
+def _run_with(env, program=OPTIONS_PROGRAM):
     import sys
-    return subprocess.run([sys.executable, "-c", OPTIONS_PROGRAM], capture_output=True,
+    return subprocess.run([sys.executable, "-c", program], capture_output=True,
                           text=True, timeout=300,
                           env={**os.environ, "DLC_CACHE_DIR": "off", **env})
 
@@ -210,6 +210,39 @@ def test_loop_strength_reduction_is_off_unless_asked_for():
     assert asked.returncode == 0, asked.stderr
     assert "Loop Strength Reduction" in asked.stderr
     assert asked.stdout == default.stdout
+
+
+# A 7x7 convolution over 3 channels, a depthwise 3x3 one and a softmax over
+# odd sizes: short constant loops (windows, remainders) LLVM would unroll.
+UNROLL_PROGRAM = """
+import numpy as np, torch, dlc
+from dlc import runtime
+runtime.PARALLEL_CODEGEN_MIN_OPERATIONS = 0
+model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 7, stride=2, padding=3), torch.nn.ReLU(),
+                            torch.nn.Conv2d(8, 8, 3, padding=1, groups=8),
+                            torch.nn.Softmax(1)).eval()
+x = np.linspace(-1, 1, 3 * 19 * 19, dtype=np.float32).reshape(1, 3, 19, 19)
+compiled = dlc.from_torch(model, torch.from_numpy(x)).lower(x).compile()
+expected = model(torch.from_numpy(x)).detach().numpy()
+np.testing.assert_allclose(compiled(x), expected, rtol=1e-4, atol=1e-6)
+print(type(compiled._function.code).__name__, float(compiled(x).sum()))
+"""
+
+
+def test_llvm_s_full_unrolling_is_capped_unless_asked_for():
+    # LLVM's remarks name each loop it unrolls completely: fewer under dlc's
+    # cap (lib/CAPI/ObjectCode.cpp, ScopedOption), LLVM's own count where
+    # DLC_LLVM_OPTIONS sets the cap; the same code computed either way.
+    remarks = {"DLC_COMPILE_THREADS": "2", "DLC_LLVM_OPTIONS": "-pass-remarks=loop-unroll"}
+    default = _run_with(remarks, UNROLL_PROGRAM)
+    assert default.returncode == 0, default.stderr
+    assert default.stdout.startswith("LibraryCode")
+    asked = _run_with({**remarks, "DLC_LLVM_OPTIONS": "-pass-remarks=loop-unroll "
+                       "-unroll-full-max-count=4294967295"}, UNROLL_PROGRAM)
+    assert asked.returncode == 0, asked.stderr
+    assert asked.stdout == default.stdout
+    assert 0 < default.stderr.count("completely unrolled") < \
+        asked.stderr.count("completely unrolled")
 
 
 def test_llvm_options_llvm_does_not_take_are_named():

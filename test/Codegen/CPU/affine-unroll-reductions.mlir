@@ -1,6 +1,7 @@
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-unroll-reductions))' | FileCheck %s
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-unroll-reductions{max-trip-count=2}))' | FileCheck %s --check-prefix=TWO
 // RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-unroll-reductions))' | FileCheck %s --check-prefix=SCALREP
+// RUN: dl-opt %s --split-input-file --pass-pipeline='builtin.module(func.func(dl-affine-unroll-reductions{max-unrolled-ops=16}))' | FileCheck %s --check-prefix=SMALL
 
 // An argmax over windows of 4: the reduction loop reads and writes its two
 // accumulators at an address it does not vary. Unrolled; the pass's scalar
@@ -80,5 +81,71 @@ func.func @nothing_unrolled(%x: memref<64xf32>, %y: memref<64xf32>, %z: memref<6
     %c = arith.addf %b, %b : f32
     affine.store %c, %z[%k] : memref<64xf32>
   }
+  return
+}
+
+// -----
+
+// A register tile's window loop (a depthwise convolution's kw, as
+// dl-affine-register-tile leaves it): 5 iterations carrying vector
+// accumulators. The innermost one is unrolled, so that LLVM sees the
+// iterations' loads of one input column as one; the window's rows (kh, not
+// innermost) stay a loop. With max-unrolled-ops=16 the 5 x 6 operations of
+// the unrolled body are too many: left alone.
+// CHECK-LABEL: func.func @window_tile
+// CHECK: affine.for %{{.*}} = 0 to 5 iter_args
+// CHECK-NOT: affine.for
+// CHECK-COUNT-10: vector.fma
+// CHECK-NOT: vector.fma
+// CHECK: affine.yield
+// SMALL-LABEL: func.func @window_tile
+// SMALL: affine.for %{{.*}} = 0 to 5 iter_args
+// SMALL: affine.for %{{.*}} = 0 to 5 iter_args
+// SMALL-COUNT-2: vector.fma
+// SMALL-NOT: vector.fma
+func.func @window_tile(%x: memref<12x12x8xf32>, %w: memref<5x5x8xf32>, %y: memref<8x8x8xf32>) {
+  %zero = arith.constant dense<0.0> : vector<8xf32>
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 8 step 2 {
+      %r:2 = affine.for %kh = 0 to 5 iter_args(%a0 = %zero, %a1 = %zero) -> (vector<8xf32>, vector<8xf32>) {
+        %s:2 = affine.for %kw = 0 to 5 iter_args(%b0 = %a0, %b1 = %a1) -> (vector<8xf32>, vector<8xf32>) {
+          %wv = affine.vector_load %w[%kh, %kw, 0] : memref<5x5x8xf32>, vector<8xf32>
+          %x0 = affine.vector_load %x[%i + %kh, %j + %kw, 0] : memref<12x12x8xf32>, vector<8xf32>
+          %f0 = vector.fma %x0, %wv, %b0 : vector<8xf32>
+          %x1 = affine.vector_load %x[%i + %kh, %j + %kw + 1, 0] : memref<12x12x8xf32>, vector<8xf32>
+          %f1 = vector.fma %x1, %wv, %b1 : vector<8xf32>
+          affine.yield %f0, %f1 : vector<8xf32>, vector<8xf32>
+        }
+        affine.yield %s#0, %s#1 : vector<8xf32>, vector<8xf32>
+      }
+      affine.vector_store %r#0, %y[%i, %j, 0] : memref<8x8x8xf32>, vector<8xf32>
+      affine.vector_store %r#1, %y[%i, %j + 1, 0] : memref<8x8x8xf32>, vector<8xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// Left alone: a vector reduction longer than max-trip-count (a matmul's k),
+// and a short loop carrying a scalar (not a register tile's accumulators).
+// CHECK-LABEL: func.func @long_or_scalar
+// CHECK: affine.for %{{.*}} = 0 to 9 iter_args
+// CHECK: affine.for %{{.*}} = 0 to 4 iter_args
+func.func @long_or_scalar(%x: memref<9x8xf32>, %y: memref<8xf32>, %s: memref<f32>) {
+  %zero = arith.constant dense<0.0> : vector<8xf32>
+  %r = affine.for %k = 0 to 9 iter_args(%a = %zero) -> (vector<8xf32>) {
+    %v = affine.vector_load %x[%k, 0] : memref<9x8xf32>, vector<8xf32>
+    %t = arith.addf %v, %a : vector<8xf32>
+    affine.yield %t : vector<8xf32>
+  }
+  affine.vector_store %r, %y[0] : memref<8xf32>, vector<8xf32>
+  %c0 = arith.constant 0.0 : f32
+  %q = affine.for %k = 0 to 4 iter_args(%a = %c0) -> (f32) {
+    %v = affine.load %x[%k, 0] : memref<9x8xf32>
+    %t = arith.addf %v, %a : f32
+    affine.yield %t : f32
+  }
+  affine.store %q, %s[] : memref<f32>
   return
 }

@@ -268,18 +268,26 @@ def DLAffinePromoteAccumulators
 
 def DLAffineUnrollReductions
     : Pass<"dl-affine-unroll-reductions", "::mlir::func::FuncOp"> {
-  let summary = "Fully unroll short scalar reduction loops";
+  let summary = "Fully unroll short reductions: scalar accumulators, register tiles";
   let description = [{
     An innermost `affine.for` with constant bounds and at most
     `max-trip-count` iterations that loads and stores one element at an
     address independent of the loop (an accumulator: an argmax over a
     pooling window) is fully unrolled, so that `affine-scalrep` after it
     keeps the accumulators in registers: LLVM cannot, not knowing that the
-    output does not alias the input. Other loops are left alone.
+    output does not alias the input. An innermost `affine.for` of at most
+    `max-trip-count` iterations that carries vector accumulators in
+    `iter_args` (a register tile's window loop) is fully unrolled too, if
+    the unrolled body has at most `max-unrolled-ops` operations: its
+    iterations' loads of one input column become one. Other loops are left
+    alone.
   }];
   let options = [
     Option<"maxTripCount", "max-trip-count", "int64_t", /*default=*/"8",
            "Unroll reduction loops of at most this many iterations">,
+    Option<"maxUnrolledOps", "max-unrolled-ops", "int64_t", /*default=*/"512",
+           "Unroll a register tile's reduction loop only if its unrolled "
+           "body has at most this many operations">,
   ];
   let dependentDialects = ["::mlir::affine::AffineDialect"];
 }
