@@ -8,8 +8,9 @@
 // wheels, and it optimizes the whole module on one thread first), so:
 //
 //   1. translate the llvm-dialect module to LLVM IR, set the host's triple
-//      and data layout and add the `_mlir_<f>` packed wrappers, exactly as
-//      ExecutionEngine::create does (the code calls them the same way);
+//      and data layout and add the `_mlir_<f>` packed wrappers as
+//      ExecutionEngine::create does (the code calls them the same way), but
+//      for the functions callable from outside only (addPackedWrappers);
 //   2. split it into parts of about equal size: every function definition
 //      goes to the part with the fewest instructions so far (largest first),
 //      a local function with every function that calls it;
@@ -42,11 +43,13 @@
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Support.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Bitcode/BitcodeReader.h"
 #include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
@@ -93,14 +96,22 @@ void report(MlirStringCallback onError, void *userData, const std::string &text)
 }
 
 /// ExecutionEngine's packFunctionArguments (static there): for each defined
-/// function `f`, `_mlir_f(ptr args)` loads f's arguments from the pointers in
-/// `args`, calls f and stores its result through the pointer after them.
-void addPackedWrappers(llvm::Module &module) {
+/// function `f` callable from outside, `_mlir_f(ptr args)` loads f's
+/// arguments from the pointers in `args`, calls f and stores its result
+/// through the pointer after them. Like upstream's, none for a function of
+/// local linkage; unlike it, none for one `private` in the MLIR module
+/// either (`private`: the names in `hidden`): the parts and loops dlc
+/// outlines keep external linkage (the parts of the split are linked
+/// across), and their wrappers, which load hundreds of arguments, were a
+/// third of Swin-T's machine code that nobody calls (dlc calls the entry's
+/// `_mlir__mlir_ciface_<f>` only).
+void addPackedWrappers(llvm::Module &module, const llvm::StringSet<> &hidden) {
   llvm::LLVMContext &context = module.getContext();
   llvm::IRBuilder<> builder(context);
   std::vector<llvm::Function *> defined;
   for (llvm::Function &function : module.functions())
-    if (!function.isDeclaration())
+    if (!function.isDeclaration() && !function.hasLocalLinkage() &&
+        !hidden.contains(function.getName()))
       defined.push_back(&function);
   for (llvm::Function *function : defined) {
     auto *type = llvm::FunctionType::get(builder.getVoidTy(), builder.getPtrTy(),
@@ -373,7 +384,12 @@ extern "C" DlcObjectJob dlcObjectJobCreate(MlirModule module, int optLevel,
   }
   whole->setDataLayout((*machine)->createDataLayout());
   whole->setTargetTriple((*machine)->getTargetTriple());
-  addPackedWrappers(*whole);
+  llvm::StringSet<> privateFunctions;
+  for (Operation &top : op->getRegion(0).front())
+    if (top.getName().getStringRef() == "llvm.func" &&
+        SymbolTable::getSymbolVisibility(&top) == SymbolTable::Visibility::Private)
+      privateFunctions.insert(SymbolTable::getSymbolName(&top).getValue());
+  addPackedWrappers(*whole, privateFunctions);
 
   // Clusters: a local function stays with every function that calls it
   // (a parallel body with its trampoline), so that the optimizer still sees
