@@ -394,9 +394,10 @@ def markdown(rows, systems, meta):
     peers = [s for s in systems if s != "dlc-torch"]
     lines = [f"CPU: {meta['cpu']}; {meta['threads']} threads; each system alone in its own "
              f"process; medians; {meta['date']}.", "",
-             "| model | batch | " + " | ".join(f"{s} ms" for s in systems) + " | "
-             + " | ".join(f"{s} / dlc-torch" for s in peers)
-             + " | compile s | cached s | import / trace / graph / codegen / llvm s |",
+             "| " + " | ".join(["model", "batch"] + [f"{s} ms" for s in systems]
+                              + [f"{s} / dlc-torch" for s in peers]
+                              + ["compile s", "cached s",
+                                 "import / trace / graph / codegen / llvm s"]) + " |",
              "|---|---:|" + "---:|" * (len(systems) + len(peers) + 2) + "---|"]
     for row in rows:
         got, ratio = row["systems"], row.get("ratio", {})

@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 
 def test_bench_creates_its_output_folder(tmp_path):
     out = tmp_path / "not" / "yet" / "results"
@@ -50,6 +52,28 @@ def test_zoo_speed_table_checks_and_times_each_system(tmp_path):
         assert profile["ms"] > 0 and profile["regions"] >= 1
         assert 1 <= len(profile["lines"]) <= 2
     assert "test-resnet b1 dlc-torch:" in run.stdout
+
+
+@pytest.mark.parametrize("systems", [["dlc-torch"], ["dlc-torch", "onnxruntime", "torch"]])
+def test_zoo_speed_markdown_has_one_cell_per_column(systems):
+    # A header cell for each column, whichever systems ran (dlc-torch
+    # alone once gave the header an empty column more than its rows).
+    import importlib.util
+    script = os.path.join(os.path.dirname(__file__), "..", "..", "bench", "zoo_speed.py")
+    spec = importlib.util.spec_from_file_location("zoo_speed_table", script)
+    zoo_speed = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(zoo_speed)
+    facts = {"ms": 5.0, "compile_s": 7.0, "cached_s": 0.1, "import_s": 1.0,
+             "phases": {"trace": 0.1, "graph": 0.5, "codegen": 2.0, "llvm": 3.0}}
+    row = {"model": "test-resnet", "batch": 1, "failed": {},
+           "systems": {s: dict(facts) for s in systems},
+           "ratio": {s: 1.0 for s in systems if s != "dlc-torch"}}
+    page = zoo_speed.markdown([row], systems, {"cpu": "test", "threads": 2, "date": "today"})
+    table = [line for line in page.splitlines() if line.startswith("|")]
+    assert len(table) == 3
+    widths = {line.count("|") for line in table}
+    assert widths == {1 + 2 + len(systems) + (len(systems) - 1) + 3}
+    assert "|  |" not in table[0]
 
 
 def test_int8_table_times_each_system_and_measures_agreement(tmp_path):
