@@ -252,8 +252,9 @@ void optimize(llvm::Module &module, int optLevel, llvm::TargetMachine *machine) 
 /// An LLVM command-line option set to `value` while dlc's parts compile,
 /// unless DLC_LLVM_OPTIONS set it. Scoped, not set for the process: the
 /// GPU pipeline's NVPTX code generation and the ExecutionEngine's JIT (small
-/// modules) keep LLVM's defaults outside dlc's compiles. Counted: overlapping compiles share the setting, and the
-/// last one out restores the default. Two are used (dlcObjectJobRun):
+/// modules) keep LLVM's defaults outside dlc's compiles. Counted:
+/// overlapping compiles share the setting, and the last one out restores the
+/// default. Two are used (dlcObjectJobRun):
 ///
 /// `-disable-lsr`: loop strength reduction off (the code generator reads it
 /// when it builds its passes). On dlc's loops it took 55% of the code
