@@ -171,6 +171,28 @@ def test_below_the_minimum_time_nothing_is_stored(tmp_path, monkeypatch):
     assert not [p for p in (tmp_path / "cache").glob("*/.*")]
 
 
+def test_only_the_entry_gets_a_packed_wrapper(every_module_in_parts):
+    # The functions dlc outlines (parallel bodies, loops, parts) are private
+    # in the MLIR module: the library has no `_mlir_<f>` wrapper for them
+    # (lib/CAPI/ObjectCode.cpp, addPackedWrappers), only for the entry. Cut
+    # into parts: those keep external linkage (linked across LLVM's parts).
+    import re
+    lowered = dlc.jit(model, max_function_ops=10).lower(X)
+    compiled = lowered.compile()
+    code = compiled._function.code
+    assert isinstance(code, runtime.LibraryCode)
+    private = []
+    for line in lowered.as_text("llvm").splitlines():
+        found = re.match(r"\s*llvm\.func (internal )?@(\w+)\(", line)
+        if found and (found.group(1) or 'sym_visibility = "private"' in line):
+            private.append(found.group(2))
+    assert any("_part_" in name for name in private)
+    for name in private:
+        assert not code.address("_mlir_" + name), name
+    np.testing.assert_allclose(compiled(X), reference(X), rtol=1e-5, atol=1e-6)
+    assert code.address("_mlir__mlir_ciface_" + lowered.symbol)
+
+
 def test_the_profiler_reads_the_library_s_regions(every_module_in_parts):
     compiled = dlc.jit(model).lower(X).compile()
     assert isinstance(compiled._function.code, runtime.LibraryCode)
