@@ -644,3 +644,43 @@ func.func @read_before_refill(%a: memref<16x32xf32>, %b: memref<32x16xf32>, %e: 
   memref.dealloc %c : memref<16x16xf32>
   return %d : memref<16x16xf32>
 }
+
+// -----
+
+// Refused: C is read after the epilogue through a view made before the
+// accumulation (as dl-split-function{early} recomputes every view at the
+// start of a part): the view is not the use, the nest reading it is.
+// REMARK: remark: dl-affine-register-tile: the elementwise nest after this accumulation is not fused: the output is used after it (it would keep partial sums in the tiles' place)
+// CHECK-LABEL: func @read_through_earlier_view
+// CHECK-NOT: dl.fused_epilogue
+// CHECK: arith.negf
+func.func @read_through_earlier_view(%a: memref<16x32xf32>, %b: memref<32x16xf32>, %e: memref<256xf32>) -> memref<16x16xf32> {
+  %c = memref.alloc() : memref<16x16xf32>
+  %flat = memref.collapse_shape %c [[0, 1]] : memref<16x16xf32> into memref<256xf32>
+  affine.for %i = 0 to 16 {
+    affine.for %k = 0 to 32 {
+      affine.for %j = 0 to 16 {
+        %0 = affine.load %a[%i, %k] : memref<16x32xf32>
+        %1 = affine.load %b[%k, %j] : memref<32x16xf32>
+        %2 = affine.load %c[%i, %j] : memref<16x16xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j] : memref<16x16xf32>
+      }
+    }
+  }
+  %d = memref.alloc() : memref<16x16xf32>
+  affine.for %i = 0 to 16 {
+    affine.for %j = 0 to 16 {
+      %0 = affine.load %c[%i, %j] : memref<16x16xf32>
+      %1 = arith.negf %0 : f32
+      affine.store %1, %d[%i, %j] : memref<16x16xf32>
+    }
+  }
+  affine.for %i = 0 to 256 {
+    %0 = affine.load %flat[%i] : memref<256xf32>
+    affine.store %0, %e[%i] : memref<256xf32>
+  }
+  memref.dealloc %c : memref<16x16xf32>
+  return %d : memref<16x16xf32>
+}

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineValueMap.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 using namespace mlir;
 using namespace mlir::dl::register_tile;
@@ -209,8 +210,7 @@ mlir::dl::register_tile::matchEpilogue(Accumulation &acc, std::string &why) {
   Value buffer = output;
   if (auto expand = output.getDefiningOp<memref::ExpandShapeOp>())
     buffer = expand.getSrc();
-  if (!buffer.getDefiningOp<memref::AllocOp>() &&
-      !buffer.getDefiningOp<memref::ViewOp>())
+  if (!isFreshBuffer(buffer) && !buffer.getDefiningOp<memref::ViewOp>())
     return refuse("the output is not a buffer of its own (a memref.alloc, "
                   "an arena view, or an expand_shape of one)");
   // The loops by the index they walk, from the store: any order of the
@@ -362,19 +362,34 @@ mlir::dl::register_tile::matchEpilogue(Accumulation &acc, std::string &why) {
   // later one fills all of it (the memory plan gives several outputs one
   // arena view, which CSE merges: the next convolution's fill of that view
   // is C's next value, not a read of the sums).
+  // A view of C (a collapse_shape made before the accumulation, as
+  // dl-split-function{early} makes every view at the start of a part) is
+  // not a use: the ops that use it are.
   if (!inPlace) {
     Block *block = root->getBlock();
     SmallVector<Operation *> later;
-    for (Value value : {buffer, output, epi.view})
+    SmallVector<Value> worklist = {buffer, output, epi.view};
+    DenseSet<Value> seen;
+    while (!worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      if (!seen.insert(value).second)
+        continue;
       for (Operation *user : value.getUsers()) {
         if (isa<memref::DeallocOp>(user) || user == epi.view.getDefiningOp() ||
             user == output.getDefiningOp())
           continue;
+        if (auto view = dyn_cast<ViewLikeOpInterface>(user);
+            view && view.getViewSource() == value && isMemoryEffectFree(user)) {
+          for (Value result : user->getResults())
+            worklist.push_back(result);
+          continue;
+        }
         // A user outside this block (null) is a later use no fill ends.
         Operation *top = block->findAncestorOpInBlock(*user);
         if (!top || !(top == root || top == epi.root || top->isBeforeInBlock(root)))
           later.push_back(top);
       }
+    }
     if (!later.empty()) {
       Operation *first =
           llvm::is_contained(later, nullptr)
