@@ -139,6 +139,13 @@ void addAffineStage(OpPassManager &pm, const CPUPipelineOptions &options) {
     integer.epilogue = options.epilogue;
     pm.addPass(createDLIntegerMatmul(integer));
   }
+  // Cut into parts here, the passes below run on the context's threads.
+  if (options.earlySplitOps > 0) {
+    DLSplitFunctionOptions split;
+    split.maxOps = options.earlySplitOps;
+    split.early = true;
+    pm.addPass(createDLSplitFunction(split));
+  }
   pm.addNestedPass<func::FuncOp>(createDLLinalgToAffineLoops());
   // Index arithmetic (a convolution's oh + kh) folded into the access maps,
   // where the loop transformations see it.
@@ -172,7 +179,7 @@ void addAffineStage(OpPassManager &pm, const CPUPipelineOptions &options) {
   // fills are matched dimension by dimension).
   if (options.collapseLoops)
     pm.addNestedPass<func::FuncOp>(createDLAffineCollapse());
-  addCleanups(pm);
+  addCleanups(pm.nest<func::FuncOp>());
 }
 
 /// Reduction accumulators carried in iter_args (dl-affine-promote-accumulators);
@@ -193,7 +200,7 @@ void addVectorStage(OpPassManager &pm, const CPUPipelineOptions &options) {
     DLAffineVectorizeOptions vectorize;
     vectorize.vectorWidth = options.vectorWidth;
     pm.addNestedPass<func::FuncOp>(createDLAffineVectorize(vectorize));
-    addCleanups(pm);
+    addCleanups(pm.nest<func::FuncOp>());
   }
   // Short reductions left scalar (an argmax over a pooling window): unrolled,
   // their accumulators forwarded in registers (upstream's scalar

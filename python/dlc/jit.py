@@ -600,6 +600,9 @@ def jit(fn=None, *, target="cpu", options=None, dynamic_batch=False,
         estimated operations of a nest on threads, default 2**13;
         ``max_function_ops``: operations above which a function is cut into
         calls of parts of about that size before LLVM, 0 never;
+        ``early_split_ops``: operations of linalg on memrefs above which a
+        function is cut into parts before the affine stage, so that its
+        passes run on the compiler's threads, 0 never;
         ``winograd_min_tiles``, ``winograd_min_channels``: the fewest 2x2
         output tiles and channels of a 3x3 convolution run as Winograd's
         F(2x2, 3x3), default 32 and 64) and of

@@ -67,6 +67,10 @@ class CPUOptions:
     #: this size before LLVM, whose loop passes take time quadratic in a
     #: function's size (None: the pipeline's; 0: never cut)
     max_function_ops: object = None
+    #: operations of linalg on memrefs above which a function is cut into
+    #: parts of about this size before the affine stage, whose passes then
+    #: run on the compiler's threads (None: the pipeline's; 0: never cut)
+    early_split_ops: object = None
     #: dl-winograd's thresholds: a 3x3 convolution of stride 1 runs as
     #: Winograd's F(2x2, 3x3) from this many 2x2 output tiles and input and
     #: output channels on (None: the pipeline's, 32 tiles and 64 channels)
@@ -79,6 +83,7 @@ class CPUOptions:
         _check_int("tile_size", self.tile_size, 0)
         _check_int("parallel_min_work", self.parallel_min_work, 0, allow_none=True)
         _check_int("max_function_ops", self.max_function_ops, 0, allow_none=True)
+        _check_int("early_split_ops", self.early_split_ops, 0, allow_none=True)
         _check_int("winograd_min_tiles", self.winograd_min_tiles, 1, allow_none=True)
         _check_int("winograd_min_channels", self.winograd_min_channels, 1, allow_none=True)
         if not isinstance(self.parallel, bool):
@@ -208,6 +213,8 @@ class CompileOptions:
                     else f"parallel-min-work={cpu.parallel_min_work} ")
         split = ("" if cpu.max_function_ops is None
                  else f"max-function-ops={cpu.max_function_ops} ")
+        if cpu.early_split_ops is not None:
+            split += f"early-split-ops={cpu.early_split_ops} "
         winograd_limits = "".join(
             f"{name}={value} " for name, value in (
                 ("winograd-min-tiles", cpu.winograd_min_tiles),

@@ -210,12 +210,17 @@ class Lowered:
         ``disable="dl-fuse-epilogue"``)."""
         if self.options.is_cuda:
             return 0
+        # The function and the parts dl-split-function{early} cut it into.
+        count = 0
         for op in self._module_at("affine").body.operations:
-            if op.operation.name == "func.func" and \
-                    ir.StringAttr(op.attributes["sym_name"]).value == self.symbol:
-                if "dl.fused_epilogues" in op.attributes:
-                    return ir.IntegerAttr(op.attributes["dl.fused_epilogues"]).value
-        return 0
+            if op.operation.name != "func.func":
+                continue
+            name = ir.StringAttr(op.attributes["sym_name"]).value
+            if (name == self.symbol or (name.startswith(self.symbol + "_part_")
+                                        and "dl.split_part" in op.attributes)) \
+                    and "dl.fused_epilogues" in op.attributes:
+                count += ir.IntegerAttr(op.attributes["dl.fused_epilogues"]).value
+        return count
 
     def memory_plan(self):
         """The temporaries of the compiled function, from dl-plan-memory: a

@@ -573,7 +573,7 @@ def test_large_functions_are_cut_into_parts_with_the_same_results():
         return dlc.log_softmax(y @ lin, axis=-1), y
 
     x = rng.standard_normal((4, 3, 16, 16)).astype(np.float32)
-    whole = dlc.jit(net, max_function_ops=0)
+    whole = dlc.jit(net, max_function_ops=0, early_split_ops=0)
     cut = dlc.jit(net, max_function_ops=10)
     assert "_part_" not in whole.lower(x).as_text("llvm")
     llvm = cut.lower(x).as_text("llvm")
@@ -582,6 +582,50 @@ def test_large_functions_are_cut_into_parts_with_the_same_results():
         np.testing.assert_array_equal(got, want)
     with pytest.raises(ValueError, match="max_function_ops must be"):
         dlc.jit(net, max_function_ops=-1)
+
+
+def test_functions_cut_before_the_affine_stage_keep_their_kernels():
+    """dl-split-function{early}: with early_split_ops small, the function is
+    cut into parts before the affine passes (which then run on the
+    compiler's threads); each part takes the arena as a fresh buffer, so
+    the convolutions are register-tiled with their epilogues as in one
+    function, and the results are bit-identical to the uncut function's."""
+    rng = np.random.default_rng(1)
+    w1 = rng.standard_normal((16, 3, 3, 3)).astype(np.float32)
+    w2 = rng.standard_normal((16, 16, 3, 3)).astype(np.float32)
+    w3 = rng.standard_normal((16, 16, 1, 1)).astype(np.float32)
+    lin = rng.standard_normal((16, 10)).astype(np.float32)
+
+    def net(x):
+        y = dlc.relu(dlc.conv2d(x, w1, padding=1))
+        y = dlc.relu(dlc.conv2d(y, w2, padding=1)) + y
+        y = dlc.relu(dlc.conv2d(y, w3))
+        return dlc.mean(y, axis=(2, 3)) @ lin
+
+    x = rng.standard_normal((2, 3, 16, 16)).astype(np.float32)
+    whole = dlc.jit(net, early_split_ops=0, max_function_ops=0)
+    early = dlc.jit(net, early_split_ops=1, max_function_ops=0)
+    affine = early.lower(x).as_text("affine")
+    assert "_part_" not in whole.lower(x).as_text("affine")
+    assert affine.count("dl.split_part") >= 3, affine[:2000]
+    assert "dl.fresh_buffer" in affine
+    fused = whole.lower(x).fused_epilogues()
+    assert fused >= 3 and early.lower(x).fused_epilogues() == fused
+    np.testing.assert_array_equal(early(x), whole(x))
+    np.testing.assert_allclose(early(x), net_reference(x, w1, w2, w3, lin),
+                               rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="early_split_ops must be"):
+        dlc.jit(net, early_split_ops=-1)
+
+
+def net_reference(x, w1, w2, w3, lin):
+    import torch
+    import torch.nn.functional as F
+    t = torch.from_numpy
+    y = F.relu(F.conv2d(t(x), t(w1), padding=1))
+    y = F.relu(F.conv2d(y, t(w2), padding=1)) + y
+    y = F.relu(F.conv2d(y, t(w3)))
+    return (y.mean(dim=(2, 3)) @ t(lin)).numpy()
 
 
 def test_donated_arguments_hold_the_results():

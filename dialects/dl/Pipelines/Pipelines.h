@@ -238,6 +238,13 @@ struct CPUPipelineOptions : public CommonPipelineOptions<CPUPipelineOptions> {
       // 500: 2.9 s, 250: 2.7 s; EfficientNet-B0's LLVM time in the JIT:
       // unsplit 13.5 s, 2000: 6.2 s, 1000: 6.7 s, 500: 6.4 s (Zen 4).
       llvm::cl::init(1000)};
+  Option<int64_t> earlySplitOps{
+      *this, "early-split-ops",
+      llvm::cl::desc("Operations of linalg on memrefs above which a function "
+                     "is cut into parts of about this size before the affine "
+                     "stage, so that the affine and vector passes run on the "
+                     "context's threads (dl-split-function{early}; 0: never)"),
+      llvm::cl::init(150)};
 };
 
 /// Adds the passes that take IR at `options.from` to IR at `options.to`;

@@ -112,12 +112,9 @@ Extent extentOf(Value memref) {
   return extent;
 }
 
-/// Whether `value` is a distinct object of its own: an allocation or a
-/// global (two `memref.get_global`s of one symbol are the same object).
-bool isFreshAllocation(Value root) {
-  Operation *def = root.getDefiningOp();
-  return def && isa<memref::AllocOp, memref::AllocaOp>(def);
-}
+/// Whether `value` is a distinct object of its own: an allocation, or a
+/// part's argument that is one in its caller (dl::isFreshBuffer).
+bool isFreshAllocation(Value root) { return dl::isFreshBuffer(root); }
 
 bool mayAlias(Value a, Value b) {
   if (a == b)

@@ -51,7 +51,10 @@ inline void routeIntoOutlined(Operation *func, Block *entry,
                               ArrayRef<Value> recomputed,
                               ArrayRef<Value> inputs) {
   OpBuilder inner = OpBuilder::atBlockBegin(entry);
+  // Recomputed ops of an input (a view of a passed buffer) use the argument.
   IRMapping mapping;
+  for (auto [value, arg] : llvm::zip(inputs, entry->getArguments()))
+    mapping.map(value, arg);
   for (Value value : recomputed)
     recompute(inner, value, mapping);
   auto inside = [&](OpOperand &use) {

@@ -13,6 +13,8 @@
 #include "mlir/Dialect/Affine/Analysis/AffineAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Affine/IR/AffineValueMap.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 #include <algorithm>
 #include <optional>
@@ -22,6 +24,23 @@ namespace mlir::dl {
 /// Marks the outermost loop of a transpose dl-affine-transpose-squares
 /// rewrote; dl-affine-interchange and dl-affine-tile leave such nests alone.
 constexpr llvm::StringLiteral kTransposeSquaresAttr = "dl.transpose_squares";
+
+/// The argument attribute dl-split-function{early} puts on an argument of a
+/// part that is a buffer of its own in the caller (a memref.alloc): no other
+/// argument, global or allocation shares its memory.
+constexpr llvm::StringLiteral kFreshBufferAttr = "dl.fresh_buffer";
+
+/// Whether `root` (the start of a view chain) is a buffer of its own: a
+/// memref.alloc or memref.alloca, or an argument marked kFreshBufferAttr.
+inline bool isFreshBuffer(Value root) {
+  if (Operation *def = root.getDefiningOp())
+    return isa<memref::AllocOp, memref::AllocaOp>(def);
+  auto argument = cast<BlockArgument>(root);
+  Block *block = argument.getOwner();
+  auto func = dyn_cast_or_null<FunctionOpInterface>(block->getParentOp());
+  return func && block->isEntryBlock() &&
+         func.getArgAttr(argument.getArgNumber(), kFreshBufferAttr);
+}
 
 /// Coefficient of the loop variable `iv` in result `r` of `map` (summed over
 /// the operands that are `iv`), if the result is affine.

@@ -468,11 +468,30 @@ def DLSplitFunction : Pass<"dl-split-function", "::mlir::ModuleOp"> {
     LLVM's time linear in the program. Upstream has no such pass (its
     outlining utilities outline one region or loop, not a block's op
     ranges); this one is ours.
+
+    With `early`, it runs on linalg on memrefs (the pipeline runs it after
+    memory planning, before the affine stage), so that the affine and
+    vector passes, which run one function at a time, run on the MLIR
+    context's threads rather than on one function on one thread. The
+    contract changes where the affine passes would otherwise see less:
+    allocations of static size, and the side-effect-free ops of them, of
+    the function's arguments and of constants (views: the arena's slots),
+    stay in the caller, moved before the call of the part they were in;
+    each part takes the allocations as arguments marked `dl.fresh_buffer`
+    (a buffer of its own: what those passes ask of a `memref.alloc`) and
+    recomputes the views, so that the slots' byte ranges stay visible; no
+    cut is made across an allocation of dynamic size, nor between an
+    accumulation (a linalg op with reduction loops) and the last op before
+    it and the first op after it that touch its output (its fill and its
+    epilogue: dl-affine-register-tile matches them in one block). A later
+    run without `early` cuts the parts again where lowering grew them.
   }];
   let options = [
     Option<"maxOps", "max-ops", "int64_t", /*default=*/"1000",
            "Operations (nested ones counted) above which a function is cut, "
            "and about the size of each part (0: never cut)">,
+    Option<"early", "early", "bool", /*default=*/"false",
+           "Cut linalg on memrefs, before the affine stage (see above)">,
   ];
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }

@@ -118,7 +118,7 @@ mlir::dl::register_tile::matchAccumulation(AffineForOp root,
   if (!acc.store)
     return std::nullopt;
   Value output = acc.store.getMemRef();
-  if (!rootMemRef(output).getDefiningOp<memref::AllocOp>() ||
+  if (!isFreshBuffer(rootMemRef(output)) ||
       !cast<MemRefType>(output.getType()).isLastDimUnitStride())
     return std::nullopt; // the accumulators are vector loads and stores
   Type element = acc.store.getValueToStore().getType();
