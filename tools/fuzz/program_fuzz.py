@@ -13,7 +13,8 @@ compiled result must match the reference within a tolerance scaled by the
 magnitude of the values (float32 roundoff through a few dozen ops). Each
 program also runs with every optimization of `dlc.jit(disable=...)` turned
 off in turn, or with its function cut into parts of a dozen ops
-(`max_function_ops`, round robin), so a pass that changes the answer is
+(`max_function_ops`) or into parts before the affine stage wherever it may
+be (`early_split_ops=1`), round robin, so a pass that changes the answer is
 caught against the same reference. A disagreement is shrunk (steps removed while
 it persists) and printed as Python.
 
@@ -36,12 +37,15 @@ import dlc  # noqa: E402
 import references as ref  # noqa: E402
 
 # What each program is also compiled with, round robin: each optimization
-# turned off, functions cut into parts of a few ops (dl-split-function,
-# which only cuts large programs by default), and dl-winograd on every
-# convolution it can transform (64 channels and 32 tiles by default).
+# turned off, functions cut into parts (dl-split-function, which only cuts
+# large programs by default: into a few ops each before LLVM, and wherever
+# it may before the affine stage), and dl-winograd on every convolution it
+# can transform (64 channels and 32 tiles by default).
 VARIANTS = [None] + [{"disable": [name]} for name in (
     "dl-simplify", "dl-fold-batchnorm", "dl-layout", "dl-linalg-fuse",
     "dl-fuse-epilogue", "dl-plan-memory")] + [{"max_function_ops": 12}] + [
+    # cut before the affine stage wherever dl-split-function{early} may
+    {"early_split_ops": 1}] + [
     # every 3x3 convolution of stride 1 by Winograd, however small
     {"winograd_min_tiles": 1, "winograd_min_channels": 1}]
 
