@@ -73,69 +73,6 @@ using namespace mlir;
 
 namespace {
 
-/// The memory a memref value refers to: the value it is ultimately a view of,
-/// and, for a `memref.view` with a constant shift and a static shape, the
-/// byte range it covers there.
-struct Extent {
-  Value root;
-  std::optional<int64_t> begin, end;
-};
-
-Value rootOf(Value memref) {
-  while (auto view = memref.getDefiningOp<ViewLikeOpInterface>())
-    memref = view.getViewSource();
-  return memref;
-}
-
-Extent extentOf(Value memref) {
-  // Views that stay within their source's memory (a reshape, a cast, an
-  // in-bounds subview): the source's extent bounds theirs.
-  if (Operation *def = memref.getDefiningOp();
-      def && isa<memref::CollapseShapeOp, memref::ExpandShapeOp, memref::CastOp,
-                 memref::SubViewOp, memref::TransposeOp>(def))
-    return extentOf(def->getOperand(0));
-  auto view = memref.getDefiningOp<memref::ViewOp>();
-  if (!view)
-    return {rootOf(memref), std::nullopt, std::nullopt};
-  Extent extent{rootOf(view.getSource()), std::nullopt, std::nullopt};
-  auto type = cast<MemRefType>(view.getType());
-  APInt shift;
-  if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat() ||
-      !matchPattern(view.getByteShift(), m_ConstantInt(&shift)) ||
-      view.getSource().getDefiningOp<ViewLikeOpInterface>())
-    return extent;
-  int64_t bits = type.getElementType().getIntOrFloatBitWidth();
-  if (bits % 8 != 0)
-    return extent;
-  extent.begin = shift.getSExtValue();
-  extent.end = *extent.begin + type.getNumElements() * (bits / 8);
-  return extent;
-}
-
-/// Whether `value` is a distinct object of its own: an allocation, or a
-/// part's argument that is one in its caller (dl::isFreshBuffer).
-bool isFreshAllocation(Value root) { return dl::isFreshBuffer(root); }
-
-bool mayAlias(Value a, Value b) {
-  if (a == b)
-    return true;
-  Extent x = extentOf(a), y = extentOf(b);
-  if (x.root != y.root) {
-    if (isFreshAllocation(x.root) || isFreshAllocation(y.root))
-      return false;
-    auto gx = x.root.getDefiningOp<memref::GetGlobalOp>();
-    auto gy = y.root.getDefiningOp<memref::GetGlobalOp>();
-    if (gx && gy)
-      return gx.getName() == gy.getName();
-    if (gx || gy)
-      return false; // a global is no argument's or allocation's memory
-    return true;    // e.g. two function arguments: the caller may pass one twice
-  }
-  if (x.begin && y.begin)
-    return *x.begin < *y.end && *y.begin < *x.end;
-  return true;
-}
-
 /// Whether no op in `loop` other than `load` and `store` may read, write or
 /// free the memory of `memref`.
 bool onlyAccessor(affine::AffineForOp loop, Value memref, Operation *load,
@@ -144,11 +81,13 @@ bool onlyAccessor(affine::AffineForOp loop, Value memref, Operation *load,
     if (op == load || op == store)
       return WalkResult::advance();
     if (auto read = dyn_cast<affine::AffineReadOpInterface>(op))
-      return mayAlias(read.getMemRef(), memref) ? WalkResult::interrupt()
-                                                : WalkResult::advance();
+      return dl::mayShareMemory(read.getMemRef(), memref)
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
     if (auto write = dyn_cast<affine::AffineWriteOpInterface>(op))
-      return mayAlias(write.getMemRef(), memref) ? WalkResult::interrupt()
-                                                 : WalkResult::advance();
+      return dl::mayShareMemory(write.getMemRef(), memref)
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
     if (auto effecting = dyn_cast<MemoryEffectOpInterface>(op)) {
       SmallVector<MemoryEffects::EffectInstance> effects;
       effecting.getEffects(effects);
@@ -156,7 +95,7 @@ bool onlyAccessor(affine::AffineForOp loop, Value memref, Operation *load,
         if (isa<MemoryEffects::Allocate>(effect.getEffect()))
           continue;
         Value on = effect.getValue();
-        if (!on || mayAlias(on, memref))
+        if (!on || dl::mayShareMemory(on, memref))
           return WalkResult::interrupt();
       }
       return WalkResult::advance();

@@ -4,6 +4,8 @@
 #include "dl/Support/TypeSize.h"
 
 #include "mlir/Dialect/Affine/Analysis/Utils.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include <map>
 #include <vector>
@@ -96,6 +98,71 @@ LogicalResult mlir::dl::normalizeAffineLoops(Operation *root) {
     loop.erase();
   }
   return success();
+}
+
+namespace {
+
+/// The memory a memref value refers to: the value it is ultimately a view of,
+/// and, for a `memref.view` with a constant shift and a static shape, the
+/// byte range it covers there.
+struct Extent {
+  Value root;
+  std::optional<int64_t> begin, end;
+};
+
+Value rootOf(Value memref) {
+  while (auto view = memref.getDefiningOp<ViewLikeOpInterface>())
+    memref = view.getViewSource();
+  return memref;
+}
+
+Extent extentOf(Value memref) {
+  // Views that stay within their source's memory (a reshape, a cast, an
+  // in-bounds subview, a transpose): the source's extent bounds theirs.
+  while (Operation *def = memref.getDefiningOp()) {
+    if (!isa<memref::CollapseShapeOp, memref::ExpandShapeOp, memref::CastOp,
+             memref::SubViewOp, memref::TransposeOp>(def))
+      break;
+    memref = def->getOperand(0);
+  }
+  auto view = memref.getDefiningOp<memref::ViewOp>();
+  if (!view)
+    return {rootOf(memref), std::nullopt, std::nullopt};
+  Extent extent{rootOf(view.getSource()), std::nullopt, std::nullopt};
+  auto type = cast<MemRefType>(view.getType());
+  APInt shift;
+  if (!type.hasStaticShape() || !type.getElementType().isIntOrFloat() ||
+      !matchPattern(view.getByteShift(), m_ConstantInt(&shift)) ||
+      view.getSource().getDefiningOp<ViewLikeOpInterface>())
+    return extent;
+  int64_t bits = type.getElementType().getIntOrFloatBitWidth();
+  if (bits % 8 != 0)
+    return extent;
+  extent.begin = shift.getSExtValue();
+  extent.end = *extent.begin + type.getNumElements() * (bits / 8);
+  return extent;
+}
+
+} // namespace
+
+bool mlir::dl::mayShareMemory(Value a, Value b) {
+  if (a == b)
+    return true;
+  Extent x = extentOf(a), y = extentOf(b);
+  if (x.root != y.root) {
+    if (isFreshBuffer(x.root) || isFreshBuffer(y.root))
+      return false;
+    auto gx = x.root.getDefiningOp<memref::GetGlobalOp>();
+    auto gy = y.root.getDefiningOp<memref::GetGlobalOp>();
+    if (gx && gy)
+      return gx.getName() == gy.getName();
+    if (gx || gy)
+      return false; // a global is no argument's or allocation's memory
+    return true;    // e.g. two function arguments: the caller may pass one twice
+  }
+  if (x.begin && y.begin)
+    return *x.begin < *y.end && *y.begin < *x.end;
+  return true;
 }
 
 bool mlir::dl::hasAnalyzableConstants(Operation *nest) {

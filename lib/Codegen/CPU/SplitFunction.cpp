@@ -89,57 +89,6 @@ bool staysInCaller(Operation *op, Block &block,
   });
 }
 
-/// The memref a view chain starts from.
-Value rootOf(Value memref) {
-  while (auto view = memref.getDefiningOp<ViewLikeOpInterface>())
-    memref = view.getViewSource();
-  return memref;
-}
-
-/// The byte range of a memref.view (static shape, constant shift) of a root
-/// buffer: dl-plan-memory's arena slots.
-std::optional<std::pair<int64_t, int64_t>> slotOf(Value memref) {
-  while (true) {
-    Operation *def = memref.getDefiningOp();
-    if (!def)
-      return std::nullopt;
-    if (isa<memref::CollapseShapeOp, memref::ExpandShapeOp, memref::CastOp,
-            memref::SubViewOp>(def)) {
-      memref = def->getOperand(0); // within its source's bytes
-      continue;
-    }
-    auto view = dyn_cast<memref::ViewOp>(def);
-    APInt shift;
-    auto type = cast<MemRefType>(view ? view.getType() : memref.getType());
-    if (!view || !type.hasStaticShape() ||
-        !type.getElementType().isIntOrFloat() ||
-        type.getElementType().getIntOrFloatBitWidth() % 8 != 0 ||
-        !matchPattern(view.getByteShift(), m_ConstantInt(&shift)) ||
-        view.getSource().getDefiningOp<ViewLikeOpInterface>())
-      return std::nullopt;
-    int64_t begin = shift.getSExtValue();
-    return std::make_pair(
-        begin, begin + type.getNumElements() *
-                           (type.getElementType().getIntOrFloatBitWidth() / 8));
-  }
-}
-
-/// Whether memrefs `a` and `b` may share bytes (conservative).
-bool mayOverlap(Value a, Value b) {
-  Value ra = rootOf(a), rb = rootOf(b);
-  if (ra != rb) {
-    if (isFreshBuffer(ra) || isFreshBuffer(rb))
-      return false;
-    auto ga = ra.getDefiningOp<memref::GetGlobalOp>();
-    auto gb = rb.getDefiningOp<memref::GetGlobalOp>();
-    if (ga && gb)
-      return ga.getName() == gb.getName();
-    return !ga && !gb; // two arguments: the caller may pass one twice
-  }
-  auto sa = slotOf(a), sb = slotOf(b);
-  return !sa || !sb || (sa->first < sb->second && sb->first < sa->second);
-}
-
 /// The memrefs `op` and the ops in it operate on.
 SmallVector<Value> memrefsOf(Operation *op) {
   SmallVector<Value> memrefs;
@@ -373,7 +322,7 @@ struct DLSplitFunctionPass
     auto touches = [&](Operation *op, ArrayRef<Value> memrefs) {
       for (Value memref : memrefsOf(op))
         for (Value other : memrefs)
-          if (mayOverlap(memref, other))
+          if (mayShareMemory(memref, other))
             return true;
       return false;
     };

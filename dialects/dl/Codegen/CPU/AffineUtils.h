@@ -42,6 +42,15 @@ inline bool isFreshBuffer(Value root) {
          func.getArgAttr(argument.getArgNumber(), kFreshBufferAttr);
 }
 
+/// Whether memrefs `a` and `b` may share bytes (conservative). Views of one
+/// root share its memory unless both lie within memref.views of it with a
+/// constant shift and a static shape at disjoint byte ranges (dl-plan-memory's
+/// arena slots; reshapes, casts, subviews and transposes stay within their
+/// source's range). Different roots share nothing when one is a fresh buffer
+/// (isFreshBuffer) or both are globals of different names; a global is no
+/// argument's memory; two arguments may be one buffer passed twice.
+bool mayShareMemory(Value a, Value b);
+
 /// Coefficient of the loop variable `iv` in result `r` of `map` (summed over
 /// the operands that are `iv`), if the result is affine.
 inline std::optional<int64_t> coefficientOf(affine::AffineValueMap &map,
