@@ -179,6 +179,31 @@ def test_epilogue_into_the_interior_of_a_padded_buffer(stride, threads):
     close(fn(x, w1, b1, w2, b2), nchw.transpose(0, 2, 3, 1), 9 * c)
 
 
+@pytest.mark.parametrize("h,stride,step", [(7, 1, 19), (14, 2, 10)])
+def test_grouped_convolution_tiles_split_evenly_over_the_threads(h, stride, step, threads):
+    # RegNetY-1.6GF's last stage at batch 8: 888 channels in 37 groups of 24.
+    # dl-affine-tile's power-of-two tiles of the groups (32 and 16) split 37
+    # as 32 + 5 over 2 threads; balanced, the parallel loop's step is 19
+    # (19 + 18) and 10 (20 + 17). Compiled for 2 threads and Zen 3's caches
+    # (what the sizes come from), run on 1 and 3.
+    host = dlc.Target.host()
+    target = dlc.Target(host.cpu, features=host.features, l1d=32 << 10, l2=512 << 10,
+                        threads=2)
+    rng = np.random.default_rng(h)
+    n, c, groups = 8, 888, 37
+    x = rng.standard_normal((n, h, h, c), dtype=F32)
+    w = rng.standard_normal((3, 3, c // groups, c), dtype=F32) / 8
+    b = rng.standard_normal(c, dtype=F32)
+    fn = jit(lambda x, w, b: dlc.relu(dlc.conv2d(x, w, b, stride=stride, padding=1,
+                                                   groups=groups, layout="NHWC")),
+             target=target)
+    vector = fn.lower(x, w, b).as_text("vector")
+    assert f"to (37) step ({step})" in vector, vector
+    expected = conv2d_reference(x.transpose(0, 3, 1, 2), w.transpose(3, 2, 0, 1), b,
+                                (stride, stride), (1, 1, 1, 1), (1, 1), groups=groups)
+    close(fn(x, w, b), np.maximum(expected, 0).transpose(0, 2, 3, 1), 9 * c // groups)
+
+
 def _l2_bytes():
     """This machine's L2 per core (as dl-layout reads it), or None."""
     try:

