@@ -155,3 +155,23 @@ func.func @inside_parallel(%in: memref<512x1100xf32>, %outs: memref<2x1100x512xf
   }
   return
 }
+
+// -----
+
+// A band whose data fit in L2 is tiled for L1 only: the outermost L1 tile
+// loop is then the one the threads share, and it is balanced instead. 300
+// rows in tiles of 32 are 10 tiles, 5 per thread (160 rows); tiles of 30
+// make 150 each.
+// CHECK-LABEL: func @balanced_l1_tiles
+// CHECK: affine.for %{{.*}} = 0 to 300 step 30 {
+// CHECK-NEXT: affine.for %{{.*}} = 0 to 200 step 32 {
+// STRIDED: remark: dl-affine-tile: tiled (L1 tiles 30x32)
+func.func @balanced_l1_tiles(%in: memref<200x300xf32>, %out: memref<300x200xf32>) attributes {dl.target = #dl.target<cpu = "znver4", l1d = 49152, l2 = 2097152, threads = 2>} {
+  affine.for %i = 0 to 300 {
+    affine.for %j = 0 to 200 {
+      %0 = affine.load %in[%j, %i] : memref<200x300xf32>
+      affine.store %0, %out[%i, %j] : memref<300x200xf32>
+    }
+  }
+  return
+}
