@@ -183,18 +183,13 @@ bool isFullyPermutable(ArrayRef<AffineForOp> band, std::string &why) {
 }
 
 /// The tile size, from half of `size` to `size`, whose tiles of a loop of
-/// `trip` iterations leave the busiest of `threads` the fewest iterations,
-/// the largest among equals. The runtime splits a parallel loop into
-/// min(threads, tiles) contiguous chunks of ceil(tiles / chunks) tiles
-/// (lib/Runtime/ParallelRuntime.cpp), so the first chunk is the busiest.
+/// `trip` iterations leave the busiest of `threads` the fewest iterations
+/// (dl::busiestThreadIterations), the largest among equals.
 int64_t balancedTileSize(int64_t trip, int64_t size, int64_t threads) {
   int64_t best = size, fewest = trip;
   for (int64_t candidate = size; candidate >= std::max<int64_t>(1, (size + 1) / 2);
        --candidate) {
-    int64_t tiles = (trip + candidate - 1) / candidate;
-    int64_t chunks = std::min(threads, tiles);
-    int64_t busiest =
-        std::min(trip, (tiles + chunks - 1) / chunks * candidate);
+    int64_t busiest = dl::busiestThreadIterations(trip, candidate, threads);
     if (busiest < fewest) {
       best = candidate;
       fewest = busiest;

@@ -165,6 +165,13 @@ bool mlir::dl::mayShareMemory(Value a, Value b) {
   return true;
 }
 
+int64_t mlir::dl::busiestThreadIterations(int64_t trip, int64_t tile,
+                                          int64_t threads) {
+  int64_t tiles = (trip + tile - 1) / tile;
+  int64_t chunks = std::max<int64_t>(1, std::min(threads, tiles));
+  return std::min(trip, (tiles + chunks - 1) / chunks * tile);
+}
+
 bool mlir::dl::hasAnalyzableConstants(Operation *nest) {
   constexpr int64_t kLimit = int64_t(1) << 32;
   auto small = [&](AffineMap map) {

@@ -51,6 +51,14 @@ inline bool isFreshBuffer(Value root) {
 /// argument's memory; two arguments may be one buffer passed twice.
 bool mayShareMemory(Value a, Value b);
 
+/// The iterations the busiest of `threads` runs when a parallel loop of
+/// `trip` iterations is cut into tiles of `tile`: the runtime splits the
+/// tiles into min(threads, tiles) contiguous chunks of ceil(tiles / chunks)
+/// whole tiles (lib/Runtime/ParallelRuntime.cpp), so the first chunk is the
+/// busiest. What dl-affine-tile and dl-affine-register-tile's column blocks
+/// minimize when they size the loop the threads share.
+int64_t busiestThreadIterations(int64_t trip, int64_t tile, int64_t threads);
+
 /// Coefficient of the loop variable `iv` in result `r` of `map` (summed over
 /// the operands that are `iv`), if the result is affine.
 inline std::optional<int64_t> coefficientOf(affine::AffineValueMap &map,

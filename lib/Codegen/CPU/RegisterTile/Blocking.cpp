@@ -18,6 +18,8 @@
 
 #include "RegisterTileImpl.h"
 
+#include "dl/Codegen/CPU/AffineUtils.h"
+
 #include "mlir/Dialect/Affine/Analysis/LoopAnalysis.h"
 
 #include <cmath>
@@ -126,9 +128,7 @@ TilePlan mlir::dl::register_tile::planTile(Accumulation &acc,
         most = std::min(most, wholeReductionTiles);
       int64_t bestPerBlock = 0, bestBusiest = 0;
       for (int64_t perBlock = fewest; perBlock <= most; ++perBlock) {
-        int64_t blocks = (tiles + perBlock - 1) / perBlock;
-        int64_t chunks = std::min(cores, blocks);
-        int64_t busiest = (blocks + chunks - 1) / chunks * perBlock;
+        int64_t busiest = dl::busiestThreadIterations(tiles, perBlock, cores);
         bool better = bestPerBlock == 0 || busiest < bestBusiest ||
                       (busiest == bestBusiest && perBlock <= squareTiles);
         if (better) {
