@@ -206,6 +206,30 @@ def test_grouped_convolution_tiles_split_evenly_over_the_threads(h, stride, step
     close(fn(x, w, b), np.maximum(expected, 0).transpose(0, 2, 3, 1), 9 * c // groups)
 
 
+@pytest.mark.parametrize("n,h,c,groups,stride,prefetched", [
+    (2, 15, 96, 4, 2, True),     # groups of 24 floats: 96-byte runs, odd rows
+    (3, 9, 64, 4, 1, True),      # groups of 16: 64-byte runs, stride 1
+    (1, 10, 128, 2, 2, False),   # groups of 64: 256-byte runs, a stream
+    (2, 9, 32, 1, 2, False),     # one group: kw x channels is one run
+])
+def test_grouped_convolution_prefetches_the_next_rows(n, h, c, groups, stride, prefetched,
+                                                      threads):
+    # A grouped NHWC convolution reads a short run of its group's channels
+    # at every pixel of the window: the micro-kernel fetches the runs of the
+    # next output row ahead (affine.prefetch), up to the last row only.
+    rng = np.random.default_rng(h * c)
+    x = rng.standard_normal((n, h, h, c), dtype=F32)
+    w = rng.standard_normal((3, 3, c // groups, c), dtype=F32) / 8
+    b = rng.standard_normal(c, dtype=F32)
+    fn = jit(lambda x, w, b: dlc.relu(dlc.conv2d(x, w, b, stride=stride, padding=1,
+                                                   groups=groups, layout="NHWC")))
+    affine = fn.lower(x, w, b).as_text("affine")
+    assert ("affine.prefetch" in affine) == prefetched, affine
+    expected = conv2d_reference(x.transpose(0, 3, 1, 2), w.transpose(3, 2, 0, 1), b,
+                                (stride, stride), (1, 1, 1, 1), (1, 1), groups=groups)
+    close(fn(x, w, b), np.maximum(expected, 0).transpose(0, 2, 3, 1), 9 * c // groups)
+
+
 def _l2_bytes():
     """This machine's L2 per core (as dl-layout reads it), or None."""
     try:

@@ -168,7 +168,9 @@ bool isParallelAsIs(AffineForOp loop, std::string &why) {
       }
       return WalkResult::advance();
     }
-    if (isa<AffineForOp, affine::AffineYieldOp, affine::AffineIfOp>(op) ||
+    // A prefetch (dl-affine-register-tile's) changes no value.
+    if (isa<AffineForOp, affine::AffineYieldOp, affine::AffineIfOp,
+            affine::AffinePrefetchOp>(op) ||
         isMemoryEffectFree(op))
       return WalkResult::advance();
     auto effecting = dyn_cast<MemoryEffectOpInterface>(op);

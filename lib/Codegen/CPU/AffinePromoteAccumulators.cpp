@@ -78,8 +78,8 @@ namespace {
 bool onlyAccessor(affine::AffineForOp loop, Value memref, Operation *load,
                   Operation *store) {
   WalkResult result = loop.getBody()->walk([&](Operation *op) {
-    if (op == load || op == store)
-      return WalkResult::advance();
+    if (op == load || op == store || isa<affine::AffinePrefetchOp>(op))
+      return WalkResult::advance(); // a prefetch changes no value
     if (auto read = dyn_cast<affine::AffineReadOpInterface>(op))
       return dl::mayShareMemory(read.getMemRef(), memref)
                  ? WalkResult::interrupt()

@@ -74,7 +74,10 @@ LogicalResult collectAccesses(AffineForOp root, SmallVectorImpl<Access> &out) {
       out.push_back(std::move(entry));
       return WalkResult::advance();
     }
-    if (isa<AffineForOp, affine::AffineYieldOp>(op) || isMemoryEffectFree(op))
+    // A prefetch (dl-affine-register-tile's) changes no value: no access.
+    if (isa<AffineForOp, affine::AffineYieldOp, affine::AffineIfOp,
+            affine::AffinePrefetchOp>(op) ||
+        isMemoryEffectFree(op))
       return WalkResult::advance();
     return WalkResult::interrupt();
   });

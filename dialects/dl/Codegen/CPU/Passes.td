@@ -162,6 +162,10 @@ def DLAffineRegisterTile : Pass<"dl-affine-register-tile", "::mlir::func::FuncOp
     Option<"epilogue", "epilogue", "bool", /*default=*/"true",
            "Fuse the elementwise nest that follows the accumulation (bias, "
            "activation, residual add) into the tiles">,
+    Option<"prefetch", "prefetch", "bool", /*default=*/"true",
+           "Prefetch, one iteration of an outer loop ahead, an input the "
+           "tiles read in runs of at most two cache lines with gaps between "
+           "them (a grouped NHWC convolution's input)">,
     Option<"report", "report", "bool", /*default=*/"false",
            "Emit a remark for each elementwise nest after an accumulation "
            "that is not fused, with the reason">,

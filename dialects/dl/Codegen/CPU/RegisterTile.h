@@ -36,6 +36,9 @@ struct RegisterTileOptions {
   bool pack = true;
   /// Compute the elementwise nest that follows on the tiles.
   bool epilogue = true;
+  /// Fetch the next rows of an input read in short, gapped runs ahead of
+  /// the tiles (affine.prefetch; a grouped NHWC convolution's input).
+  bool prefetch = true;
   /// Called with the reason an elementwise nest after the accumulation is
   /// not fused (null: not asked).
   std::function<void(Operation *, const std::string &)> epilogueRefused;

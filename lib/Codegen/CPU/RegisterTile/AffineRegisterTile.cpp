@@ -61,6 +61,7 @@ struct DLAffineRegisterTilePass
     options.reductionBlock = reductionBlock;
     options.pack = pack;
     options.epilogue = epilogue;
+    options.prefetch = prefetch;
     if (report)
       options.epilogueRefused = [](Operation *nest, const std::string &why) {
         nest->emitRemark()

@@ -17,11 +17,8 @@
 using namespace mlir;
 using namespace mlir::dl::register_tile;
 
-namespace {
-
-/// Whether `load` walks its last index with unit stride along `iv`, and
-/// no other index with it, in a memref whose last dimension is contiguous.
-bool contiguousAlong(affine::AffineLoadOp load, Value iv) {
+bool mlir::dl::register_tile::contiguousAlong(affine::AffineLoadOp load,
+                                             Value iv) {
   if (!cast<MemRefType>(load.getMemRef().getType()).isLastDimUnitStride())
     return false;
   affine::MemRefAccess access(load);
@@ -36,8 +33,6 @@ bool contiguousAlong(affine::AffineLoadOp load, Value iv) {
   }
   return map.isFunctionOf(last, iv);
 }
-
-} // namespace
 
 /// The copy of the current (reduction, column) block of the packed input
 /// into the buffer, vectorizable along the columns.

@@ -346,6 +346,11 @@ mlir::dl::registerTile(affine::AffineForOp root, const TargetInfo &target,
                     *reductionCount, fullColumns, reductionPerBlock,
                     columnsPerBlock, target.getVectorBits());
 
+  // Inputs read in short, gapped runs: their next rows fetched ahead.
+  SmallVector<Prefetch> prefetches;
+  if (options.prefetch)
+    prefetches = planPrefetches(acc, target.getCacheLineBytes());
+
   // One row of tiles (tileRows rows from rowBase) across the columns
   // [span.begin, span.end) (of the current column block where span.inBlock):
   // the column tile loop, the output tile of span.vectors vectors per row
@@ -442,6 +447,10 @@ mlir::dl::registerTile(affine::AffineForOp root, const TargetInfo &target,
                                     carried[r * vectorCount + c], vectorType,
                                     packing));
     affine::AffineYieldOp::create(b, loc, updated);
+    if (!prefetches.empty()) {
+      b.setInsertionPoint(reductionLoops.back());
+      emitPrefetches(b, loc, prefetches, acc, mapping, rowIndex);
+    }
     b.setInsertionPointAfter(reductionLoops.front());
     ValueRange results = reductionLoops.front().getResults();
     auto storeOutput = [&]() {

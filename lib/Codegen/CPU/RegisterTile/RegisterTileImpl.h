@@ -122,6 +122,31 @@ void emitPackingCopy(OpBuilder &b, Accumulation &acc, IRMapping &mapping,
                      int64_t reductionPerBlock, int64_t columnsPerBlock,
                      int64_t vectorBits);
 
+/// Whether `load` walks its last index with unit stride along `iv`, and
+/// no other index with it, in a memref whose last dimension is contiguous.
+bool contiguousAlong(affine::AffineLoadOp load, Value iv);
+
+/// An input read in short runs with gaps between them (a grouped
+/// convolution's channels of one group at every pixel, NHWC), prefetched
+/// one iteration of an outer loop ahead (see Prefetch.cpp).
+struct Prefetch {
+  affine::AffineLoadOp load; // in the original nest
+  AffineForOp next;          // the outer loop whose next iteration is fetched
+  AffineForOp run;           // the innermost reduction loop, along the run
+  SmallVector<int64_t> offsets; // iterations of `run` that cover its lines
+};
+
+/// The inputs of `acc` worth prefetching, with cache lines of `lineBytes`.
+SmallVector<Prefetch> planPrefetches(Accumulation &acc, int64_t lineBytes);
+
+/// The prefetches of one tile's rows (`rowIndex`), at the current
+/// iterations of the reduction loops around the run (`mapping` maps the
+/// original loops to the rebuilt ones); emitted at `b`'s insertion point,
+/// just outside the rebuilt `run` loop.
+void emitPrefetches(OpBuilder &b, Location loc, ArrayRef<Prefetch> prefetches,
+                    Accumulation &acc, const IRMapping &mapping,
+                    ArrayRef<Value> rowIndex);
+
 /// The micro-kernel's geometry and cache blocks for one nest.
 struct TilePlan {
   int64_t lanes;             // elements per vector
