@@ -208,3 +208,26 @@ func.func @overlapping_tiles(%out: memref<70xf32>, %x: f32) {
   }
   return
 }
+
+// -----
+
+// A prefetch (dl-affine-register-tile's, of the next row) changes no value:
+// the rows stay independent, including the one prefetched by the last
+// iteration but one.
+// CHECK-LABEL: func @prefetched_rows
+// CHECK: affine.parallel (%[[I:.*]]) = (0) to (64) {
+// CHECK: affine.prefetch
+func.func @prefetched_rows(%a: memref<64x16xf32>, %b: memref<64x16xf32>) {
+  affine.for %i = 0 to 64 {
+    affine.if affine_set<(d0) : (62 - d0 >= 0)>(%i) {
+      affine.prefetch %a[%i + 1, 0], read, locality<3>, data : memref<64x16xf32>
+    }
+    affine.for %j = 0 to 16 {
+      %0 = affine.load %a[%i, %j] : memref<64x16xf32>
+      %1 = arith.addf %0, %0 : f32
+      %2 = arith.mulf %1, %0 : f32
+      affine.store %2, %b[%i, %j] : memref<64x16xf32>
+    }
+  }
+  return
+}

@@ -167,3 +167,29 @@ func.func @window_argmax(%arena: memref<1024xi8>) {
   }
   return
 }
+
+// -----
+
+// A prefetch in the reduction loop (of the next row of the input) changes no
+// value: the accumulator still leaves the loop.
+// CHECK-LABEL: func.func @row_sum_prefetched
+// CHECK: affine.for %[[I:.*]] = 0 to 8 {
+// CHECK-NEXT: %[[INIT:.*]] = affine.load %{{.*}}[%[[I]]] : memref<8xf32>
+// CHECK-NEXT: %[[R:.*]] = affine.for %{{.*}} = 0 to 16 iter_args(%{{.*}} = %[[INIT]]) -> (f32) {
+// CHECK: affine.prefetch
+// CHECK: affine.store %[[R]], %{{.*}}[%[[I]]] : memref<8xf32>
+func.func @row_sum_prefetched(%x: memref<8x16xf32>) -> memref<8xf32> {
+  %acc = memref.alloc() : memref<8xf32>
+  affine.for %i = 0 to 8 {
+    affine.for %j = 0 to 16 {
+      affine.if affine_set<(d0) : (6 - d0 >= 0)>(%i) {
+        affine.prefetch %x[%i + 1, %j], read, locality<3>, data : memref<8x16xf32>
+      }
+      %0 = affine.load %x[%i, %j] : memref<8x16xf32>
+      %1 = affine.load %acc[%i] : memref<8xf32>
+      %2 = arith.addf %1, %0 : f32
+      affine.store %2, %acc[%i] : memref<8xf32>
+    }
+  }
+  return %acc : memref<8xf32>
+}

@@ -26,6 +26,27 @@ func.func @transpose(%in: memref<512x1024xf32>, %out: memref<1024x512xf32>) attr
 
 // -----
 
+// A prefetch in the band (dl-affine-register-tile's, guarded by an
+// affine.if) is no access: the same transpose is tiled the same way.
+// CHECK-LABEL: func @transpose_prefetched
+// CHECK: affine.for %{{.*}} = 0 to 1024 step 256 {
+// CHECK: affine.prefetch
+// STRIDED: remark: dl-affine-tile: tiled (L2 tiles 256x256, L1 tiles 32x32)
+func.func @transpose_prefetched(%in: memref<512x1024xf32>, %out: memref<1024x512xf32>) attributes {dl.target = #dl.target<cpu = "znver4", l1d = 49152, l2 = 2097152>} {
+  affine.for %i = 0 to 1024 {
+    affine.for %j = 0 to 512 {
+      affine.if affine_set<(d0) : (1022 - d0 >= 0)>(%i) {
+        affine.prefetch %in[%j, %i + 1], read, locality<3>, data : memref<512x1024xf32>
+      }
+      %0 = affine.load %in[%j, %i] : memref<512x1024xf32>
+      affine.store %0, %out[%i, %j] : memref<1024x512xf32>
+    }
+  }
+  return
+}
+
+// -----
+
 // Refused: a[i][j] = a[i-1][j+1] has the dependence (1, -1); tiling j would
 // run an iteration before the one it depends on (not fully permutable).
 // Upstream's isTilingValid accepts this band.
