@@ -58,30 +58,6 @@ constexpr int64_t kContiguousCost = 1;
 constexpr int64_t kStridedCost = 8;
 constexpr unsigned kMaxDepth = 6; // 720 permutations at most
 
-/// How many elements apart the addresses of consecutive iterations of `iv`
-/// are, when the memref's strides are static.
-std::optional<int64_t> elementStride(const affine::MemRefAccess &access,
-                                     affine::AffineValueMap &map, Value iv) {
-  auto memrefType = dyn_cast<MemRefType>(access.memref.getType());
-  if (!memrefType || !dl::staticByteSize(memrefType))
-    return std::nullopt;
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(memrefType.getStridesAndOffset(strides, offset)) ||
-      llvm::any_of(strides, ShapedType::isDynamic))
-    return std::nullopt;
-  int64_t total = 0;
-  for (unsigned r = 0; r < map.getNumResults(); ++r) {
-    if (!map.isFunctionOf(r, iv))
-      continue;
-    std::optional<int64_t> coefficient = dl::coefficientOf(map, r, iv);
-    if (!coefficient)
-      return std::nullopt;
-    total += *coefficient * strides[r];
-  }
-  return total;
-}
-
 /// The innermost-placement cost of each loop of `nest` (see the header).
 /// `lineBytes`: the target's cache line.
 SmallVector<int64_t> innermostCosts(ArrayRef<AffineForOp> nest,
@@ -108,7 +84,7 @@ SmallVector<int64_t> innermostCosts(ArrayRef<AffineForOp> nest,
       // the indices it appears in) decides: a loop whose inner loops are
       // short (the kw of a 3x3 window) still walks memory contiguously.
       // Otherwise only the last index may vary, with coefficient +-1.
-      std::optional<int64_t> stride = elementStride(access, map, iv);
+      std::optional<int64_t> stride = dl::elementStride(access, map, iv);
       bool contiguous;
       if (stride) {
         auto memrefType = cast<MemRefType>(access.memref.getType());

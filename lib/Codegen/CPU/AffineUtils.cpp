@@ -165,6 +165,29 @@ bool mlir::dl::mayShareMemory(Value a, Value b) {
   return true;
 }
 
+std::optional<int64_t>
+mlir::dl::elementStride(const affine::MemRefAccess &access,
+                        affine::AffineValueMap &map, Value iv) {
+  auto memrefType = dyn_cast<MemRefType>(access.memref.getType());
+  if (!memrefType || !dl::staticByteSize(memrefType))
+    return std::nullopt;
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(memrefType.getStridesAndOffset(strides, offset)) ||
+      llvm::any_of(strides, ShapedType::isDynamic))
+    return std::nullopt;
+  int64_t total = 0;
+  for (unsigned r = 0; r < map.getNumResults(); ++r) {
+    if (!map.isFunctionOf(r, iv))
+      continue;
+    std::optional<int64_t> coefficient = dl::coefficientOf(map, r, iv);
+    if (!coefficient)
+      return std::nullopt;
+    total += *coefficient * strides[r];
+  }
+  return total;
+}
+
 int64_t mlir::dl::busiestThreadIterations(int64_t trip, int64_t tile,
                                           int64_t threads) {
   int64_t tiles = (trip + tile - 1) / tile;

@@ -51,6 +51,11 @@ inline bool isFreshBuffer(Value root) {
 /// argument's memory; two arguments may be one buffer passed twice.
 bool mayShareMemory(Value a, Value b);
 
+/// How many elements apart `access`'s addresses (`map`: its access map) are
+/// for consecutive values of `iv`, when the memref's strides are static.
+std::optional<int64_t> elementStride(const affine::MemRefAccess &access,
+                                     affine::AffineValueMap &map, Value iv);
+
 /// The iterations the busiest of `threads` runs when a parallel loop of
 /// `trip` iterations is cut into tiles of `tile`: the runtime splits the
 /// tiles into min(threads, tiles) contiguous chunks of ceil(tiles / chunks)

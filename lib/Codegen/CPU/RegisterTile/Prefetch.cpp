@@ -36,27 +36,16 @@ namespace {
 
 /// How many elements apart `load`'s addresses are for consecutive
 /// iterations of `loop` (static strides only).
-std::optional<int64_t> elementStride(affine::AffineLoadOp load,
-                                     AffineForOp loop) {
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(load.getMemRefType().getStridesAndOffset(strides, offset)) ||
-      llvm::any_of(strides, ShapedType::isDynamic))
-    return std::nullopt;
+std::optional<int64_t> iterationStride(affine::AffineLoadOp load,
+                                       AffineForOp loop) {
   affine::MemRefAccess access(load);
   affine::AffineValueMap map;
   access.getAccessMap(&map);
-  Value iv = loop.getInductionVar();
-  int64_t total = 0;
-  for (unsigned r = 0; r < map.getNumResults(); ++r) {
-    if (!map.isFunctionOf(r, iv))
-      continue;
-    std::optional<int64_t> coefficient = dl::coefficientOf(map, r, iv);
-    if (!coefficient)
-      return std::nullopt;
-    total += *coefficient * strides[r];
-  }
-  return total * loop.getStepAsInt();
+  std::optional<int64_t> stride =
+      dl::elementStride(access, map, loop.getInductionVar());
+  if (!stride)
+    return std::nullopt;
+  return *stride * loop.getStepAsInt();
 }
 
 bool dependsOn(affine::AffineLoadOp load, AffineForOp loop) {
@@ -90,7 +79,7 @@ mlir::dl::register_tile::planPrefetches(Accumulation &acc,
     if (static_cast<int64_t>(*count) * elementBytes > 2 * lineBytes)
       continue;
     // The loop around the run continues it: one longer run.
-    std::optional<int64_t> gap = elementStride(load, around);
+    std::optional<int64_t> gap = iterationStride(load, around);
     if (!gap || *gap == static_cast<int64_t>(*count))
       continue;
     AffineForOp next;
