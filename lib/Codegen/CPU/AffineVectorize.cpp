@@ -13,7 +13,7 @@
 // only at the memref's end, so the last vector runs past the loop and clobbers
 // the next tile. Here neither kind of loop is a candidate; they stay scalar.
 // Nor are loops along which some access is strided (upstream would gather
-// and scatter), or loops with a static trip count the width does not divide (see
+// and scatter), loops whose induction variable bounds a nested loop, or loops with a static trip count the width does not divide (see
 // vectorizesWithoutStaticTail): LLVM vectorizes those itself. Everything
 // else (which loop of a nest to vectorize, contiguity, reductions carried in
 // iter_args) is upstream's logic.
@@ -218,6 +218,29 @@ bool accessesAreContiguous(affine::AffineForOp loop) {
   return !result.wasInterrupted();
 }
 
+/// Whether a loop nested in `loop` has bounds computed from `loop`'s
+/// induction variable (directly or through an affine.apply): a triangular
+/// nest, or `0 to (j mod 7 + 32)` (found by tools/fuzz/dlopt_fuzz.py). The
+/// vectorizer would need those bounds per lane; upstream's erased the
+/// nest's ops while the bounds still used them (an assertion, or a crash
+/// without assertions).
+bool boundsNestedLoops(affine::AffineForOp loop) {
+  Value iv = loop.getInductionVar();
+  auto fromIv = [&](Value operand) {
+    if (operand == iv)
+      return true;
+    auto apply = operand.getDefiningOp<affine::AffineApplyOp>();
+    return apply && llvm::is_contained(apply.getMapOperands(), iv);
+  };
+  WalkResult result = loop.getBody()->walk([&](affine::AffineForOp nested) {
+    return llvm::any_of(nested.getLowerBoundOperands(), fromIv) ||
+                   llvm::any_of(nested.getUpperBoundOperands(), fromIv)
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  return result.wasInterrupted();
+}
+
 /// Whether `loop` already computes on vectors (a micro-kernel built by
 /// dl-affine-register-tile): nothing left to vectorize.
 bool hasVectorCode(affine::AffineForOp loop) {
@@ -319,7 +342,8 @@ struct DLAffineVectorizePass
       // hasAnalyzableConstants before accessesAreContiguous, which
       // flattens the access maps (a `floordiv 0` does not flatten).
       if (hasVectorCode(loop) || hasInvariantStore(loop) ||
-          !dl::hasAnalyzableConstants(loop) || !accessesAreContiguous(loop))
+          boundsNestedLoops(loop) || !dl::hasAnalyzableConstants(loop) ||
+          !accessesAreContiguous(loop))
         return;
       int64_t lanes = vectorWidth > 0
                           ? static_cast<int64_t>(vectorWidth)

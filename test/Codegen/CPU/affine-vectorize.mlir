@@ -175,3 +175,42 @@ func.func @dynamic_bound_of_other_memref(%in: memref<?xf32>, %out: memref<?xf32>
   }
   return
 }
+
+// -----
+
+// Refused: j bounds the loop nested in it (j mod 7 + 32 rows, found by
+// tools/fuzz/dlopt_fuzz.py; a triangular nest is the same case). Vectorizing
+// j would need a bound per lane: upstream's vectorizer erased the nest while
+// the bound still used j (an assertion). Both loops stay scalar.
+// CHECK-LABEL: func @bound_from_the_loop
+// CHECK: affine.for %[[J:.*]] = 0 to 64 {
+// CHECK-NEXT: affine.for %[[I:.*]] = 0 to #{{.*}}(%[[J]]) {
+// CHECK-NEXT: affine.load %{{.*}}[%[[I]], %[[J]]] : memref<40x64xf32>
+// CHECK-NOT: vector
+// CHECK: return
+func.func @bound_from_the_loop(%in: memref<40x64xf32>, %out: memref<40x64xf32>) {
+  affine.for %j = 0 to 64 {
+    affine.for %i = 0 to affine_map<(d0) -> (d0 mod 7 + 32)>(%j) {
+      %x = affine.load %in[%i, %j] : memref<40x64xf32>
+      affine.store %x, %out[%i, %j] : memref<40x64xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// The same through an affine.apply of j (a triangular nest).
+// CHECK-LABEL: func @bound_from_an_apply_of_the_loop
+// CHECK-NOT: vector
+// CHECK: return
+func.func @bound_from_an_apply_of_the_loop(%in: memref<64x64xf32>, %out: memref<64x64xf32>) {
+  affine.for %j = 0 to 64 {
+    %n = affine.apply affine_map<(d0) -> (d0 + 1)>(%j)
+    affine.for %i = 0 to affine_map<(d0) -> (d0)>(%n) {
+      %x = affine.load %in[%i, %j] : memref<64x64xf32>
+      affine.store %x, %out[%i, %j] : memref<64x64xf32>
+    }
+  }
+  return
+}
