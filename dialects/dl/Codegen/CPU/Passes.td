@@ -129,6 +129,15 @@ def DLAffineRegisterTile : Pass<"dl-affine-register-tile", "::mlir::func::FuncOp
     options fix it), the cache blocks (L1 and L2 sizes) and the column blocks
     per thread.
 
+    Prefetch (`prefetch`, on by default): an input the tiles broadcast that
+    is read along the innermost reduction loop in runs of at most two cache
+    lines, with gaps the next reduction loop out leaves between them (a
+    grouped NHWC convolution: one group's channels at every pixel), is
+    prefetched one iteration ahead of the innermost outer loop it depends on
+    (the next output row), for each row of the tile, at every iteration of
+    the reduction loops around the run (`affine.prefetch` in an `affine.if`
+    that leaves out the last iteration).
+
     Epilogue fusion (`epilogue`, on by default): when the next nest with
     memory effects is elementwise over the output's index space and reads
     the output C only at [i, j] (D[i, j] = f(C[i, j], bias[j], R[i, j], ...):

@@ -2,7 +2,8 @@
 //
 // Private to lib/Codegen/CPU/RegisterTile: the micro-kernel's match
 // (Match.cpp), its epilogue (Epilogue.cpp), the packing of B (Packing.cpp),
-// the blocking policy (Blocking.cpp) and the IR builder (RegisterTile.cpp).
+// the prefetches of a gapped A (Prefetch.cpp), the blocking policy
+// (Blocking.cpp) and the IR builder (RegisterTile.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef DL_LIB_CODEGEN_CPU_REGISTERTILE_REGISTERTILEIMPL_H
