@@ -709,6 +709,42 @@ def test_pack_weights_lays_out_a_transposed_weight_in_blocks():
     np.testing.assert_array_equal(laid_out, w.T)
 
 
+def test_a_weight_shared_by_layers_is_packed_once():
+    """One layer run three times (as ALBERT shares its layer's weights):
+    the importer gives every use its own constant and transpose; CSE before
+    dl-simplify folds each transpose once and dl-pack-weights packs each
+    weight once, so the graph holds one packed constant per weight, and
+    the result agrees with PyTorch. (ALBERT-xxlarge's 72 uses of 6 weights
+    cost 22 s of packing and folding before.)"""
+    torch = pytest.importorskip("torch")
+
+    class Shared(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            # at least two panels of the widest register tile (AVX-512: 48)
+            self.square = torch.nn.Linear(96, 96)
+            self.wide = torch.nn.Linear(96, 192)
+            self.narrow = torch.nn.Linear(192, 96)
+
+        def forward(self, x):
+            for _ in range(3):
+                x = x + self.narrow(torch.relu(self.wide(self.square(x))))
+            return x
+
+    torch.manual_seed(3)
+    model = Shared().eval()
+    x = torch.randn(2, 5, 96)
+    f = dlc.from_torch(model, x)
+    text = f.lower(x.numpy()).as_text("graph")
+    packed = re.findall(r"dl\.constant dense<.*> : (tensor<\d+x\d+x\d+xf32>)", text)
+    products = re.findall(r"dl\.matmul .*tensor<\d+x\d+x\d+xf32>\) ->", text)
+    assert len(products) == 9, text
+    assert sorted(packed) == sorted(set(packed)) and len(packed) == 3, packed
+    with torch.no_grad():
+        want = model(x).numpy()
+    np.testing.assert_allclose(f(x.numpy()), want, rtol=1e-4, atol=1e-4)
+
+
 CONV_PACKED = re.compile(r"dl\.matmul .*: \(tensor<1x(\d+)x(\d+)xf32>, tensor<(\d+)x\2x(\d+)xf32>\)")
 
 

@@ -109,18 +109,58 @@ ArrayRef<float> constantValues(Value value) {
 struct Weight {
   ArrayRef<float> values;
   bool transposed = false;
+  /// The constant's attribute: the same weight wherever it is used (MLIR
+  /// uniques attributes), the key of the WeightCache.
+  Attribute source;
 };
 
 Weight weightOf(Value rhs) {
   if (ArrayRef<float> values = constantValues(rhs); !values.empty())
-    return {values, false};
+    return {values, false, rhs.getDefiningOp<ConstantOp>().getValue()};
   auto transpose = rhs.getDefiningOp<TransposeOp>();
   if (transpose && transpose.getPermutation() == ArrayRef<int64_t>{1, 0})
     if (ArrayRef<float> values = constantValues(transpose.getInput());
         !values.empty())
-      return {values, true};
+      return {values, true,
+              transpose.getInput().getDefiningOp<ConstantOp>().getValue()};
   return {};
 }
+
+/// The constants this pass made, by the weight they were made from: a
+/// weight that several products share (ALBERT runs its one layer 12 times:
+/// 72 products over 6 weights of 64-256 MB) is packed or laid out once, and
+/// the products use one constant. Packing each use again cost ALBERT-xxlarge
+/// 16 s of its 37 s compile (Zen 3): every copy is built, hashed and
+/// compared whole when MLIR uniques it.
+class WeightCache {
+public:
+  enum Kind { Packed, LaidOut };
+
+  /// The constant for (`weight`, `kind`, `panel`): one made before for a
+  /// user that `user` comes after in the same block, or a new one made by
+  /// `make` before `at`.
+  Value get(Operation *user, Operation *at, const Weight &weight, Kind kind,
+            int64_t panel, llvm::function_ref<DenseElementsAttr()> make) {
+    // A square weight may be used as it is and transposed: two constants.
+    auto key = std::make_tuple(weight.source.getAsOpaquePointer(),
+                               static_cast<int>(kind),
+                               static_cast<int>(weight.transposed), panel);
+    auto found = made.find(key);
+    if (found != made.end()) {
+      Operation *constant = found->second.getDefiningOp();
+      if (constant->getBlock() == user->getBlock() &&
+          constant->isBeforeInBlock(user))
+        return found->second;
+    }
+    OpBuilder b(at);
+    Value constant = ConstantOp::create(b, at->getLoc(), make());
+    made[key] = constant;
+    return constant;
+  }
+
+private:
+  llvm::DenseMap<std::tuple<const void *, int, int, int64_t>, Value> made;
+};
 
 /// Why `matmul` is left alone, or "" when it is packed with panels of
 /// `panel` columns and at most `maxRows` rows.
@@ -149,7 +189,7 @@ std::string refusal(MatmulOp matmul, int64_t panel, int64_t maxRows) {
   return "";
 }
 
-void pack(MatmulOp matmul, int64_t panel) {
+void pack(MatmulOp matmul, int64_t panel, WeightCache &cache) {
   OpBuilder b(matmul);
   Location loc = matmul.getLoc();
   auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
@@ -159,23 +199,28 @@ void pack(MatmulOp matmul, int64_t panel) {
   int64_t rows = lhs.getNumElements() / k;
 
   Weight weight = weightOf(matmul.getRhs());
-  std::vector<float> packed(static_cast<size_t>(panels * k * panel), 0.0f);
-  for (int64_t j = 0; j < panels; ++j) {
-    int64_t width = std::min(panel, n - j * panel);
-    for (int64_t row = 0; row < k; ++row) {
-      float *to = packed.data() + (j * k + row) * panel;
-      if (!weight.transposed) {
-        std::copy_n(weight.values.begin() + row * n + j * panel, width, to);
-        continue;
-      }
-      // W[row][j*panel + q] = Wt[j*panel + q][row]
-      for (int64_t q = 0; q < width; ++q)
-        to[q] = weight.values[(j * panel + q) * k + row];
-    }
-  }
-  auto packedType = RankedTensorType::get({panels, k, panel}, b.getF32Type());
-  Value panelsValue = ConstantOp::create(
-      b, loc, DenseElementsAttr::get(packedType, ArrayRef<float>(packed)));
+  Value panelsValue = cache.get(
+      matmul, matmul, weight, WeightCache::Packed, panel, [&] {
+        std::vector<float> packed(static_cast<size_t>(panels * k * panel),
+                                  0.0f);
+        for (int64_t j = 0; j < panels; ++j) {
+          int64_t width = std::min(panel, n - j * panel);
+          for (int64_t row = 0; row < k; ++row) {
+            float *to = packed.data() + (j * k + row) * panel;
+            if (!weight.transposed) {
+              std::copy_n(weight.values.begin() + row * n + j * panel, width,
+                          to);
+              continue;
+            }
+            // W[row][j*panel + q] = Wt[j*panel + q][row]
+            for (int64_t q = 0; q < width; ++q)
+              to[q] = weight.values[(j * panel + q) * k + row];
+          }
+        }
+        auto packedType =
+            RankedTensorType::get({panels, k, panel}, b.getF32Type());
+        return DenseElementsAttr::get(packedType, ArrayRef<float>(packed));
+      });
 
   Value x = ReshapeOp::create(b, loc, matmul.getLhs(),
                               ArrayRef<int64_t>{1, rows, k});
@@ -233,7 +278,7 @@ std::string convolutionRefusal(Conv2dOp conv, int64_t panel, int64_t maxRows) {
 /// filter's (kh, kw, c) order; a 1x1 convolution of stride 1 reads x as it
 /// lies; windows that tile the image (stride = kernel) are its blocks,
 /// transposed.
-void packConvolution(Conv2dOp conv, int64_t panel) {
+void packConvolution(Conv2dOp conv, int64_t panel, WeightCache &cache) {
   OpBuilder b(conv);
   Location loc = conv.getLoc();
   auto input = cast<RankedTensorType>(conv.getInput().getType());
@@ -305,14 +350,14 @@ void packConvolution(Conv2dOp conv, int64_t panel) {
   conv->erase();
   if (filterConstant->use_empty())
     filterConstant->erase();
-  pack(matmul, panel);
+  pack(matmul, panel, cache);
 }
 
 /// For a matmul left unpacked whose weight is the transpose of a constant:
 /// the transposed constant, computed here (the folders stop at 2^24
 /// elements, and the transpose would run at every call). False if there is
 /// none.
-bool layOutTransposedWeight(MatmulOp matmul) {
+bool layOutTransposedWeight(MatmulOp matmul, WeightCache &cache) {
   if (matmul->hasAttr(kStrategyAttrName))
     return false;
   Weight weight = weightOf(matmul.getRhs());
@@ -321,20 +366,22 @@ bool layOutTransposedWeight(MatmulOp matmul) {
   auto transpose = matmul.getRhs().getDefiningOp<TransposeOp>();
   auto type = cast<RankedTensorType>(transpose.getType());
   int64_t k = type.getDimSize(0), n = type.getDimSize(1);
-  std::vector<float> values(static_cast<size_t>(k * n));
-  // In 64 x 64 blocks: both sides stay in cache (element by element, the
-  // reads strode k floats apart: dl-pack-weights on GPT-2, whose 768 x
-  // 50257 head this lays out, 0.33 -> 0.17 s on a Zen 5).
-  constexpr int64_t kBlock = 64;
-  for (int64_t rowBlock = 0; rowBlock < k; rowBlock += kBlock)
-    for (int64_t columnBlock = 0; columnBlock < n; columnBlock += kBlock)
-      for (int64_t row = rowBlock; row < std::min(k, rowBlock + kBlock); ++row)
-        for (int64_t column = columnBlock;
-             column < std::min(n, columnBlock + kBlock); ++column)
-          values[row * n + column] = weight.values[column * k + row];
-  OpBuilder b(transpose);
-  Value constant = ConstantOp::create(
-      b, transpose.getLoc(), DenseElementsAttr::get(type, ArrayRef<float>(values)));
+  Value constant = cache.get(
+      matmul, transpose, weight, WeightCache::LaidOut, 0, [&] {
+        std::vector<float> values(static_cast<size_t>(k * n));
+        // In 64 x 64 blocks: both sides stay in cache (element by element,
+        // the reads strode k floats apart: dl-pack-weights on GPT-2, whose
+        // 768 x 50257 head this lays out, 0.33 -> 0.17 s on a Zen 5).
+        constexpr int64_t kBlock = 64;
+        for (int64_t rowBlock = 0; rowBlock < k; rowBlock += kBlock)
+          for (int64_t columnBlock = 0; columnBlock < n; columnBlock += kBlock)
+            for (int64_t row = rowBlock; row < std::min(k, rowBlock + kBlock);
+                 ++row)
+              for (int64_t column = columnBlock;
+                   column < std::min(n, columnBlock + kBlock); ++column)
+                values[row * n + column] = weight.values[column * k + row];
+        return DenseElementsAttr::get(type, ArrayRef<float>(values));
+      });
   matmul.getRhsMutable().set(constant);
   if (transpose->use_empty()) {
     Operation *input = transpose.getInput().getDefiningOp();
@@ -393,22 +440,23 @@ struct DLPackWeightsPass
         else if (report)
           conv->emitRemark("dl-pack-weights: convolution left alone: ") << why;
       });
+    WeightCache cache;
     for (MatmulOp matmul : unpacked)
-      if (layOutTransposedWeight(matmul) && report)
+      if (layOutTransposedWeight(matmul, cache) && report)
         matmul->emitRemark("dl-pack-weights: the transpose of its constant "
                            "weight computed at compile time");
     for (MatmulOp matmul : matmuls) {
       if (report)
         matmul->emitRemark("dl-pack-weights: weight packed in panels of ")
             << columns << " columns";
-      pack(matmul, columns);
+      pack(matmul, columns, cache);
     }
     for (Conv2dOp conv : convolutions) {
       if (report)
         conv->emitRemark("dl-pack-weights: convolution as im2col @ its filter "
                          "packed in panels of ")
             << columns << " columns";
-      packConvolution(conv, columns);
+      packConvolution(conv, columns, cache);
     }
   }
 };

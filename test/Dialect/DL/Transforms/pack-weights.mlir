@@ -73,6 +73,58 @@ func.func @transposed_weight_many_rows(%x: tensor<?x2xf32>) -> tensor<?x5xf32> {
 
 // -----
 
+// A weight that several products share, each use with its own constant op
+// as the importers write them (ALBERT runs its one layer 12 times): packed
+// once, before the first product, which every product then reads; a square
+// weight used as it is and transposed gets two packings; a transposed
+// weight of products with too many rows is laid out once.
+// CHECK-LABEL: func.func @shared_weight
+// CHECK: %[[P:.*]] = dl.constant dense<{{\[\[\[}}0.000000e+00, 1.000000e+00], [5.000000e+00, 6.000000e+00]]{{.*}} : tensor<3x2x2xf32>
+// CHECK: dl.matmul %{{.*}}, %[[P]]
+// CHECK-NOT: dl.constant {{.*}} : tensor<3x2x2xf32>
+// CHECK: dl.matmul %{{.*}}, %[[P]]
+// CHECK: %[[Q:.*]] = dl.constant dense<{{\[\[\[}}0.000000e+00, 1.000000e+00], [4.000000e+00, 5.000000e+00]{{.*}} : tensor<2x4x2xf32>
+// CHECK: dl.matmul %{{.*}}, %[[Q]]
+// CHECK: %[[R:.*]] = dl.constant dense<{{\[\[\[}}0.000000e+00, 4.000000e+00], [1.000000e+00, 5.000000e+00]{{.*}} : tensor<2x4x2xf32>
+// CHECK: dl.matmul %{{.*}}, %[[R]]
+// CHECK-NOT: dl.constant {{.*}} : tensor<2x4x2xf32>
+// CHECK: dl.matmul %{{.*}}, %[[R]]
+// CHECK: return
+// CHECK-LABEL: func.func @shared_transposed_weight_many_rows
+// CHECK: %[[W:.*]] = dl.constant dense<{{\[\[}}0.000000e+00, 1.000000e+00{{.*}} : tensor<2x5xf32>
+// CHECK-NOT: dl.constant
+// CHECK: dl.matmul %arg0, %[[W]]
+// CHECK-NOT: dl.constant
+// CHECK: dl.matmul %arg0, %[[W]]
+// CHECK-NOT: dl.transpose
+func.func @shared_weight(%x: tensor<1x2xf32>, %v: tensor<1x4xf32>)
+    -> (tensor<1x5xf32>, tensor<1x5xf32>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>) {
+  %w0 = dl.constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0, 9.0]]> : tensor<2x5xf32>
+  %y0 = dl.matmul %x, %w0 : (tensor<1x2xf32>, tensor<2x5xf32>) -> tensor<1x5xf32>
+  %w1 = dl.constant dense<[[0.0, 1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0, 9.0]]> : tensor<2x5xf32>
+  %y1 = dl.matmul %x, %w1 : (tensor<1x2xf32>, tensor<2x5xf32>) -> tensor<1x5xf32>
+  %s0 = dl.constant dense<[[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0], [12.0, 13.0, 14.0, 15.0]]> : tensor<4x4xf32>
+  %y2 = dl.matmul %v, %s0 : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32>
+  %s1 = dl.constant dense<[[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0], [12.0, 13.0, 14.0, 15.0]]> : tensor<4x4xf32>
+  %t1 = dl.transpose %s1 perm = [1, 0] : tensor<4x4xf32> -> tensor<4x4xf32>
+  %y3 = dl.matmul %v, %t1 : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32>
+  %s2 = dl.constant dense<[[0.0, 1.0, 2.0, 3.0], [4.0, 5.0, 6.0, 7.0], [8.0, 9.0, 10.0, 11.0], [12.0, 13.0, 14.0, 15.0]]> : tensor<4x4xf32>
+  %t2 = dl.transpose %s2 perm = [1, 0] : tensor<4x4xf32> -> tensor<4x4xf32>
+  %y4 = dl.matmul %v, %t2 : (tensor<1x4xf32>, tensor<4x4xf32>) -> tensor<1x4xf32>
+  return %y0, %y1, %y2, %y3, %y4 : tensor<1x5xf32>, tensor<1x5xf32>, tensor<1x4xf32>, tensor<1x4xf32>, tensor<1x4xf32>
+}
+func.func @shared_transposed_weight_many_rows(%x: tensor<?x2xf32>) -> (tensor<?x5xf32>, tensor<?x5xf32>) {
+  %wt0 = dl.constant dense<[[0.0, 5.0], [1.0, 6.0], [2.0, 7.0], [3.0, 8.0], [4.0, 9.0]]> : tensor<5x2xf32>
+  %w0 = dl.transpose %wt0 perm = [1, 0] : tensor<5x2xf32> -> tensor<2x5xf32>
+  %y0 = dl.matmul %x, %w0 : (tensor<?x2xf32>, tensor<2x5xf32>) -> tensor<?x5xf32>
+  %wt1 = dl.constant dense<[[0.0, 5.0], [1.0, 6.0], [2.0, 7.0], [3.0, 8.0], [4.0, 9.0]]> : tensor<5x2xf32>
+  %w1 = dl.transpose %wt1 perm = [1, 0] : tensor<5x2xf32> -> tensor<2x5xf32>
+  %y1 = dl.matmul %x, %w1 : (tensor<?x2xf32>, tensor<2x5xf32>) -> tensor<?x5xf32>
+  return %y0, %y1 : tensor<?x5xf32>, tensor<?x5xf32>
+}
+
+// -----
+
 // Several rows, in a batch of x: rows = 2 * 3; the panels' results are
 // transposed to [rows, panels, 2] before the reshape, and the result gets
 // x @ W's shape back. A whole number of panels needs no slice.
