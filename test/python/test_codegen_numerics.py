@@ -230,6 +230,39 @@ def test_grouped_convolution_prefetches_the_next_rows(n, h, c, groups, stride, p
     close(fn(x, w, b), np.maximum(expected, 0).transpose(0, 2, 3, 1), 9 * c // groups)
 
 
+@pytest.mark.parametrize("n,h,cin,cout,groups,stride,cpu,merged", [
+    (1, 12, 32, 32, 8, 1, "znver3", True),    # ResNeXt's 4 per group, 8 lanes
+    (2, 11, 64, 64, 16, 2, "znver3", True),   # strided, odd size, batch 2
+    (1, 9, 48, 24, 6, 1, "znver3", True),     # 8 inputs, 4 outputs per group
+    (2, 8, 64, 64, 8, 1, "znver4", True),     # 8 per group on 16 lanes
+    (1, 10, 32, 32, 8, 1, "znver4", False),   # a quarter of a vector: kept
+    (1, 10, 24, 24, 3, 1, "znver3", False),   # 8 per group: whole vectors
+])
+def test_grouped_convolution_of_half_vector_groups_merges_pairs(n, h, cin, cout, groups, stride,
+                                                               cpu, merged, threads):
+    # Groups of half a vector of output channels with a constant filter run
+    # in pairs (dl-pack-weights: the filter block-diagonal): the graph has
+    # half the groups, the results are the grouped convolution's.
+    target = dlc.Target(cpu, threads=2)
+    rng = np.random.default_rng(cin * h + groups)
+    x = rng.standard_normal((n, h, h, cin), dtype=F32)
+    w = rng.standard_normal((3, 3, cin // groups, cout), dtype=F32) / 8
+    b = rng.standard_normal(cout, dtype=F32)
+    fn = jit(lambda x: dlc.relu(dlc.conv2d(x, w, b, stride=stride, padding=1, groups=groups,
+                                           layout="NHWC")), target=target)
+    graph = fn.lower(x).as_text("graph")
+    if merged:
+        assert f"groups = {groups // 2} " in graph and f"groups = {groups} " not in graph, graph
+    else:
+        assert f"groups = {groups} " in graph, graph
+    if not {f for f in target.isa_features if f.startswith(("avx", "sse", "ssse", "fma"))} \
+            <= dlc.Target.host().isa_features:
+        pytest.skip(f"this host cannot run code for {cpu} (checked the graph only)")
+    expected = conv2d_reference(x.transpose(0, 3, 1, 2), w.transpose(3, 2, 0, 1), b,
+                                (stride, stride), (1, 1, 1, 1), (1, 1), groups=groups)
+    close(fn(x), np.maximum(expected, 0).transpose(0, 2, 3, 1), 9 * cin // groups)
+
+
 def _l2_bytes():
     """This machine's L2 per core (as dl-layout reads it), or None."""
     try:

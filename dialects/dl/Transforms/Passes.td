@@ -119,7 +119,10 @@ def DLPackWeights : Pass<"dl-pack-weights"> {
     default), an NHWC `dl.conv2d` with a constant filter, no groups and at
     most `conv-max-rows` output pixels becomes `im2col(x) @ W` (`dl.pad`, strided
     `dl.slice` windows, `dl.concat`; `W` the filter as `[KH*KW*C, F]`) plus
-    its bias, and `W` is packed the same way.
+    its bias, and `W` is packed the same way; and a grouped NHWC convolution
+    whose groups have half a vector of output channels (and at least two
+    input channels) gets its groups merged in pairs, the constant filter
+    block-diagonal: whole vectors for twice the multiply-adds.
   }];
   let options = [
     Option<"maxRows", "max-rows", "int64_t", /*default=*/"256",

@@ -52,6 +52,18 @@
 // us, 1024x256x1x1 at 14x14 batch 4 1.01 vs 1.16 ms; 256x256x3x3 batch 4
 // 2.19 vs 2.07).
 //
+// Grouped NHWC convolutions whose groups have half a vector of output
+// channels (4 on AVX2, 8 on AVX-512; ResNeXt-50 32x4d's first stage, 32
+// groups of 4) get their groups merged in pairs: one group of twice the
+// channels, its constant filter block-diagonal (zeros where a channel of one
+// half would read the other half's inputs). Twice the multiply-adds, but
+// whole vectors: the register tile vectorizes output channels a vector at a
+// time, and groups narrower than one ran as scalar loops. 56 x 56 x 128 in
+// 32 groups (Zen 3, 2 threads): 1.44 -> 0.70 ms at batch 1, 18.5 -> 6.5 ms at
+// batch 8 (onnxruntime: 1.2 ms at batch 1). Narrower groups (a quarter of a
+// vector or less) would waste more than they gain and are left alone, as
+// depthwise convolutions (one input channel per group: their own kernel).
+//
 // W may also be the transpose of a constant [N, K] (a linear layer's
 // weight; GPT-2's embedding tied to its output layer, 154 MB, which the
 // folders leave as a transpose run at every call): packed from it directly.
@@ -353,6 +365,73 @@ void packConvolution(Conv2dOp conv, int64_t panel, WeightCache &cache) {
   pack(matmul, panel, cache);
 }
 
+/// Why the grouped convolution `conv` keeps its groups, or "" when pairs of
+/// them become one group (mergeGroupPairs): NHWC, f32, a constant filter,
+/// an even number of groups of at least two input channels (one is a
+/// depthwise convolution) and half a vector (`lanes`) of output channels.
+std::string groupMergeRefusal(Conv2dOp conv, int64_t lanes) {
+  if (conv->hasAttr(kStrategyAttrName))
+    return "its strategy is recorded";
+  int64_t groups = static_cast<int64_t>(conv.getGroups());
+  if (groups <= 1)
+    return "not grouped";
+  if (conv.getLayout() != "NHWC")
+    return "not NHWC";
+  auto filter = cast<RankedTensorType>(conv.getFilter().getType());
+  auto result = cast<RankedTensorType>(conv.getResult().getType());
+  if (!filter.hasStaticShape() || !result.hasStaticShape() ||
+      !cast<RankedTensorType>(conv.getInput().getType()).hasStaticShape())
+    return "dynamic shape";
+  if (!filter.getElementType().isF32() || !result.getElementType().isF32())
+    return "not f32";
+  int64_t inputs = filter.getDimSize(2), outputs = filter.getDimSize(3) / groups;
+  if (inputs < 2)
+    return "depthwise";
+  if (2 * outputs != lanes)
+    return "groups not of half a vector of output channels";
+  if (groups % 2 != 0)
+    return "an odd number of groups";
+  auto constant = conv.getFilter().getDefiningOp<ConstantOp>();
+  if (!constant || !isa<DenseElementsAttr>(constant.getValue()))
+    return "the filter is not a dense constant";
+  return "";
+}
+
+/// `conv` with pairs of its groups as one: groups / 2, and the filter
+/// [KH, KW, 2 * CI, F] block-diagonal in each merged group (output channel
+/// f of the pair's half h reads its own CI inputs, h * CI .. h * CI + CI,
+/// and zeros at the other half's).
+void mergeGroupPairs(Conv2dOp conv) {
+  auto filterType = cast<RankedTensorType>(conv.getFilter().getType());
+  int64_t kh = filterType.getDimSize(0), kw = filterType.getDimSize(1);
+  int64_t inputs = filterType.getDimSize(2), f = filterType.getDimSize(3);
+  int64_t groups = static_cast<int64_t>(conv.getGroups());
+  int64_t outputs = f / groups;
+  // A splat too: every value, as the filter's attribute lists them.
+  SmallVector<float> w = llvm::to_vector(
+      cast<DenseElementsAttr>(
+          conv.getFilter().getDefiningOp<ConstantOp>().getValue())
+          .getValues<float>());
+  std::vector<float> merged(static_cast<size_t>(kh * kw * 2 * inputs * f), 0.0f);
+  for (int64_t window = 0; window < kh * kw; ++window)
+    for (int64_t c = 0; c < inputs; ++c)
+      for (int64_t o = 0; o < f; ++o) {
+        int64_t half = (o / outputs) % 2;
+        merged[(window * 2 * inputs + half * inputs + c) * f + o] =
+            w[(window * inputs + c) * f + o];
+      }
+  OpBuilder b(conv);
+  auto mergedType =
+      RankedTensorType::get({kh, kw, 2 * inputs, f}, filterType.getElementType());
+  Value filter = ConstantOp::create(
+      b, conv.getLoc(), DenseElementsAttr::get(mergedType, ArrayRef<float>(merged)));
+  Operation *old = conv.getFilter().getDefiningOp();
+  conv.getFilterMutable().assign(filter);
+  conv.setGroups(static_cast<uint64_t>(groups / 2));
+  if (old->use_empty())
+    old->erase();
+}
+
 /// For a matmul left unpacked whose weight is the transpose of a constant:
 /// the transposed constant, computed here (the folders stop at 2^24
 /// elements, and the transpose would run at every call). False if there is
@@ -431,6 +510,22 @@ struct DLPackWeightsPass
           matmul->emitRemark("dl-pack-weights: left alone: ") << why;
       }
     });
+    SmallVector<Conv2dOp> grouped;
+    if (this->convolutions)
+      getOperation()->walk([&](Conv2dOp conv) {
+        std::string why = groupMergeRefusal(conv, target.getLanes(f32));
+        if (why.empty())
+          grouped.push_back(conv);
+        else if (report && conv.getGroups() > 1)
+          conv->emitRemark("dl-pack-weights: groups left as they are: ") << why;
+      });
+    for (Conv2dOp conv : grouped) {
+      if (report)
+        conv->emitRemark("dl-pack-weights: groups merged in pairs (")
+            << conv.getGroups() << " -> " << conv.getGroups() / 2
+            << "), the filter block-diagonal";
+      mergeGroupPairs(conv);
+    }
     SmallVector<Conv2dOp> convolutions;
     if (this->convolutions)
       getOperation()->walk([&](Conv2dOp conv) {

@@ -305,3 +305,57 @@ func.func @convolutions_left_alone(%nchw: tensor<1x3x2x2xf32>, %x: tensor<1x3x3x
   %f = dl.conv2d %dyn, %g strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NHWC" : (tensor<?x3x3x1xf32>, tensor<3x3x1x4xf32>) -> tensor<?x3x3x4xf32>
   return %a, %b, %c, %d, %e, %f : tensor<1x4x2x2xf32>, tensor<1x3x3x4xf32>, tensor<1x1x1x4xf32>, tensor<1x2x2x2xf32>, tensor<1x23x23x4xf32>, tensor<?x3x3x4xf32>
 }
+
+// -----
+
+// Groups of half a vector of output channels (4 of znver3's 8 lanes; 2
+// inputs each) merged in pairs: groups 4 -> 2, the filter [1, 1, 4, 16]
+// block-diagonal: output channel o of a pair reads the inputs of its own
+// half ((o / 4) % 2) and zeros at the other's. znver4's 16 lanes: groups of
+// 4 are a quarter of a vector, left alone; groups of 8 merged there.
+// Depthwise (one input per group), odd group counts, NCHW and filters that
+// are no constant are left alone.
+// CHECK-LABEL: func.func @groups_merged
+// CHECK: %[[W:.*]] = dl.constant dense<{{\[\[\[\[}}0.000000e+00, 1.000000e+00, 2.000000e+00, 3.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 8.000000e+00, 9.000000e+00, 1.000000e+01, 1.100000e+01, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00], [1.000000e+01, 1.100000e+01, 1.200000e+01, 1.300000e+01, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 1.800000e+01, 1.900000e+01, 2.000000e+01, 2.100000e+01, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00], [0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 4.000000e+00, 5.000000e+00, 6.000000e+00, 7.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 1.200000e+01, 1.300000e+01, 1.400000e+01, 1.500000e+01], [0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 1.400000e+01, 1.500000e+01, 1.600000e+01, 1.700000e+01, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 2.200000e+01, 2.300000e+01, 2.400000e+01, 2.500000e+01]]]]> : tensor<1x1x4x16xf32>
+// CHECK: dl.conv2d %arg0, %[[W]] {{.*}} groups = 2 layout = "NHWC" : (tensor<1x3x3x8xf32>, tensor<1x1x4x16xf32>) -> tensor<1x3x3x16xf32>
+// CHECK-NOT: tensor<1x1x2x16xf32>
+// ZEN3-LABEL: func.func @groups_merged
+// ZEN3: groups = 2 layout = "NHWC" : (tensor<1x3x3x8xf32>, tensor<1x1x4x16xf32>)
+// ZEN3: groups = 4 layout = "NHWC" : (tensor<1x3x3x16xf32>, tensor<3x3x4x32xf32>)
+// ZEN4-LABEL: func.func @groups_merged
+// ZEN4: groups = 4 layout = "NHWC" : (tensor<1x3x3x8xf32>, tensor<1x1x2x16xf32>)
+// ZEN4: groups = 2 layout = "NHWC" : (tensor<1x3x3x16xf32>, tensor<3x3x8x32xf32>)
+// NOCONV-LABEL: func.func @groups_merged
+// NOCONV: groups = 4 layout = "NHWC" : (tensor<1x3x3x8xf32>, tensor<1x1x2x16xf32>)
+// REPORT: remark: dl-pack-weights: groups left as they are: groups not of half a vector of output channels
+// REPORT: remark: dl-pack-weights: groups merged in pairs (4 -> 2), the filter block-diagonal
+func.func @groups_merged(%x: tensor<1x3x3x8xf32>, %y: tensor<1x3x3x16xf32>) -> (tensor<1x3x3x16xf32>, tensor<1x3x3x32xf32>) {
+  %w = dl.constant dense<[[[[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0], [10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 17.0, 18.0, 19.0, 20.0, 21.0, 22.0, 23.0, 24.0, 25.0]]]]> : tensor<1x1x2x16xf32>
+  %a = dl.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 4 layout = "NHWC" : (tensor<1x3x3x8xf32>, tensor<1x1x2x16xf32>) -> tensor<1x3x3x16xf32>
+  %v = dl.constant dense<0.5> : tensor<3x3x4x32xf32>
+  %b = dl.conv2d %y, %v strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 4 layout = "NHWC" : (tensor<1x3x3x16xf32>, tensor<3x3x4x32xf32>) -> tensor<1x3x3x32xf32>
+  return %a, %b : tensor<1x3x3x16xf32>, tensor<1x3x3x32xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @groups_kept
+// CHECK: groups = 8 layout = "NHWC" : (tensor<1x3x3x8xf32>, tensor<1x1x1x32xf32>)
+// CHECK: groups = 3 layout = "NHWC" : (tensor<1x3x3x6xf32>, tensor<1x1x2x12xf32>)
+// CHECK: groups = 4 layout = "NCHW"
+// CHECK: groups = 4 layout = "NHWC" : (tensor<1x3x3x8xf32>, tensor<1x1x2x16xf32>)
+// REPORT: remark: dl-pack-weights: groups left as they are: depthwise
+// REPORT: remark: dl-pack-weights: groups left as they are: an odd number of groups
+// REPORT: remark: dl-pack-weights: groups left as they are: not NHWC
+// REPORT: remark: dl-pack-weights: groups left as they are: the filter is not a dense constant
+func.func @groups_kept(%x: tensor<1x3x3x8xf32>, %z: tensor<1x3x3x6xf32>, %n: tensor<1x8x3x3xf32>, %f: tensor<1x1x2x16xf32>)
+    -> (tensor<1x3x3x32xf32>, tensor<1x3x3x12xf32>, tensor<1x16x3x3xf32>, tensor<1x3x3x16xf32>) {
+  %dw = dl.constant dense<0.25> : tensor<1x1x1x32xf32>
+  %a = dl.conv2d %x, %dw strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 8 layout = "NHWC" : (tensor<1x3x3x8xf32>, tensor<1x1x1x32xf32>) -> tensor<1x3x3x32xf32>
+  %three = dl.constant dense<0.25> : tensor<1x1x2x12xf32>
+  %b = dl.conv2d %z, %three strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 3 layout = "NHWC" : (tensor<1x3x3x6xf32>, tensor<1x1x2x12xf32>) -> tensor<1x3x3x12xf32>
+  %nw = dl.constant dense<0.25> : tensor<16x2x1x1xf32>
+  %c = dl.conv2d %n, %nw strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 4 layout = "NCHW" : (tensor<1x8x3x3xf32>, tensor<16x2x1x1xf32>) -> tensor<1x16x3x3xf32>
+  %d = dl.conv2d %x, %f strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 4 layout = "NHWC" : (tensor<1x3x3x8xf32>, tensor<1x1x2x16xf32>) -> tensor<1x3x3x16xf32>
+  return %a, %b, %c, %d : tensor<1x3x3x32xf32>, tensor<1x3x3x12xf32>, tensor<1x16x3x3xf32>, tensor<1x3x3x16xf32>
+}
