@@ -348,8 +348,15 @@ func.func @groups_merged(%x: tensor<1x3x3x8xf32>, %y: tensor<1x3x3x16xf32>) -> (
 // REPORT: remark: dl-pack-weights: groups left as they are: an odd number of groups
 // REPORT: remark: dl-pack-weights: groups left as they are: not NHWC
 // REPORT: remark: dl-pack-weights: groups left as they are: the filter is not a dense constant
-func.func @groups_kept(%x: tensor<1x3x3x8xf32>, %z: tensor<1x3x3x6xf32>, %n: tensor<1x8x3x3xf32>, %f: tensor<1x1x2x16xf32>)
-    -> (tensor<1x3x3x32xf32>, tensor<1x3x3x12xf32>, tensor<1x16x3x3xf32>, tensor<1x3x3x16xf32>) {
+// REPORT: remark: dl-pack-weights: groups left as they are: its strategy is recorded
+// REPORT: remark: dl-pack-weights: groups left as they are: dynamic shape
+// REPORT: remark: dl-pack-weights: groups left as they are: not f32
+// CHECK: groups = 4 layout = "NHWC" {dl.strategy
+// CHECK: groups = 4 layout = "NHWC" : (tensor<?x3x3x8xf32>, tensor<1x1x2x16xf32>)
+// CHECK: groups = 4 layout = "NHWC" : (tensor<1x3x3x8xf16>, tensor<1x1x2x16xf16>)
+func.func @groups_kept(%x: tensor<1x3x3x8xf32>, %z: tensor<1x3x3x6xf32>, %n: tensor<1x8x3x3xf32>, %f: tensor<1x1x2x16xf32>,
+                       %dyn: tensor<?x3x3x8xf32>, %half: tensor<1x3x3x8xf16>)
+    -> (tensor<1x3x3x32xf32>, tensor<1x3x3x12xf32>, tensor<1x16x3x3xf32>, tensor<1x3x3x16xf32>, tensor<1x3x3x16xf32>, tensor<?x3x3x16xf32>, tensor<1x3x3x16xf16>) {
   %dw = dl.constant dense<0.25> : tensor<1x1x1x32xf32>
   %a = dl.conv2d %x, %dw strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 8 layout = "NHWC" : (tensor<1x3x3x8xf32>, tensor<1x1x1x32xf32>) -> tensor<1x3x3x32xf32>
   %three = dl.constant dense<0.25> : tensor<1x1x2x12xf32>
@@ -357,5 +364,10 @@ func.func @groups_kept(%x: tensor<1x3x3x8xf32>, %z: tensor<1x3x3x6xf32>, %n: ten
   %nw = dl.constant dense<0.25> : tensor<16x2x1x1xf32>
   %c = dl.conv2d %n, %nw strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 4 layout = "NCHW" : (tensor<1x8x3x3xf32>, tensor<16x2x1x1xf32>) -> tensor<1x16x3x3xf32>
   %d = dl.conv2d %x, %f strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 4 layout = "NHWC" : (tensor<1x3x3x8xf32>, tensor<1x1x2x16xf32>) -> tensor<1x3x3x16xf32>
-  return %a, %b, %c, %d : tensor<1x3x3x32xf32>, tensor<1x3x3x12xf32>, tensor<1x16x3x3xf32>, tensor<1x3x3x16xf32>
+  %w = dl.constant dense<0.25> : tensor<1x1x2x16xf32>
+  %e = dl.conv2d %x, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 4 layout = "NHWC" {dl.strategy = #dl.strategy<kind = direct, layout = "NHWC">} : (tensor<1x3x3x8xf32>, tensor<1x1x2x16xf32>) -> tensor<1x3x3x16xf32>
+  %g = dl.conv2d %dyn, %w strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 4 layout = "NHWC" : (tensor<?x3x3x8xf32>, tensor<1x1x2x16xf32>) -> tensor<?x3x3x16xf32>
+  %wh = dl.constant dense<0.25> : tensor<1x1x2x16xf16>
+  %h = dl.conv2d %half, %wh strides = [1, 1] padding = [0, 0, 0, 0] dilations = [1, 1] groups = 4 layout = "NHWC" : (tensor<1x3x3x8xf16>, tensor<1x1x2x16xf16>) -> tensor<1x3x3x16xf16>
+  return %a, %b, %c, %d, %e, %g, %h : tensor<1x3x3x32xf32>, tensor<1x3x3x12xf32>, tensor<1x16x3x3xf32>, tensor<1x3x3x16xf32>, tensor<1x3x3x16xf32>, tensor<?x3x3x16xf32>, tensor<1x3x3x16xf16>
 }
