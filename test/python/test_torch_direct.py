@@ -239,3 +239,66 @@ def test_flash_attention_op():
     q, k, v = (torch.randn(2, 3, 5, 8) for _ in range(3))
     mask = torch.randn(2, 3, 5, 5)
     _check(_FlashAttention(), q, k, v, mask)
+
+
+class _GhostShortcut(_Conv):
+    """GhostNet's block end: the concatenation sliced to its own width
+    (torch.export: ``aten.alias``), then the shortcut added in place; `early`
+    reads the concatenation before the write."""
+
+    def forward(self, x):
+        a = self.conv(x)
+        out = torch.cat([a, a * 0.5], dim=1)
+        early = out * 3.0
+        out = out[:, :out.shape[1]]
+        out += x.repeat(1, 8, 1, 1)[:, :8]
+        return out - early
+
+
+class _ViewOfAliasBeforeWrite(_Conv):
+    """A view of the alias taken before the in-place add sees the add."""
+
+    def forward(self, x):
+        a = self.conv(x)
+        out = torch.cat([a, a], dim=1)[:, :8]
+        v = out.view(out.shape[0], -1)
+        out += 1.0
+        return v * 2.0
+
+
+def test_a_write_through_an_alias_of_a_new_tensor_imports_directly(decompositions):
+    x = torch.randn(2, 3, 8, 8)
+    program = _exported(_GhostShortcut(), x)
+    assert any(n.target == torch.ops.aten.alias.default for n in program.graph.nodes)
+    writes = torch_importer._direct(program)
+    assert writes is not None and list(writes) == ["add_"]
+    assert writes["add_"] == ["cat", "alias", "add_"]
+    _check(_GhostShortcut(), x)
+    assert decompositions[0] == 0
+
+
+def test_a_view_of_an_alias_before_its_write_goes_through_the_decomposition(decompositions):
+    x = torch.randn(2, 3, 8, 8)
+    assert torch_importer._direct(_exported(_ViewOfAliasBeforeWrite(), x)) is None
+    _check(_ViewOfAliasBeforeWrite(), x)
+    assert decompositions[0] == 1
+
+
+class _ReshapeAs(torch.nn.Module):
+    """LeViT's attention: ``x.reshape_as(y)``, also under a dynamic batch."""
+
+    def forward(self, x, y):
+        return (x * 2.0).reshape_as(y) + y
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_reshape_as_imports_directly(dynamic, decompositions):
+    x, y = torch.randn(3, 4, 6), torch.randn(3, 24)
+    module = _ReshapeAs().eval()
+    with torch.no_grad():
+        f = dlc.from_torch(module, x, y, dynamic_batch=dynamic)
+        for batch in ([3, 5] if dynamic else [3]):
+            xb, yb = torch.randn(batch, 4, 6), torch.randn(batch, 24)
+            np.testing.assert_allclose(f(xb.numpy(), yb.numpy()), module(xb, yb).numpy(),
+                                       rtol=1e-6)
+    assert decompositions[0] == 0

@@ -252,7 +252,11 @@ def _direct(program):
     that node on (the tensor itself and earlier in-place results on it); the
     tensor must be a new one (not an input, a parameter or a view), and any
     view of it (any user that is not a new tensor) must come after its last
-    write, so that no view can see a value other than the one dlc gives it."""
+    write, so that no view can see a value other than the one dlc gives it.
+    An ``aten.alias`` of a new tensor (a slice of the whole tensor:
+    GhostNet's ``cat(...)[:, :c] += shortcut``) is that tensor under another
+    name: it joins the tensor's aliases, and a write through it replaces
+    both."""
     graph = program.graph_module.graph
     order = {node: position for position, node in enumerate(graph.nodes)}
     base, groups = {}, {}
@@ -264,6 +268,12 @@ def _direct(program):
             when = torch_ops.TRAINING_IR_WHEN.get(key)
             if when is not None and not when(node):
                 return None
+            source = node.args[0] if node.args else None
+            if key == "aten.alias.default" and hasattr(source, "op") and \
+                    (source in base or _fresh(source)):
+                root = base.get(source, source)
+                base[node] = root
+                groups.setdefault(root, [root]).append(node)
             continue
         functional = _in_place(node)
         if functional is None or functional not in torch_ops.CONVERTERS:
@@ -281,7 +291,10 @@ def _direct(program):
         groups.setdefault(root, [root]).append(node)
     writes = {}
     for root, members in groups.items():
-        last = order[members[-1]]
+        written = [m for m in members[1:] if _key(m) != "aten.alias.default"]
+        if not written:
+            continue
+        last = order[written[-1]]
         for member in members:
             for user in member.users:
                 if user in members or user.op == "output":
@@ -289,7 +302,8 @@ def _direct(program):
                 if not _fresh(user) and order[user] < last:
                     return None
         for position, member in enumerate(members[1:], 1):
-            writes[member.name] = [m.name for m in members[:position + 1]]
+            if member in written:
+                writes[member.name] = [m.name for m in members[:position + 1]]
     return writes
 
 

@@ -748,6 +748,13 @@ def _view(node, x, size):
     return D.reshape(x, _known_sizes(node, size))
 
 
+@converter("aten.reshape_as.default")
+def _reshape_as(node, x, other):
+    """x.reshape(other.shape): `other`'s symbolic sizes read at run time."""
+    return _view(node, x, [D.dim(other, d) if s is None else s
+                           for d, s in enumerate(_shape(other))])
+
+
 @converter("aten.permute.default")
 def _permute(node, x, dims):
     y = D.transpose(x, [d % builtins.max(_ndim(x), 1) for d in dims])
