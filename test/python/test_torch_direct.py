@@ -302,3 +302,37 @@ def test_reshape_as_imports_directly(dynamic, decompositions):
             np.testing.assert_allclose(f(xb.numpy(), yb.numpy()), module(xb, yb).numpy(),
                                        rtol=1e-6)
     assert decompositions[0] == 0
+
+
+class _Einsum(torch.nn.Module):
+    """MaxViT's relative-position logits (``torch.einsum``), T5's
+    ``torch.min(a, b)`` (``aten.min.other``) and ConvBERT's
+    ``torch.multiply``."""
+
+    def __init__(self):
+        super().__init__()
+        self.rel = torch.nn.Parameter(torch.randn(4, 6, 8))
+
+    def forward(self, q, k):
+        logits = torch.einsum("bhid,bhjd->bhij", q, k) + torch.einsum("bhid,hjd->bhij", q,
+                                                                      self.rel)
+        return torch.min(logits, torch.max(torch.multiply(logits, 0.5),
+                                           torch.full_like(logits, -1.0)))
+
+
+def test_einsum_and_binary_min_import_directly(decompositions):
+    q, k = torch.randn(2, 4, 6, 8), torch.randn(2, 4, 6, 8)
+    _check(_Einsum(), q, k)
+    assert decompositions[0] == 0
+
+
+def test_einsum_over_a_dynamic_batch_goes_through_the_decomposition(decompositions):
+    q, k = torch.randn(2, 4, 6, 8), torch.randn(2, 4, 6, 8)
+    module = _Einsum().eval()
+    with torch.no_grad():
+        f = dlc.from_torch(module, q, k, dynamic_batch=True)
+        for batch in (2, 3):
+            qb, kb = torch.randn(batch, 4, 6, 8), torch.randn(batch, 4, 6, 8)
+            np.testing.assert_allclose(f(qb.numpy(), kb.numpy()), module(qb, kb).numpy(),
+                                       rtol=1e-5, atol=1e-5)
+    assert decompositions[0] == 1

@@ -111,9 +111,9 @@ def _binary(fn):
 
 for _names, _fn in [(("aten.add.Tensor", "aten.add.Scalar"), D.add),
                     (("aten.sub.Tensor", "aten.sub.Scalar"), D.subtract),
-                    (("aten.mul.Tensor", "aten.mul.Scalar"), D.multiply),
-                    (("aten.maximum.default",), D.maximum),
-                    (("aten.minimum.default",), D.minimum),
+                    (("aten.mul.Tensor", "aten.mul.Scalar", "aten.multiply.Tensor"), D.multiply),
+                    (("aten.maximum.default", "aten.max.other"), D.maximum),
+                    (("aten.minimum.default", "aten.min.other"), D.minimum),
                     (("aten.remainder.Tensor", "aten.remainder.Scalar"), D.remainder),
                     (("aten.fmod.Tensor", "aten.fmod.Scalar"), D.fmod),
                     (("aten.bitwise_and.Tensor",), D.bitwise_and),
@@ -1756,6 +1756,13 @@ def _expand_as(node, x, other):
     return _expand(node, x, [-1 if d is None else d for d in _shape(other)])
 
 
+@converter("aten.einsum.default")
+def _einsum(node, equation, tensors, path=None):
+    """torch.einsum (MaxViT's relative-position attention) as dlc.einsum:
+    static shapes only (TRAINING_IR_WHEN; a dynamic one is decomposed)."""
+    return C.einsum(equation, *tensors)
+
+
 @converter("aten.floor_divide.default", "aten.floor_divide.Scalar")
 def _floor_divide(node, a, b):
     return _div(node, a, b, "floor")
@@ -1821,6 +1828,8 @@ TRAINING_IR_WHEN = {
     "aten.scaled_dot_product_attention.default": lambda node: not _argument(
         node, 4, "dropout_p", 0.0) and (not _argument(node, 5, "is_causal", False) or (
             _static_dims(node, 0, [-2]) and _static_dims(node, 1, [-2]))),
+    "aten.einsum.default": lambda node: builtins.all(
+        _static_result(operand) for operand in _argument(node, 1, "tensors", ())),
     "aten.unbind.int": lambda node: _static_dims(node, 0, [_argument(node, 1, "dim", 0)]),
     "aten.diff.default": lambda node: _static_result(node),
     "aten.flatten.using_ints": lambda node: _static_result(node, at_most=1),
