@@ -684,3 +684,43 @@ func.func @read_through_earlier_view(%a: memref<16x32xf32>, %b: memref<32x16xf32
   memref.dealloc %c : memref<16x16xf32>
   return %d : memref<16x16xf32>
 }
+
+// -----
+
+// A product written into columns 16..31 of a wider buffer (a convolution's
+// channels in a concatenation: dl-linalg-to-affine-loops folds the subview
+// into the indices) is tiled, its tiles loaded and stored at the shifted
+// columns. The nest after it reads C at its own loop indices, elements the
+// tiles do not hold: not fused.
+// REMARK: remark: dl-affine-register-tile: the elementwise nest after this accumulation is not fused: the accumulation writes its output at shifted indices (a slice of a larger buffer)
+// CHECK-LABEL: func @shifted_output
+// CHECK: vector.fma
+// CHECK: affine.vector_store %{{.*}}, %[[C:.*]][%{{.*}}, %{{.*}} + 24] : memref<16x48xf32>, vector<8xf32>
+// CHECK-NOT: dl.fused_epilogue
+// CHECK: affine.load %[[C]][%{{.*}}, %{{.*}}] : memref<16x48xf32>
+// CHECK: arith.negf
+func.func @shifted_output(%a: memref<16x32xf32>, %b: memref<32x16xf32>) -> memref<16x16xf32> {
+  %c = memref.alloc() : memref<16x48xf32>
+  affine.for %i = 0 to 16 {
+    affine.for %k = 0 to 32 {
+      affine.for %j = 0 to 16 {
+        %0 = affine.load %a[%i, %k] : memref<16x32xf32>
+        %1 = affine.load %b[%k, %j] : memref<32x16xf32>
+        %2 = affine.load %c[%i, %j + 16] : memref<16x48xf32>
+        %3 = arith.mulf %0, %1 : f32
+        %4 = arith.addf %2, %3 : f32
+        affine.store %4, %c[%i, %j + 16] : memref<16x48xf32>
+      }
+    }
+  }
+  %d = memref.alloc() : memref<16x16xf32>
+  affine.for %i = 0 to 16 {
+    affine.for %j = 0 to 16 {
+      %0 = affine.load %c[%i, %j] : memref<16x48xf32>
+      %1 = arith.negf %0 : f32
+      affine.store %1, %d[%i, %j] : memref<16x16xf32>
+    }
+  }
+  memref.dealloc %c : memref<16x48xf32>
+  return %d : memref<16x16xf32>
+}

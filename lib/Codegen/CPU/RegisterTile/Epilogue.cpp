@@ -205,6 +205,15 @@ mlir::dl::register_tile::matchEpilogue(Accumulation &acc, std::string &why) {
     why = reason.str();
     return std::nullopt;
   };
+  // The tiles hold C at the accumulation's loop indices; one written at
+  // shifted ones (a slice of a concatenation, matchAccumulation) would have
+  // the epilogue read other elements than the tiles hold.
+  affine::AffineValueMap storeMap;
+  affine::MemRefAccess(acc.store).getAccessMap(&storeMap);
+  if (llvm::any_of(storeMap.getAffineMap().getResults(),
+                   [](AffineExpr e) { return !isa<AffineDimExpr>(e); }))
+    return refuse("the accumulation writes its output at shifted indices (a "
+                  "slice of a larger buffer)");
   // C is a buffer of its own (an alloc, an arena view), or an expand_shape
   // of one (a grouped convolution's [N, OH, OW, G, F/G] of [N, OH, OW, F]).
   Value buffer = output;

@@ -139,12 +139,20 @@ mlir::dl::register_tile::matchAccumulation(AffineForOp root,
     return std::nullopt;
   acc.loads.erase(acc.accumulator.getOperation());
 
-  // Output indices: distinct loop variables of the nest.
+  // Output indices: distinct loop variables of the nest, each maybe plus a
+  // constant (a slice of a larger buffer: a convolution writing its
+  // channels into a concatenation, dl-linalg-to-affine-loops having folded
+  // the subview into the indices).
   affine::AffineValueMap storeMap;
   storeAccess.getAccessMap(&storeMap);
   SmallVector<AffineForOp> outputLoops; // in index order
   for (unsigned r = 0; r < storeMap.getNumResults(); ++r) {
-    auto dim = dyn_cast<AffineDimExpr>(storeMap.getResult(r));
+    AffineExpr index = storeMap.getResult(r);
+    if (auto sum = dyn_cast<AffineBinaryOpExpr>(index);
+        sum && sum.getKind() == AffineExprKind::Add &&
+        isa<AffineConstantExpr>(sum.getRHS()))
+      index = sum.getLHS();
+    auto dim = dyn_cast<AffineDimExpr>(index);
     if (!dim)
       return std::nullopt;
     Value iv = storeMap.getOperand(dim.getPosition());
