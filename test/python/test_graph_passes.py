@@ -911,3 +911,29 @@ def test_winograd_thresholds_are_options():
     for name in ("winograd_min_tiles", "winograd_min_channels"):
         with pytest.raises(ValueError, match=name):
             dlc.jit(conv, **{name: 0})
+
+
+@pytest.mark.parametrize("key, conversions", [
+    ("timm/densenet121", 2), ("timm/ghostnet_050", 9), ("timm/inception_v3", 2),
+    ("timm/repvgg_a0", 11)])
+def test_layout_runs_concatenations_in_nhwc(key, conversions):
+    """dl-layout moves conversions through concatenations and batch norms:
+    timm's DenseNet (each layer concatenates all earlier outputs and
+    normalizes the concatenation), GhostNet (each block concatenates its
+    primary and cheap convolutions), Inception (branches concatenated) and
+    RepVGG (a batch norm as the identity branch) keep at most `conversions`
+    (before: 24, 104, 57 and 39 in these small configurations; DenseNet-121
+    at full size 124 -> 2), and match eager float32."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("timm")
+    from dlc.zoo import catalog
+    module, args = catalog.find(key).build()
+    with torch.no_grad():
+        expected = module(*args)
+        f = dlc.from_torch(module, *args)
+    arrays = [a.numpy() for a in args]
+    graph = f.lower(*arrays).as_text("graph")
+    assert int(re.search(r"dl\.layout_conversions = (\d+)", graph).group(1)) <= conversions
+    if "repvgg" not in key:
+        assert re.search(r"dl\.concat .* axis = 3 ", graph)
+    close(f(*arrays), expected.numpy(), rtol=1e-4)

@@ -173,3 +173,55 @@ func.func @unmarked_transpose(%x: tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32> {
   %b = dl.transpose %r perm = [0, 2, 3, 1] : tensor<1x8x4x4xf32> -> tensor<1x4x4x8xf32>
   return %b : tensor<1x4x4x8xf32>
 }
+
+// -----
+
+// Two layers of a DenseNet block: each concatenates the block's input (a
+// pooling's output) and every earlier layer's output, normalizes the
+// concatenation (a batch norm no convolution can absorb) and convolves it.
+// The concatenations and batch norms run in NHWC (channels: axis 3, the
+// statistics along them); one conversion is left at each end.
+// CHECK-LABEL: func.func @dense_block
+// CHECK-SAME: dl.layout_conversions = 2
+// CHECK: %[[IN:.*]] = dl.transpose %arg0 perm = [0, 2, 3, 1] {dl.layout_conversion}
+// CHECK: %[[P:.*]] = dl.max_pool2d %[[IN]] {{.*}} layout = "NHWC"
+// CHECK: %[[F1:.*]] = dl.conv2d %[[P]], {{.*}} layout = "NHWC" {{.*}} -> tensor<1x4x4x4xf32>
+// CHECK: %[[CAT1:.*]] = dl.concat %[[P]], %[[F1]] axis = 3 {{.*}} -> tensor<1x4x4x12xf32>
+// CHECK: %[[N:.*]] = dl.batch_norm %[[CAT1]], {{.*}} axis = 3 {{.*}} -> tensor<1x4x4x12xf32>
+// CHECK: %[[R:.*]] = dl.relu %[[N]]
+// CHECK: %[[F2:.*]] = dl.conv2d %[[R]], {{.*}} layout = "NHWC" {{.*}} -> tensor<1x4x4x4xf32>
+// CHECK: %[[CAT2:.*]] = dl.concat %[[P]], %[[F1]], %[[F2]] axis = 3 {{.*}} -> tensor<1x4x4x16xf32>
+// CHECK: %[[OUT:.*]] = dl.transpose %[[CAT2]] perm = [0, 3, 1, 2] {dl.layout_conversion}
+// CHECK: return %[[OUT]] : tensor<1x16x4x4xf32>
+// expected-remark @below {{dl-layout: 3 convolution/pooling op(s) in NHWC, 2 layout conversion(s) left}}
+func.func @dense_block(%x: tensor<1x8x8x8xf32>, %w1: tensor<4x8x3x3xf32>, %w2: tensor<4x12x3x3xf32>, %s: tensor<12xf32>) -> tensor<1x16x4x4xf32> {
+  %p = dl.max_pool2d %x kernel = [2, 2] strides = [2, 2] padding = [0, 0, 0, 0] layout = "NCHW" : tensor<1x8x8x8xf32> -> tensor<1x8x4x4xf32>
+  %f1 = dl.conv2d %p, %w1 strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<1x8x4x4xf32>, tensor<4x8x3x3xf32>) -> tensor<1x4x4x4xf32>
+  %cat1 = dl.concat %p, %f1 axis = 1 : (tensor<1x8x4x4xf32>, tensor<1x4x4x4xf32>) -> tensor<1x12x4x4xf32>
+  %n = dl.batch_norm %cat1, %s, %s, %s, %s epsilon = 1.0e-05 axis = 1 : (tensor<1x12x4x4xf32>, tensor<12xf32>, tensor<12xf32>, tensor<12xf32>, tensor<12xf32>) -> tensor<1x12x4x4xf32>
+  %r = dl.relu %n : tensor<1x12x4x4xf32> -> tensor<1x12x4x4xf32>
+  %f2 = dl.conv2d %r, %w2 strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<1x12x4x4xf32>, tensor<4x12x3x3xf32>) -> tensor<1x4x4x4xf32>
+  %cat2 = dl.concat %p, %f1, %f2 axis = 1 : (tensor<1x8x4x4xf32>, tensor<1x4x4x4xf32>, tensor<1x4x4x4xf32>) -> tensor<1x16x4x4xf32>
+  return %cat2 : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+// Kept: a concatenation with an operand that is not converted (an argument
+// in NCHW), and one whose converted operand also feeds an op conversions do
+// not cross (the reshape: moving the concatenation would add a conversion
+// of its result while the operand's stays for the reshape).
+// CHECK-LABEL: func.func @concat_kept
+// CHECK: %[[C:.*]] = dl.conv2d {{.*}} layout = "NHWC"
+// CHECK: %[[T:.*]] = dl.transpose %[[C]] perm = [0, 3, 1, 2] {dl.layout_conversion}
+// CHECK: dl.concat %[[T]], %arg2 axis = 1 {{.*}} -> tensor<1x12x8x8xf32>
+// CHECK: dl.concat %[[T]], %[[T]] axis = 1 {{.*}} -> tensor<1x8x8x8xf32>
+// CHECK: dl.reshape %[[T]]
+// expected-remark @below {{dl-layout: 1 convolution/pooling op(s) in NHWC, 2 layout conversion(s) left}}
+func.func @concat_kept(%x: tensor<1x8x8x8xf32>, %w: tensor<4x8x3x3xf32>, %y: tensor<1x8x8x8xf32>) -> (tensor<1x12x8x8xf32>, tensor<1x8x8x8xf32>, tensor<1x256xf32>) {
+  %f = dl.conv2d %x, %w strides = [1, 1] padding = [1, 1, 1, 1] dilations = [1, 1] groups = 1 layout = "NCHW" : (tensor<1x8x8x8xf32>, tensor<4x8x3x3xf32>) -> tensor<1x4x8x8xf32>
+  %a = dl.concat %f, %y axis = 1 : (tensor<1x4x8x8xf32>, tensor<1x8x8x8xf32>) -> tensor<1x12x8x8xf32>
+  %b = dl.concat %f, %f axis = 1 : (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) -> tensor<1x8x8x8xf32>
+  %flat = dl.reshape %f shape = [1, 256] : tensor<1x4x8x8xf32> -> tensor<1x256xf32>
+  return %a, %b, %flat : tensor<1x12x8x8xf32>, tensor<1x8x8x8xf32>, tensor<1x256xf32>
+}
